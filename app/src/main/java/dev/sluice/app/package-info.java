@@ -1,0 +1,2 @@
+/** Sluice app. */
+package dev.sluice.app;

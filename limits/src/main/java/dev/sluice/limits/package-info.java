@@ -1,0 +1,2 @@
+/** Sluice limits. */
+package dev.sluice.limits;

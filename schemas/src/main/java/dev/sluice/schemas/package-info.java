@@ -1,0 +1,2 @@
+/** Sluice schemas. */
+package dev.sluice.schemas;

@@ -1,0 +1,2 @@
+/** Sluice sender. */
+package dev.sluice.sender;

@@ -1,0 +1,2 @@
+/** Sluice testkit. */
+package dev.sluice.testkit;

@@ -1,0 +1,2 @@
+/** Sluice topology. */
+package dev.sluice.topology;
