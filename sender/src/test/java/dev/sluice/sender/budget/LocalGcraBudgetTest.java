@@ -2,10 +2,8 @@ package dev.sluice.sender.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
+import dev.sluice.sender.ManualClock;
 import org.junit.jupiter.api.Test;
 
 /** The contract on the in-process budget, plus exact checks on a fake clock. */
@@ -14,30 +12,6 @@ class LocalGcraBudgetTest extends BudgetContract {
     @Override
     protected BudgetPort budget(BudgetLimits limits) {
         return new LocalGcraBudget(limits);
-    }
-
-    /** A clock the test moves by hand. */
-    static final class ManualClock extends Clock {
-        Instant now = Instant.parse("2026-01-01T00:00:00Z");
-
-        void advance(Duration d) {
-            now = now.plus(d);
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
     }
 
     @Test
