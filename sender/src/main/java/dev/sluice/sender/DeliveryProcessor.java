@@ -6,12 +6,15 @@ import dev.sluice.avro.OutboundMessage;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetUnavailableException;
 import dev.sluice.sender.budget.Decision;
+import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.telegram.SendOutcome;
 import dev.sluice.sender.telegram.Transport;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Objects;
 import java.util.Set;
 import java.util.random.RandomGenerator;
@@ -24,7 +27,8 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  * <li>past {@code expires_at} → EXPIRED (a wait that would end after the deadline is cut to it)</li>
- * <li>budget refused → retry at now + the returned wait (rounded up by the budget)</li>
+ * <li>budget refused → retry at now + the returned wait (rounded up by the budget); a GLOBAL refusal is
+ *     remembered per bot, so other lanes of the bot wait until then without asking the budget again</li>
  * <li>200 → DELIVERED; 403 → BLOCKED; 400 migrate → FAILED with {@code migrated_to_chat_id}; other 4xx → FAILED</li>
  * <li>429 → a penalty gate for the chat in the budget (every replica sees it) and retry at
  *     now + retry_after + one-sided jitter; 429s do not use up the attempt budget</li>
@@ -49,6 +53,8 @@ public final class DeliveryProcessor {
     private final Duration backoff;
     private final Duration backoffMax;
     private final Duration retryAfterJitter;
+    /** Per bot: a local hint of when the global limit admits again (learned from refusals). */
+    private final Map<String, Long> globalNotBefore = new ConcurrentHashMap<>();
 
     public DeliveryProcessor(BudgetPort budget, Transport transport, ResultSink results, Clock clock,
                              RandomGenerator random, SenderMetrics metrics, Set<String> knownBots, String instanceId,
@@ -87,6 +93,12 @@ public final class DeliveryProcessor {
             return finish(p, DeliveryStatus.FAILED, "no token configured for bot '" + m.getBotId() + "'", null, null,
                     null);
         }
+        Long botNotBefore = globalNotBefore.get(m.getBotId());
+        if (botNotBefore != null && now < botNotBefore) {
+            // The bot's global limit refused another lane until then: asking Redis again now would only be
+            // refused too. Waiting lanes of a bot wake together, so this keeps budget calls near one per send.
+            return retryAt(botNotBefore, expiresAt);
+        }
         Decision decision;
         try {
             decision = budget.tryAcquire(m.getBotId(), m.getChatId());
@@ -98,6 +110,9 @@ public final class DeliveryProcessor {
         }
         if (!decision.granted()) {
             metrics.refused(decision.limit());
+            if (decision.limit() == Limit.GLOBAL) {
+                globalNotBefore.merge(m.getBotId(), now + decision.retryIn().toMillis(), Math::max);
+            }
             return retryAt(now + decision.retryIn().toMillis(), expiresAt);
         }
         p.recordCall(clock.millis());
