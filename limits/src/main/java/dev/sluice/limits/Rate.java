@@ -97,6 +97,8 @@ public record Rate(long count, long periodMillis) {
 
     @Override
     public String toString() {
-        return count + "/" + Durations.format(periodMillis);
+        String period = Durations.format(periodMillis);
+        // "5/h" rather than "5/1h"; Rate.parse reads both.
+        return count + "/" + (period.matches("1[a-z]+") ? period.substring(1) : period);
     }
 }

@@ -15,7 +15,9 @@ class RateTest {
         assertThat(Rate.parse("1/s")).isEqualTo(Rate.perSecond(1));
         assertThat(Rate.parse("100/10s")).isEqualTo(new Rate(100, 10_000));
         assertThat(Rate.parse("1000/d")).isEqualTo(new Rate(1000, 86_400_000));
-        assertThat(Rate.parse("5/h").toString()).isEqualTo("5/1h");
+        assertThat(Rate.parse("5/h").toString()).isEqualTo("5/h");
+        assertThat(Rate.parse("100/10s").toString()).isEqualTo("100/10s");
+        assertThat(Rate.parse(Rate.parse("20/min").toString())).isEqualTo(Rate.perMinute(20));
     }
 
     @Test
