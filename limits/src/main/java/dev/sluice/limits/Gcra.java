@@ -28,6 +28,13 @@ public final class Gcra implements RateLimiter {
         return result.decision();
     }
 
+    /** Decides {@code permits} requests at once, all or nothing; see {@link GcraPolicy#decide(long, long, long)}. */
+    public Decision tryAcquire(long nowMillis, long permits) {
+        GcraPolicy.Result result = policy.decide(tat, nowMillis, permits);
+        tat = result.tat();
+        return result.decision();
+    }
+
     /** The TAT in scaled units ({@link GcraPolicy#scaledUnitsPerMilli()}), or {@link GcraPolicy#EMPTY_TAT}. */
     public long tat() {
         return tat;

@@ -70,13 +70,29 @@ public final class GcraPolicy {
      *         {@code ceil((TAT − (b−1)·I − t) in ms)}
      */
     public Result decide(long tat, long nowMillis) {
+        return decide(tat, nowMillis, 1);
+    }
+
+    /**
+     * Decides {@code permits} requests at one instant, all or nothing (a batch of sends): they pass
+     * iff {@code t ≥ TAT − (b − permits)·I}, then {@code TAT ← max(TAT, t) + permits·I}; the same as
+     * {@code permits} single decisions at {@code t} if all of them pass.
+     *
+     * @param permits 1..burst
+     * @throws IllegalArgumentException if {@code permits} is outside 1..burst (such a batch could never pass)
+     */
+    public Result decide(long tat, long nowMillis, long permits) {
+        if (permits < 1 || permits > burst) {
+            throw new IllegalArgumentException("permits: must be 1.." + burst + " (the burst), got " + permits);
+        }
         long now = Math.multiplyExact(nowMillis, rate.count());
         long base = Math.max(tat, now);
         long ahead = base - now;
-        if (ahead <= toleranceScaled) {
-            return new Result(Decision.allow(), Math.addExact(base, rate.periodMillis()));
+        long tolerance = toleranceScaled - (permits - 1) * rate.periodMillis();
+        if (ahead <= tolerance) {
+            return new Result(Decision.allow(), Math.addExact(base, permits * rate.periodMillis()));
         }
-        long waitScaled = ahead - toleranceScaled;
+        long waitScaled = ahead - tolerance;
         return new Result(Decision.refuse(ceilDiv(waitScaled, rate.count())), tat);
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Assume;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
@@ -128,6 +129,34 @@ class LimiterPropertiesTest {
             best = Math.max(best, n);
         }
         assertThat(busiest[0]).isEqualTo(best);
+    }
+
+    @Property(tries = 200)
+    void aBatchPassesExactlyWhenAllItsSingleRequestsWouldAndWaitsTheSame(@ForAll("scenarios") Scenario s,
+                                                                      @ForAll @IntRange(min = 1, max = 6) int permits) {
+        Assume.that(permits <= s.burst());
+        GcraPolicy policy = new GcraPolicy(s.rate(), s.burst());
+        long tat = GcraPolicy.EMPTY_TAT;
+        for (long t : s.instants()) {
+            GcraPolicy.Result batch = policy.decide(tat, t, permits);
+            long singles = tat;
+            boolean all = true;
+            for (int k = 0; k < permits && all; k++) {
+                GcraPolicy.Result one = policy.decide(singles, t);
+                all = one.decision().allowed();
+                singles = one.tat();
+            }
+            assertThat(batch.decision().allowed()).isEqualTo(all);
+            if (all) {
+                assertThat(batch.tat()).isEqualTo(singles);
+            } else {
+                // Waiting exactly the returned time lets the whole batch through, one ms less does not.
+                long w = batch.decision().waitMillis();
+                assertThat(policy.decide(tat, t + w, permits).decision().allowed()).isTrue();
+                assertThat(policy.decide(tat, t + w - 1, permits).decision().allowed()).isFalse();
+            }
+            tat = batch.tat();
+        }
     }
 
     private static boolean refuses(long[] instants, Rate rate, long burst) {
