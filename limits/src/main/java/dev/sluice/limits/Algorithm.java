@@ -12,7 +12,7 @@ public enum Algorithm {
     FIXED_WINDOW("fixed-window"),
     /** Promise: exact, ≤ N in any window of length W. Memory: up to N longs per key. */
     SLIDING_LOG("sliding-log"),
-    /** Promise: approximate, ≤ N per aligned window, below 2N in any window. Memory: 3 longs per key. */
+    /** Promise: approximate, ≤ N per aligned window, up to 2N in a window of length W. Memory: 3 longs per key. */
     SLIDING_WINDOW_COUNTER("sliding-window-counter"),
     /** Promise: ≤ b + r·T in any interval T. Memory: 2 longs per key. */
     TOKEN_BUCKET("token-bucket"),

@@ -41,7 +41,11 @@ public final class GcraPolicy {
         }
         this.rate = rate;
         this.burst = burst;
-        this.toleranceScaled = Math.multiplyExact(burst - 1, rate.periodMillis());
+        try {
+            this.toleranceScaled = Math.multiplyExact(burst, rate.periodMillis()) - rate.periodMillis();
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("burst: " + burst + " too large for rate " + rate, e);
+        }
     }
 
     /** The outcome of one decision: the decision and the TAT to store (unchanged when refused). */

@@ -8,7 +8,7 @@ package dev.sluice.limits;
  * {@code previous·(W − e) + (current + 1)·W ≤ N·W}).
  *
  * <p>Promise: approximate. Never more than N in an aligned window (so at most
- * {@code N·(⌊T/W⌋ + 2)} in a closed interval of length T and below 2N in any interval of length W);
+ * {@code N·(⌊T/W⌋ + 2)} in a closed interval of length T, at most 2N in any interval of length W);
  * on smooth traffic close to N per sliding window. Memory per key: three {@code long}s.
  */
 public final class SlidingWindowCounter implements RateLimiter {

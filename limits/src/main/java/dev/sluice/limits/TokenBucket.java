@@ -29,7 +29,11 @@ public final class TokenBucket implements RateLimiter {
         }
         this.rate = rate;
         this.burst = burst;
-        this.capacity = Math.multiplyExact(burst, rate.periodMillis());
+        try {
+            this.capacity = Math.multiplyExact(burst, rate.periodMillis());
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("burst: " + burst + " too large for rate " + rate, e);
+        }
         this.level = capacity;
     }
 
