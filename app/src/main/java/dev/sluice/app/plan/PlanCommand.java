@@ -37,7 +37,7 @@ public final class PlanCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = "--events", required = true, paramLabel = "FILE.csv",
-            description = "CSV with a header row; the time column (default ${DEFAULT-VALUE} of --time-column, "
+            description = "CSV with a header row; the time column (--time-column, default time_utc_iso, "
                 + "else the first column) holds ISO-8601 instants such as 2025-07-29T23:24:52.483Z.")
     Path events;
 
