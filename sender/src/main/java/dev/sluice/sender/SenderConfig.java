@@ -97,6 +97,11 @@ public final class SenderConfig {
     private final Duration commitInterval;
     private final Map<String, String> kafkaProperties;
 
+    /** Reads and validates the sender configuration; see the class comment for the keys. */
+    public static SenderConfig from(Settings s) {
+        return new SenderConfig(s);
+    }
+
     public SenderConfig(Settings s) {
         this.bootstrapServers = s.required(BOOTSTRAP_SERVERS);
         this.schemaRegistryUrl = url(s, SCHEMA_REGISTRY_URL, s.required(SCHEMA_REGISTRY_URL));

@@ -39,7 +39,7 @@ class LocalGcraBudgetTest extends BudgetContract {
         assertThat(b.tryAcquire("bot", "a").granted()).isTrue();
         clock.advance(Duration.ofNanos(1_000)); // 1 us later
         Decision d = b.tryAcquire("bot", "b");
-        // interval = ceil(1e6/3) = 333,334 us; left 333,333 us -> 334 ms rounded up
+        // interval 1000/3 ms; 1 us later is the same ms, so 333.33 ms are left: rounded UP to 334
         assertThat(d.retryIn()).isEqualTo(Duration.ofMillis(334));
         clock.advance(Duration.ofMillis(333));
         assertThat(b.tryAcquire("bot", "b").granted()).isFalse();
