@@ -22,7 +22,8 @@ import java.util.TreeMap;
  * <table>
  * <caption>Keys</caption>
  * <tr><td>{@code bootstrap.servers}</td><td>required</td></tr>
- * <tr><td>{@code schema.registry.url}</td><td>required</td></tr>
+ * <tr><td>{@code schema.registry.url}</td><td>required; other {@code schema.registry.*} keys and
+ *     {@code basic.auth.user.info} go to the registry client</td></tr>
  * <tr><td>{@code sender.group.id}</td><td>consumer group, default {@code sluice-sender}</td></tr>
  * <tr><td>{@code sender.instance.id}</td><td>default {@code <hostname>-<pid>}; written into results</td></tr>
  * <tr><td>{@code topic.*}</td><td>topic names, see {@link Topics}</td></tr>
@@ -96,6 +97,7 @@ public final class SenderConfig {
     private final Duration retryAfterJitter;
     private final Duration commitInterval;
     private final Map<String, String> kafkaProperties;
+    private final Map<String, String> schemaRegistryProperties;
 
     /** Reads and validates the sender configuration; see the class comment for the keys. */
     public static SenderConfig from(Settings s) {
@@ -132,6 +134,13 @@ public final class SenderConfig {
         this.retryAfterJitter = s.millis(RETRY_AFTER_JITTER_MS, Duration.ofMillis(250));
         this.commitInterval = positiveMillis(s, COMMIT_INTERVAL_MS, 1_000);
         this.kafkaProperties = Collections.unmodifiableMap(new TreeMap<>(s.withPrefix(KAFKA_PREFIX)));
+        Map<String, String> registry = new TreeMap<>();
+        s.asMap().forEach((k, v) -> {
+            if (k.startsWith("schema.registry.") || k.equals("basic.auth.user.info")) {
+                registry.put(k, v);
+            }
+        });
+        this.schemaRegistryProperties = Collections.unmodifiableMap(registry);
     }
 
     private static Map<String, BotToken> readBots(Settings s) {
@@ -181,6 +190,11 @@ public final class SenderConfig {
             }
             throw Settings.invalid(key, v, "an http(s) URL");
         }
+    }
+
+    /** {@code redis://user:secret@host} → {@code redis://[redacted]@host}. */
+    static String withoutCredentials(String url) {
+        return url == null ? null : url.replaceFirst("^([a-z-]+://)[^@/]*@", "$1[redacted]@");
     }
 
     private static Duration positiveMillis(Settings s, String key, long defaultMs) {
@@ -289,6 +303,14 @@ public final class SenderConfig {
         return kafkaProperties;
     }
 
+    /**
+     * Schema registry client settings as given ({@code schema.registry.*}, {@code basic.auth.user.info}),
+     * for {@code CachedSchemaRegistryClient.fromConfigs}. May hold credentials: never log.
+     */
+    public Map<String, String> schemaRegistryProperties() {
+        return schemaRegistryProperties;
+    }
+
     @Override
     public String toString() {
         Map<String, String> safeKafka = new TreeMap<>();
@@ -296,7 +318,7 @@ public final class SenderConfig {
         return "SenderConfig{instance=" + instanceId + ", group=" + groupId + ", bootstrap=" + bootstrapServers
                 + ", topics=" + topics.outboxLive() + (consumeBackfill ? "+" + topics.outboxBackfill() : "")
                 + "->" + topics.deliveryResults() + ", bots=" + bots.keySet() + ", budget=" + budgetMode
-                + " " + budgetLimits + ", redis=" + redisUrl + ", maxInFlight=" + maxInFlight
+                + " " + budgetLimits + ", redis=" + withoutCredentials(redisUrl) + ", maxInFlight=" + maxInFlight
                 + ", bufferMaxRecords=" + bufferMaxRecords + ", kafka=" + safeKafka + "}";
     }
 }

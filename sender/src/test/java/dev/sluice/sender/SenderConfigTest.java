@@ -45,10 +45,12 @@ class SenderConfigTest {
         m.put("kafka.security.protocol", "SASL_SSL");
         m.put("kafka.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required password=\"p\";");
         m.put("sender.request.timeout.ms", "2500");
+        m.put("redis.url", "redis://:s3cret@redis.internal:6379");
         SenderConfig c = new SenderConfig(Settings.of(m));
         assertThat(c.kafkaProperties()).containsEntry("security.protocol", "SASL_SSL").containsKey("sasl.jaas.config");
         assertThat(c.requestTimeout()).isEqualTo(Duration.ofMillis(2500));
-        assertThat(c.toString()).doesNotContain(TOKEN).doesNotContain("password=").contains("SASL_SSL");
+        assertThat(c.toString()).doesNotContain(TOKEN).doesNotContain("password=").contains("SASL_SSL")
+                .doesNotContain("s3cret").contains("redis.internal");
     }
 
     @Test
