@@ -17,6 +17,11 @@
 -- passes. Every key written gets a PX TTL of at least its time to refill; an expired key is the same as a
 -- full bucket. Only integers are returned.
 
+-- Redis < 5 replicates scripts verbatim and forbids writes after TIME unless effects are replicated.
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
