@@ -268,6 +268,7 @@ public final class FakeTelegram implements AutoCloseable {
 
     /** The id part of a bot token (before {@code ':'}), the only part FakeTelegram keeps. */
     public static String botIdOf(String token) {
+        java.util.Objects.requireNonNull(token, "token");
         int colon = token.indexOf(':');
         if (colon <= 0) {
             throw new IllegalArgumentException("token: not of the form <bot id>:<secret>");
@@ -277,6 +278,13 @@ public final class FakeTelegram implements AutoCloseable {
 
     // ---------------------------------------------------------------- switches for tests
 
+    // A caller may pass a whole token where a bot id is expected; keep only the id part.
+    private static String bot(String botIdOrToken) {
+        java.util.Objects.requireNonNull(botIdOrToken, "botId");
+        int colon = botIdOrToken.indexOf(':');
+        return colon < 0 ? botIdOrToken : botIdOrToken.substring(0, colon);
+    }
+
     /** Every bot's sends to {@code chatId} get 403 {@code Forbidden: bot was blocked by the user} until unblocked. */
     public void blockChat(String chatId) {
         setChatState(ANY_BOT, chatId, new TelegramBehaviour.Blocked());
@@ -284,7 +292,7 @@ public final class FakeTelegram implements AutoCloseable {
 
     /** Sends of bot {@code botId} to {@code chatId} get 403 {@code Forbidden: bot was blocked by the user}. */
     public void blockChat(String botId, String chatId) {
-        setChatState(botId, chatId, new TelegramBehaviour.Blocked());
+        setChatState(bot(botId), chatId, new TelegramBehaviour.Blocked());
     }
 
     /** Every bot's sends to {@code chatId} get 403 {@code Forbidden: user is deactivated}. */
@@ -313,7 +321,7 @@ public final class FakeTelegram implements AutoCloseable {
 
     /** The next {@code times} requests of bot {@code botId} to {@code chatId} get {@code behaviour}. */
     public void enqueueForChat(String botId, String chatId, TelegramBehaviour behaviour, int times) {
-        enqueue(key(botId, normaliseChatId(chatId)), behaviour, times);
+        enqueue(key(bot(botId), normaliseChatId(chatId)), behaviour, times);
     }
 
     /**
@@ -321,7 +329,7 @@ public final class FakeTelegram implements AutoCloseable {
      * {@link TelegramBehaviour.TooManyRequests} here opens a bot-wide penalty.
      */
     public void enqueueForBot(String botId, TelegramBehaviour behaviour, int times) {
-        enqueue(key(botId, ANY_BOT), behaviour, times);
+        enqueue(key(bot(botId), ANY_BOT), behaviour, times);
     }
 
     private void enqueue(String key, TelegramBehaviour behaviour, int times) {
@@ -380,10 +388,10 @@ public final class FakeTelegram implements AutoCloseable {
         }
     }
 
-    /** 429 answers given to bot {@code botId}. */
+    /** 429 answers given to bot {@code botId} (a whole token is reduced to its id part). */
     public long rejected429Count(String botId) {
         synchronized (lock) {
-            return rejected429ByBot.getOrDefault(botId, 0L);
+            return rejected429ByBot.getOrDefault(bot(botId), 0L);
         }
     }
 

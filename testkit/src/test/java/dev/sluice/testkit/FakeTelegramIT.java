@@ -105,6 +105,7 @@ class FakeTelegramIT {
         assertThat(b.execute(new SendMessage(1L, "x")).parameters().retryAfter()).isEqualTo(5);
         assertThat(b.execute(new SendMessage(2L, "y")).errorCode()).isEqualTo(429);
         assertThat(fake.rejected429Count(BOT_ID)).isEqualTo(2);
+        assertThat(fake.rejected429Count(TOKEN)).as("a whole token counts as its bot id").isEqualTo(2);
     }
 
     @Test
