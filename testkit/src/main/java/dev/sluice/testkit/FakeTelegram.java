@@ -447,7 +447,13 @@ public final class FakeTelegram implements AutoCloseable {
     private void handle(HttpExchange exchange) {
         requests.incrementAndGet();
         try (exchange) {
-            Answer answer = answer(exchange);
+            Answer answer;
+            try {
+                answer = answer(exchange);
+            } catch (RuntimeException e) {
+                LOG.warn("FakeTelegram: internal error answering a request: {}", e.toString());
+                answer = error(500, "Internal Server Error", null);
+            }
             if (answer.dropConnection) {
                 return; // closing without sendResponseHeaders drops the connection
             }
