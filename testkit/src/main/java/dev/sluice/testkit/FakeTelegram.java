@@ -78,7 +78,7 @@ public final class FakeTelegram implements AutoCloseable {
     /**
      * Limits per bot, after the Telegram Bot API FAQ (about 30 messages/s overall, about 1 message/s per
      * chat with short bursts tolerated, at most 20 messages/min per group). Scale them down or up for
-     * tests; {@link #telegramDefaults()} holds the published numbers.
+     * tests; {@link #telegram()} holds the published numbers.
      *
      * @param globalPerSecond accepted messages per bot in any sliding 1 s window, {@code >= 1}
      * @param chatPerSecond sustained rate per chat (GCRA emission interval {@code 1/chatPerSecond} s), {@code > 0}
@@ -103,7 +103,7 @@ public final class FakeTelegram implements AutoCloseable {
         }
 
         /** 30/s per bot, 1/s per chat with burst 3, 20/min per group. */
-        public static Limits telegramDefaults() {
+        public static Limits telegram() {
             return new Limits(30, 1.0, 3, 20);
         }
 
@@ -171,7 +171,7 @@ public final class FakeTelegram implements AutoCloseable {
         LOG.info("FakeTelegram listening on {} with {}", url(), limits);
     }
 
-    /** Starts with {@link Limits#telegramDefaults()}, the system clock and 32 threads on a free port. */
+    /** Starts with {@link Limits#telegram()}, the system clock and 32 threads on a free port. */
     public static FakeTelegram start() {
         return builder().start();
     }
@@ -181,13 +181,18 @@ public final class FakeTelegram implements AutoCloseable {
         return builder().limits(limits).start();
     }
 
+    /** Starts with {@code limits} on {@code port} (0 = any free port), the system clock and 32 threads. */
+    public static FakeTelegram start(int port, Limits limits) {
+        return builder().port(port).limits(limits).start();
+    }
+
     public static Builder builder() {
         return new Builder();
     }
 
     /** Options for {@link FakeTelegram}. */
     public static final class Builder {
-        private Limits limits = Limits.telegramDefaults();
+        private Limits limits = Limits.telegram();
         private Clock clock = Clock.systemUTC();
         private int threads = 32;
         private int port = 0;

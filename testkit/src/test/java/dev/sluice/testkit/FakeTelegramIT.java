@@ -68,7 +68,7 @@ class FakeTelegramIT {
 
     @Test
     void overTheChatLimitPengradSees429WithRetryAfterAndTheCallDuringThePenaltyExtendsIt() {
-        fake = FakeTelegram.start(Limits.telegramDefaults().withChatBurst(1));
+        fake = FakeTelegram.start(Limits.telegram().withChatBurst(1));
         TelegramBot b = pengrad(fake);
         assertThat(b.execute(new SendMessage(7L, "one")).isOk()).isTrue();
         SendResponse refused = b.execute(new SendMessage(7L, "two"));
@@ -243,7 +243,7 @@ class FakeTelegramIT {
 
     @Test
     void concurrentSendersNeverGetMoreThanTheGlobalLimitAccepted() throws Exception {
-        fake = FakeTelegram.start(Limits.telegramDefaults().withGlobalPerSecond(20));
+        fake = FakeTelegram.start(Limits.telegram().withGlobalPerSecond(20));
         TelegramBot b = pengrad(fake);
         int threads = 6;
         long until = System.nanoTime() + Duration.ofMillis(1500).toNanos();
