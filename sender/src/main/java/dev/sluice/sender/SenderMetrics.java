@@ -23,6 +23,7 @@ import java.util.function.Supplier;
  * <li>{@code sluice.sender.budget.errors}: budget decisions that failed (Redis unreachable)</li>
  * <li>{@code sluice.sender.lag{}}: due-to-sent lag of delivered messages (timer, p50/p99)</li>
  * <li>{@code sluice.sender.buffered.records}: records held in lanes (gauge)</li>
+ * <li>{@code sluice.sender.backpressure.pauses}: times the partitions were paused (high-water mark)</li>
  * </ul>
  */
 public final class SenderMetrics {
@@ -31,6 +32,7 @@ public final class SenderMetrics {
     private final Counter providerCalls;
     private final Counter provider429;
     private final Counter budgetErrors;
+    private final Counter pauses;
     private final Timer lag;
     private final MeterRegistry registry;
     private final String instance;
@@ -52,6 +54,8 @@ public final class SenderMetrics {
         provider429 = Counter.builder("sluice.sender.provider.429").tag("instance", instanceId)
                 .description("429 Too Many Requests answers").register(registry);
         budgetErrors = Counter.builder("sluice.sender.budget.errors").tag("instance", instanceId).register(registry);
+        pauses = Counter.builder("sluice.sender.backpressure.pauses").tag("instance", instanceId)
+                .description("times the partitions were paused at the buffer's high-water mark").register(registry);
         lag = Timer.builder("sluice.sender.lag").tag("instance", instanceId)
                 .description("due_at to sent_at of delivered messages").publishPercentiles(0.5, 0.99)
                 .register(registry);
@@ -83,6 +87,15 @@ public final class SenderMetrics {
 
     void budgetError() {
         budgetErrors.increment();
+    }
+
+    void paused() {
+        pauses.increment();
+    }
+
+    /** Times this instance paused its partitions because the buffer reached the high-water mark. */
+    public long pauses() {
+        return (long) pauses.count();
     }
 
     void lag(Duration dueToSent) {

@@ -272,6 +272,7 @@ public final class SenderService implements AutoCloseable {
         Set<TopicPartition> assignment = consumer.assignment();
         if (buffered >= highWater) {
             if (!paused) {
+                metrics.paused();
                 log.info("sender {}: {} records buffered (high-water {}), pausing {} partitions",
                         config.instanceId(), buffered, highWater, assignment.size());
             }

@@ -2,7 +2,8 @@ package dev.sluice.sender.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.sender.TestRedis;
+import dev.sluice.testkit.RedisInstance;
+import dev.sluice.testkit.RedisLauncher;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -14,13 +15,13 @@ import org.junit.jupiter.api.Test;
 
 /** The contract on the shared budget against a real redis-server, plus what only Redis can show. */
 class RedisGcraBudgetIT extends BudgetContract {
-    private static TestRedis redis;
+    private static RedisInstance redis;
     private static RedisClient inspector;
     private static StatefulRedisConnection<String, String> inspection;
 
     @BeforeAll
     static void startRedis() {
-        redis = TestRedis.start();
+        redis = RedisLauncher.start();
         inspector = RedisClient.create(redis.url());
         inspection = inspector.connect();
     }
@@ -72,14 +73,15 @@ class RedisGcraBudgetIT extends BudgetContract {
 
     @Test
     void redis_down_is_reported_as_budget_unavailable() {
-        TestRedis own = TestRedis.start();
+        RedisInstance own = RedisLauncher.localProcess().launch();
         BudgetPort b = new RedisGcraBudget(own.url(), new BudgetLimits(10, 1, 1, 1), Duration.ofMillis(300));
         try {
-            own.close();
+            own.stop();
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> b.tryAcquire(bot, "1"))
                     .isInstanceOf(BudgetUnavailableException.class);
         } finally {
             b.close();
+            own.close();
         }
     }
 }
