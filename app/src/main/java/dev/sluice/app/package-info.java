@@ -1,2 +1,0 @@
-/** Sluice app. */
-package dev.sluice.app;

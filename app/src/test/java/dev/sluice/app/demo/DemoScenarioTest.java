@@ -1,0 +1,40 @@
+package dev.sluice.app.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.avro.Notification;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class DemoScenarioTest {
+    private final List<Quake> quakes = QuakeCatalog.kamchatka();
+
+    @Test
+    void bundledCatalogueHoldsThe196RealEventsInTimeOrder() {
+        assertThat(quakes).hasSize(196);
+        assertThat(quakes).isSortedAccordingTo((a, b) -> a.time().compareTo(b.time()));
+        Quake main = quakes.stream().filter(q -> q.id().equals("us6000qw60")).findFirst().orElseThrow();
+        assertThat(main.magnitude()).isEqualTo(8.8);
+        assertThat(main.region()).isEqualTo("Russia");
+    }
+
+    @Test
+    void planIsSeededPerChatOrderedAndFitsTheReplayWindow() {
+        Audience audience = Audience.generate(quakes, 42, 300, 10, 120, 6.0, 4, 5);
+        List<DemoScenario.Planned> plan = DemoScenario.plan(quakes, audience, Duration.ofSeconds(60), Instant.EPOCH);
+        List<DemoScenario.Planned> again = DemoScenario.plan(quakes, Audience.generate(quakes, 42, 300, 10, 120, 6.0, 4, 5),
+                Duration.ofSeconds(60), Instant.EPOCH);
+        assertThat(plan).isEqualTo(again);
+        assertThat(plan.get(plan.size() - 1).releaseOffset()).isLessThanOrEqualTo(Duration.ofSeconds(60));
+        assertThat(plan).isSortedAccordingTo((a, b) -> a.releaseOffset().compareTo(b.releaseOffset()));
+        // 10 followers of the busiest region (Russia: 187 events) dominate the load.
+        assertThat(plan.stream().filter(p -> p.notification().getChatId().equals("100000001")).count()).isEqualTo(187);
+        assertThat(new HashSet<>(plan.stream().map(p -> p.notification().getId()).toList())).hasSize(plan.size());
+        assertThat(plan.stream().map(DemoScenario.Planned::notification).map(Notification::getChatId))
+                .anyMatch(c -> c.startsWith("-")).contains("900000001");
+        assertThat(plan.size()).isBetween(2_500, 3_600);
+    }
+}
