@@ -11,6 +11,7 @@ import org.apache.avro.util.ClassSecurityValidator;
  * trusted by default, so reading into {@code dev.sluice.avro.Notification} would fail with a
  * SecurityException. The serde trusts exactly the classes of the types it was asked to read or write
  * (the record and the records/enums/fixed types nested in its schema), nothing named by incoming data.
+ * Sluice's own generated classes are trusted through {@link AvroTrust}; this also covers other types.
  */
 final class AvroClassTrust {
     private static final Set<String> trusted = new HashSet<>();
@@ -19,6 +20,7 @@ final class AvroClassTrust {
     }
 
     static synchronized void trust(Schema schema) {
+        AvroTrust.ensure();
         Set<String> names = new HashSet<>();
         collect(schema, names, new HashSet<>());
         names.removeAll(trusted);
