@@ -84,7 +84,12 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
         this.http = HttpClient.newBuilder().connectTimeout(connectTimeout).version(HttpClient.Version.HTTP_1_1).build();
     }
 
-    /** A client for a single URL, no auth, default timeouts. */
+    /** A client for {@code urls} (one URL or a comma-separated list), no auth, default timeouts. */
+    public CachedSchemaRegistryClient(String urls) {
+        this(parseUrls(urls), Optional.empty(), DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT);
+    }
+
+    /** A client for {@code urls} (one URL or a comma-separated list), no auth, default timeouts. */
     public static CachedSchemaRegistryClient forUrl(String url) {
         return fromSettings(Settings.of(Map.of(URL_CONFIG, url)));
     }
@@ -102,7 +107,14 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
 
     /** Reads the config keys listed in the class Javadoc; fails with a {@link ConfigException} naming key and value. */
     public static CachedSchemaRegistryClient fromSettings(Settings settings) {
-        String raw = settings.required(URL_CONFIG);
+        List<URI> urls = parseUrls(settings.required(URL_CONFIG));
+        String userInfo = settings.string(BASIC_AUTH_USER_INFO_CONFIG, settings.string("schema.registry." + BASIC_AUTH_USER_INFO_CONFIG, null));
+        return new CachedSchemaRegistryClient(urls, Optional.ofNullable(userInfo),
+                Duration.ofMillis(settings.positiveLong(CONNECT_TIMEOUT_MS_CONFIG, DEFAULT_CONNECT_TIMEOUT.toMillis())),
+                Duration.ofMillis(settings.positiveLong(REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT.toMillis())));
+    }
+
+    private static List<URI> parseUrls(String raw) {
         List<URI> urls = new ArrayList<>();
         for (String part : raw.split(",")) {
             String u = part.trim();
@@ -112,20 +124,20 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
             try {
                 URI uri = URI.create(u.endsWith("/") ? u.substring(0, u.length() - 1) : u);
                 if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
-                    throw Settings.invalid(URL_CONFIG, raw, "comma-separated http(s)://host:port URLs");
+                    throw Settings.invalid(URL_CONFIG, raw.replaceAll("//[^/@,]*@", "//[redacted]@"), "comma-separated http(s)://host:port URLs");
                 }
                 urls.add(uri);
             } catch (IllegalArgumentException e) {
                 if (e instanceof ConfigException ce) {
                     throw ce;
                 }
-                throw Settings.invalid(URL_CONFIG, raw, "comma-separated http(s)://host:port URLs");
+                throw Settings.invalid(URL_CONFIG, raw.replaceAll("//[^/@,]*@", "//[redacted]@"), "comma-separated http(s)://host:port URLs");
             }
         }
-        String userInfo = settings.string(BASIC_AUTH_USER_INFO_CONFIG, settings.string("schema.registry." + BASIC_AUTH_USER_INFO_CONFIG, null));
-        return new CachedSchemaRegistryClient(urls, Optional.ofNullable(userInfo),
-                Duration.ofMillis(settings.positiveLong(CONNECT_TIMEOUT_MS_CONFIG, DEFAULT_CONNECT_TIMEOUT.toMillis())),
-                Duration.ofMillis(settings.positiveLong(REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT.toMillis())));
+        if (urls.isEmpty()) {
+            throw Settings.invalid(URL_CONFIG, raw.replaceAll("//[^/@,]*@", "//[redacted]@"), "comma-separated http(s)://host:port URLs");
+        }
+        return urls;
     }
 
     @Override

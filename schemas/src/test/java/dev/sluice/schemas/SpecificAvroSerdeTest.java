@@ -194,6 +194,9 @@ class SpecificAvroSerdeTest {
                 Map.of("schema.registry.url", "not a url", "sluice.avro.type", Notification.class.getName()), false))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("not a url");
 
+        assertThatThrownBy(() -> new CachedSchemaRegistryClient("ftp://user:pw123@registry:8081"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("schema.registry.url").hasMessageNotContaining("pw123");
+
         SpecificAvroSerde<Notification> byName = new SpecificAvroSerde<>();
         byName.configure(Map.of("schema.registry.url", "http://127.0.0.1:1", "sluice.avro.type", Notification.class.getName()), false);
         assertThat(((SpecificAvroDeserializer<Notification>) byName.deserializer()).readerSchema())

@@ -64,21 +64,23 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
     private volatile int failureStatus = 500;
     private volatile String expectedAuthorization;
 
-    /** A registry on a free port; call {@link #start()}. */
-    public InProcessSchemaRegistry() {
-        this(0);
-    }
-
-    /** A registry on {@code port} (0 = a free port); call {@link #start()}. */
-    public InProcessSchemaRegistry(int port) {
+    private InProcessSchemaRegistry(int port) {
         this.requestedPort = port;
     }
 
-    /** Binds 127.0.0.1 and starts serving. */
-    public synchronized InProcessSchemaRegistry start() {
-        if (server != null) {
-            return this;
-        }
+    /** Starts a registry on 127.0.0.1 and a free port. */
+    public static InProcessSchemaRegistry start() {
+        return start(0);
+    }
+
+    /** Starts a registry on 127.0.0.1:{@code port} (0 = a free port). */
+    public static InProcessSchemaRegistry start(int port) {
+        InProcessSchemaRegistry registry = new InProcessSchemaRegistry(port);
+        registry.bind();
+        return registry;
+    }
+
+    private synchronized void bind() {
         try {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", requestedPort), 0);
         } catch (IOException e) {
@@ -93,7 +95,6 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
         server.setExecutor(executor);
         server.createContext("/", this::handle);
         server.start();
-        return this;
     }
 
     /** Base URL, e.g. {@code http://127.0.0.1:43121}: the value for {@code schema.registry.url}. */

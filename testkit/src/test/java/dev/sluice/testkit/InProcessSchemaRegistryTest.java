@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 
 class InProcessSchemaRegistryTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final InProcessSchemaRegistry registry = new InProcessSchemaRegistry().start();
+    private final InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
     private final HttpClient http = HttpClient.newHttpClient();
 
     @AfterEach
@@ -34,7 +34,7 @@ class InProcessSchemaRegistryTest {
 
     @Test
     void clientRegistersAndFetchesOverHttpAndCachesBothWays() {
-        CachedSchemaRegistryClient client = CachedSchemaRegistryClient.forUrl(registry.url());
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
         int id = client.register("notifications-value", Notification.getClassSchema());
         assertThat(id).isEqualTo(1);
         long afterFirst = registry.requestCount();
