@@ -29,7 +29,9 @@ import org.apache.kafka.streams.kstream.Repartitioned;
  *       {@code <p>-dlq-original} (back to the original value bytes) to {@code <p>-dlq-sink}
  *       ({@code notifications.dlq}, original key, value and headers plus {@link DeadLetterHeaders});</li>
  *   <li>{@code <p>-key-by-chat} then the repartition {@code by-chat} (live) / {@code backfill-by-chat}
- *       (topic {@code <application.id>-by-chat-repartition}): from here per-chat order is partition order;</li>
+ *       (topic {@code <application.id>-by-chat-repartition}): from here per-chat order is partition order.
+ *       Order before the re-key is source-partition order, so a producer that needs per-chat order sends
+ *       a chat's notifications with one key (the chat id, or e.g. the user id) so they share a partition;</li>
  *   <li>{@code <p>-to-outbound}: OutboundMessage with the lane, the resolved class and {@code due_at} = now;</li>
  *   <li>{@code <p>-outbox-sink}: the outbox topic, keyed by chat id.</li>
  * </ol>
