@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaParseException;
 import org.slf4j.Logger;
@@ -38,16 +39,25 @@ import org.slf4j.LoggerFactory;
  * <p>Config keys: {@code schema.registry.url} (required; comma-separated list, the first one that
  * answers is used and remembered), {@code basic.auth.user.info} ({@code user:password}, sent as HTTP
  * Basic auth, never logged), {@code schema.registry.connect.timeout.ms} (default 2000),
- * {@code schema.registry.request.timeout.ms} (default 5000).
+ * {@code schema.registry.request.timeout.ms} (default 5000), {@code schema.registry.retry.max.ms}
+ * (default 10000: how long a call retries retriable failures, exponential backoff from 100 ms up to
+ * 2 s with jitter; 0 = no retries).
  *
  * <p>Errors: {@link SchemaRegistryException} with the registry's error_code; 5xx/408/429 and I/O errors
- * are retriable, other 4xx permanent.
+ * are retriable (retried within {@code schema.registry.retry.max.ms}, then thrown), other 4xx are
+ * permanent and thrown at once. Retrying here, inside the call, matters for Kafka Streams: a failed
+ * stream thread is replaced, but its partitions only come back after the consumer session timeout
+ * (45 s by default), so a short registry blip would otherwise stall processing for that long.
  */
 public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
     public static final String URL_CONFIG = "schema.registry.url";
     public static final String BASIC_AUTH_USER_INFO_CONFIG = "basic.auth.user.info";
     public static final String CONNECT_TIMEOUT_MS_CONFIG = "schema.registry.connect.timeout.ms";
     public static final String REQUEST_TIMEOUT_MS_CONFIG = "schema.registry.request.timeout.ms";
+    public static final String RETRY_MAX_MS_CONFIG = "schema.registry.retry.max.ms";
+    public static final Duration DEFAULT_RETRY_MAX = Duration.ofMillis(10_000);
+    private static final long INITIAL_BACKOFF_MS = 100;
+    private static final long MAX_BACKOFF_MS = 2_000;
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofMillis(2000);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofMillis(5000);
 
@@ -60,6 +70,7 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
     private final List<URI> baseUrls;
     private final Optional<String> authorizationHeader;
     private final Duration requestTimeout;
+    private final Duration retryMax;
     private final HttpClient http;
     private volatile int preferredUrl = 0;
 
@@ -74,6 +85,18 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
      */
     public CachedSchemaRegistryClient(List<URI> baseUrls, Optional<String> basicAuthUserInfo,
                                       Duration connectTimeout, Duration requestTimeout) {
+        this(baseUrls, basicAuthUserInfo, connectTimeout, requestTimeout, DEFAULT_RETRY_MAX);
+    }
+
+    /**
+     * @param baseUrls          registry base URLs, tried in order on I/O errors and 5xx answers
+     * @param basicAuthUserInfo {@code user:password} for HTTP Basic auth, or empty
+     * @param connectTimeout    TCP connect timeout
+     * @param requestTimeout    whole-request timeout
+     * @param retryMax          how long one call keeps retrying retriable failures (zero: no retry)
+     */
+    public CachedSchemaRegistryClient(List<URI> baseUrls, Optional<String> basicAuthUserInfo,
+                                      Duration connectTimeout, Duration requestTimeout, Duration retryMax) {
         if (baseUrls.isEmpty()) {
             throw new ConfigException(URL_CONFIG, "config '" + URL_CONFIG + "' lists no URL");
         }
@@ -81,6 +104,7 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
         this.authorizationHeader = basicAuthUserInfo.filter(s -> !s.isBlank()).map(userInfo ->
                 "Basic " + Base64.getEncoder().encodeToString(userInfo.getBytes(StandardCharsets.UTF_8)));
         this.requestTimeout = requestTimeout;
+        this.retryMax = retryMax;
         this.http = HttpClient.newBuilder().connectTimeout(connectTimeout).version(HttpClient.Version.HTTP_1_1).build();
     }
 
@@ -111,7 +135,8 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
         String userInfo = settings.string(BASIC_AUTH_USER_INFO_CONFIG, settings.string("schema.registry." + BASIC_AUTH_USER_INFO_CONFIG, null));
         return new CachedSchemaRegistryClient(urls, Optional.ofNullable(userInfo),
                 Duration.ofMillis(settings.positiveLong(CONNECT_TIMEOUT_MS_CONFIG, DEFAULT_CONNECT_TIMEOUT.toMillis())),
-                Duration.ofMillis(settings.positiveLong(REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT.toMillis())));
+                Duration.ofMillis(settings.positiveLong(REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT.toMillis())),
+                settings.millis(RETRY_MAX_MS_CONFIG, DEFAULT_RETRY_MAX));
     }
 
     private static List<URI> parseUrls(String raw) {
@@ -188,6 +213,32 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
     }
 
     private JsonNode call(String method, String path, String body, String what) {
+        long deadline = System.nanoTime() + retryMax.toNanos();
+        long backoffMs = INITIAL_BACKOFF_MS;
+        int attempt = 1;
+        while (true) {
+            try {
+                return callAllUrls(method, path, body, what);
+            } catch (SchemaRegistryException e) {
+                long leftMs = (deadline - System.nanoTime()) / 1_000_000;
+                if (!e.retriable() || leftMs <= 0) {
+                    throw e;
+                }
+                long sleepMs = Math.min(leftMs, backoffMs / 2 + ThreadLocalRandom.current().nextLong(backoffMs / 2 + 1));
+                log.warn("schema registry call to {} failed (attempt {}), retrying in {} ms: {}", what, attempt, sleepMs, e.getMessage());
+                try {
+                    Thread.sleep(sleepMs);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+                backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+                attempt++;
+            }
+        }
+    }
+
+    private JsonNode callAllUrls(String method, String path, String body, String what) {
         SchemaRegistryException last = null;
         int start = preferredUrl;
         for (int i = 0; i < baseUrls.size(); i++) {
@@ -202,7 +253,7 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
                     throw e;
                 }
                 last = e;
-                log.warn("schema registry {} failed to {}: {}", redact(base), what, e.getMessage());
+                log.debug("schema registry {} failed to {}: {}", redact(base), what, e.getMessage());
             }
         }
         throw last;

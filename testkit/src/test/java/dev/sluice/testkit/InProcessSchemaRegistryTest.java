@@ -135,32 +135,54 @@ class InProcessSchemaRegistryTest {
         CachedSchemaRegistryClient client = CachedSchemaRegistryClient.forUrl("http://127.0.0.1:" + deadPort + "," + registry.url());
         assertThat(client.register("a-value", Notification.getClassSchema())).isEqualTo(1);
 
-        CachedSchemaRegistryClient onlyDead = CachedSchemaRegistryClient.forUrl("http://127.0.0.1:" + deadPort);
+        CachedSchemaRegistryClient onlyDead = client("http://127.0.0.1:" + deadPort, 0);
         assertThatThrownBy(() -> onlyDead.getById(1))
                 .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.retriable()).isTrue())
                 .hasMessageContaining("127.0.0.1:" + deadPort);
 
         registry.failNextRequests(1, 503);
-        CachedSchemaRegistryClient fresh = CachedSchemaRegistryClient.forUrl(registry.url());
-        assertThatThrownBy(() -> fresh.getById(1))
+        CachedSchemaRegistryClient noRetry = client(registry.url(), 0);
+        assertThatThrownBy(() -> noRetry.getById(1))
                 .isInstanceOfSatisfying(SchemaRegistryException.class, e -> {
                     assertThat(e.retriable()).isTrue();
                     assertThat(e.errorCode()).isEqualTo(50301);
                 });
-        assertThat(fresh.getById(1)).isEqualTo(Notification.getClassSchema());
+        assertThat(noRetry.getById(1)).isEqualTo(Notification.getClassSchema());
     }
 
     @Test
-    void aRegistryThatNeverAnswersTimesOutQuickly() throws Exception {
+    void retriesRetriableFailuresWithinItsBudgetButNotPermanentOnes() {
+        registry.failNextRequests(3, 503);
+        long before = registry.requestCount();
+        CachedSchemaRegistryClient client = client(registry.url(), 5_000);
+        int id = client.register("a-value", Notification.getClassSchema());
+        assertThat(client.getById(id)).isEqualTo(Notification.getClassSchema());
+        assertThat(registry.requestCount() - before).as("3 failures, then the register; getById is cached").isEqualTo(4);
+
+        before = registry.requestCount();
+        assertThatThrownBy(() -> client.getById(42))
+                .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.errorCode()).isEqualTo(40403));
+        assertThat(registry.requestCount() - before).as("permanent: no retry").isEqualTo(1);
+    }
+
+    @Test
+    void aRegistryThatNeverAnswersTimesOutWithinTheRetryBudget() throws Exception {
         try (ServerSocket silent = new ServerSocket(0)) { // accepts connections (backlog) but never answers
             CachedSchemaRegistryClient client = CachedSchemaRegistryClient.fromSettings(Settings.of(Map.of(
                     "schema.registry.url", "http://127.0.0.1:" + silent.getLocalPort(),
-                    "schema.registry.request.timeout.ms", "300")));
+                    "schema.registry.request.timeout.ms", "300",
+                    "schema.registry.retry.max.ms", "1000")));
             long start = System.nanoTime();
             assertThatThrownBy(() -> client.getById(1))
                     .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.retriable()).isTrue());
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(1000)).isLessThan(Duration.ofSeconds(4));
         }
+    }
+
+    private static CachedSchemaRegistryClient client(String url, long retryMaxMs) {
+        return CachedSchemaRegistryClient.fromSettings(Settings.of(Map.of(
+                "schema.registry.url", url, "schema.registry.retry.max.ms", Long.toString(retryMaxMs))));
     }
 
     private JsonNode call(String method, String path, String body) throws Exception {

@@ -18,7 +18,8 @@ import org.apache.kafka.streams.StreamsConfig;
  *   <li>{@code bootstrap.servers} (required) Kafka brokers, {@code host:port,...}</li>
  *   <li>{@code schema.registry.url} (required) Confluent-compatible registry URL(s), comma separated; the
  *       other {@code CachedSchemaRegistryClient} keys ({@code basic.auth.user.info},
- *       {@code schema.registry.connect.timeout.ms}, {@code schema.registry.request.timeout.ms}) apply</li>
+ *       {@code schema.registry.connect.timeout.ms}, {@code schema.registry.request.timeout.ms},
+ *       {@code schema.registry.retry.max.ms}) apply</li>
  *   <li>{@code application.id} (default {@code sluice-topology}) Kafka Streams application id: consumer
  *       group and prefix of the internal topics ({@code <application.id>-by-chat-repartition})</li>
  *   <li>{@code processing.guarantee} (default {@code exactly_once_v2}; or {@code at_least_once})</li>

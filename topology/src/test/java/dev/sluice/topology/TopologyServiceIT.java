@@ -129,6 +129,49 @@ class TopologyServiceIT {
         }
     }
 
+    @Test
+    void aShortRegistryOutageIsRetriedInPlaceAndTheRecordIsProcessedNotDeadLettered() throws Exception {
+        Settings settings = Settings.of(Map.of(
+                "bootstrap.servers", kafka.bootstrapServers(),
+                "schema.registry.url", registry.url(),
+                "application.id", "sluice-topology-outage-it",
+                "state.dir", stateDir.toString(),
+                "commit.interval.ms", "100"));
+        for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
+                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES)) {
+            settings = settings.with(key, "outage." + key.substring("topic.".length()));
+        }
+        TopologyConfig config = TopologyConfig.from(settings);
+        Topics topics = config.topics();
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+            TopicBootstrap.ensureTopics(admin, topics, 1, (short) 1);
+        }
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        byte[] valid = new SpecificAvroSerializer<Notification>(client).serialize(topics.notifications(), notification("n-outage", "2001"));
+
+        try (TopologyService service = new TopologyService(config)) { // its own client: nothing cached yet
+            service.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> service.state() == KafkaStreams.State.RUNNING);
+            registry.failNextRequests(3, 503);
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+                producer.send(new ProducerRecord<>(topics.notifications(), utf8("k"), valid)).get();
+            }
+            SpecificAvroDeserializer<OutboundMessage> outbound = new SpecificAvroDeserializer<>(client, OutboundMessage.class);
+            List<ConsumerRecord<String, OutboundMessage>> out = consume(topics.outboxLive(), new StringDeserializer(), outbound, 1);
+            assertThat(out.get(0).value().getId()).isEqualTo("n-outage");
+            try (KafkaConsumer<byte[], byte[]> dlq = new KafkaConsumer<>(Map.of(
+                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                    ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                    ConsumerConfig.GROUP_ID_CONFIG, "it-outage-dlq"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                dlq.subscribe(List.of(topics.dlq()));
+                assertThat(dlq.poll(Duration.ofSeconds(2)).isEmpty()).as("an outage is not the record's fault").isTrue();
+            }
+            assertThat(service.state()).isEqualTo(KafkaStreams.State.RUNNING);
+            // Awaitility fails the awaits above on any uncaught exception, so no stream thread died either.
+        }
+    }
+
     private static <K, V> List<ConsumerRecord<K, V>> consume(String topic, Deserializer<K> keys, Deserializer<V> values, int expected) {
         List<ConsumerRecord<K, V>> out = new ArrayList<>();
         try (KafkaConsumer<K, V> consumer = new KafkaConsumer<>(Map.of(
