@@ -15,9 +15,21 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
     private final Map<Integer, Schema> schemaById = new ConcurrentHashMap<>();
     private final Map<String, Map<Integer, Boolean>> idsBySubject = new ConcurrentHashMap<>();
     private final AtomicInteger nextId = new AtomicInteger(1);
+    // Fast path like the HTTP client's cache: Schema.toString() is far slower than a hash lookup.
+    private final Map<String, Map<Schema, Integer>> cache = new ConcurrentHashMap<>();
 
     @Override
-    public synchronized int register(String subject, Schema schema) {
+    public int register(String subject, Schema schema) {
+        Integer cached = cache.getOrDefault(subject, Map.of()).get(schema);
+        if (cached != null) {
+            return cached;
+        }
+        int id = registerSlow(subject, schema);
+        cache.computeIfAbsent(subject, s -> new ConcurrentHashMap<>()).put(schema, id);
+        return id;
+    }
+
+    private synchronized int registerSlow(String subject, Schema schema) {
         String text = schema.toString();
         int id = idBySchemaText.computeIfAbsent(text, t -> {
             int newId = nextId.getAndIncrement();
