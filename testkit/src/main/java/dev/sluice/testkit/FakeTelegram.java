@@ -78,7 +78,7 @@ public final class FakeTelegram implements AutoCloseable {
     /**
      * Limits per bot, after the Telegram Bot API FAQ (about 30 messages/s overall, about 1 message/s per
      * chat with short bursts tolerated, at most 20 messages/min per group). Scale them down or up for
-     * tests; {@link #telegramDefaults()} holds the published numbers.
+     * tests; {@link #telegram()} holds the published numbers.
      *
      * @param globalPerSecond accepted messages per bot in any sliding 1 s window, {@code >= 1}
      * @param chatPerSecond sustained rate per chat (GCRA emission interval {@code 1/chatPerSecond} s), {@code > 0}
@@ -103,7 +103,7 @@ public final class FakeTelegram implements AutoCloseable {
         }
 
         /** 30/s per bot, 1/s per chat with burst 3, 20/min per group. */
-        public static Limits telegramDefaults() {
+        public static Limits telegram() {
             return new Limits(30, 1.0, 3, 20);
         }
 
@@ -171,7 +171,7 @@ public final class FakeTelegram implements AutoCloseable {
         LOG.info("FakeTelegram listening on {} with {}", url(), limits);
     }
 
-    /** Starts with {@link Limits#telegramDefaults()}, the system clock and 32 threads on a free port. */
+    /** Starts with {@link Limits#telegram()}, the system clock and 32 threads on a free port. */
     public static FakeTelegram start() {
         return builder().start();
     }
@@ -181,13 +181,18 @@ public final class FakeTelegram implements AutoCloseable {
         return builder().limits(limits).start();
     }
 
+    /** Starts with {@code limits} on {@code port} (0 = any free port), the system clock and 32 threads. */
+    public static FakeTelegram start(int port, Limits limits) {
+        return builder().port(port).limits(limits).start();
+    }
+
     public static Builder builder() {
         return new Builder();
     }
 
     /** Options for {@link FakeTelegram}. */
     public static final class Builder {
-        private Limits limits = Limits.telegramDefaults();
+        private Limits limits = Limits.telegram();
         private Clock clock = Clock.systemUTC();
         private int threads = 32;
         private int port = 0;
@@ -268,6 +273,7 @@ public final class FakeTelegram implements AutoCloseable {
 
     /** The id part of a bot token (before {@code ':'}), the only part FakeTelegram keeps. */
     public static String botIdOf(String token) {
+        java.util.Objects.requireNonNull(token, "token");
         int colon = token.indexOf(':');
         if (colon <= 0) {
             throw new IllegalArgumentException("token: not of the form <bot id>:<secret>");
@@ -277,6 +283,13 @@ public final class FakeTelegram implements AutoCloseable {
 
     // ---------------------------------------------------------------- switches for tests
 
+    // A caller may pass a whole token where a bot id is expected; keep only the id part.
+    private static String bot(String botIdOrToken) {
+        java.util.Objects.requireNonNull(botIdOrToken, "botId");
+        int colon = botIdOrToken.indexOf(':');
+        return colon < 0 ? botIdOrToken : botIdOrToken.substring(0, colon);
+    }
+
     /** Every bot's sends to {@code chatId} get 403 {@code Forbidden: bot was blocked by the user} until unblocked. */
     public void blockChat(String chatId) {
         setChatState(ANY_BOT, chatId, new TelegramBehaviour.Blocked());
@@ -284,7 +297,7 @@ public final class FakeTelegram implements AutoCloseable {
 
     /** Sends of bot {@code botId} to {@code chatId} get 403 {@code Forbidden: bot was blocked by the user}. */
     public void blockChat(String botId, String chatId) {
-        setChatState(botId, chatId, new TelegramBehaviour.Blocked());
+        setChatState(bot(botId), chatId, new TelegramBehaviour.Blocked());
     }
 
     /** Every bot's sends to {@code chatId} get 403 {@code Forbidden: user is deactivated}. */
@@ -313,7 +326,7 @@ public final class FakeTelegram implements AutoCloseable {
 
     /** The next {@code times} requests of bot {@code botId} to {@code chatId} get {@code behaviour}. */
     public void enqueueForChat(String botId, String chatId, TelegramBehaviour behaviour, int times) {
-        enqueue(key(botId, normaliseChatId(chatId)), behaviour, times);
+        enqueue(key(bot(botId), normaliseChatId(chatId)), behaviour, times);
     }
 
     /**
@@ -321,7 +334,7 @@ public final class FakeTelegram implements AutoCloseable {
      * {@link TelegramBehaviour.TooManyRequests} here opens a bot-wide penalty.
      */
     public void enqueueForBot(String botId, TelegramBehaviour behaviour, int times) {
-        enqueue(key(botId, ANY_BOT), behaviour, times);
+        enqueue(key(bot(botId), ANY_BOT), behaviour, times);
     }
 
     private void enqueue(String key, TelegramBehaviour behaviour, int times) {
@@ -380,10 +393,10 @@ public final class FakeTelegram implements AutoCloseable {
         }
     }
 
-    /** 429 answers given to bot {@code botId}. */
+    /** 429 answers given to bot {@code botId} (a whole token is reduced to its id part). */
     public long rejected429Count(String botId) {
         synchronized (lock) {
-            return rejected429ByBot.getOrDefault(botId, 0L);
+            return rejected429ByBot.getOrDefault(bot(botId), 0L);
         }
     }
 
@@ -439,7 +452,13 @@ public final class FakeTelegram implements AutoCloseable {
     private void handle(HttpExchange exchange) {
         requests.incrementAndGet();
         try (exchange) {
-            Answer answer = answer(exchange);
+            Answer answer;
+            try {
+                answer = answer(exchange);
+            } catch (RuntimeException e) {
+                LOG.warn("FakeTelegram: internal error answering a request: {}", e.toString());
+                answer = error(500, "Internal Server Error", null);
+            }
             if (answer.dropConnection) {
                 return; // closing without sendResponseHeaders drops the connection
             }

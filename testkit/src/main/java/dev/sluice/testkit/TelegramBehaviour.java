@@ -7,6 +7,9 @@ import java.time.Duration;
  * whole bot with {@link FakeTelegram#enqueueForChat} / {@link FakeTelegram#enqueueForBot}. Each queued
  * behaviour answers one request (or {@code times} requests), then the fake behaves normally again.
  * Answers follow what the real Bot API returns (status code, {@code description}, {@code parameters}).
+ * A queued behaviour is answered before the rate limits are consulted and spends no budget, except
+ * {@link AcceptThenStall}, which goes through the limits like a normal send. The most specific queue
+ * wins: bot and chat, then chat (any bot), then bot (any chat).
  */
 public sealed interface TelegramBehaviour {
 

@@ -68,7 +68,7 @@ class FakeTelegramIT {
 
     @Test
     void overTheChatLimitPengradSees429WithRetryAfterAndTheCallDuringThePenaltyExtendsIt() {
-        fake = FakeTelegram.start(Limits.telegramDefaults().withChatBurst(1));
+        fake = FakeTelegram.start(Limits.telegram().withChatBurst(1));
         TelegramBot b = pengrad(fake);
         assertThat(b.execute(new SendMessage(7L, "one")).isOk()).isTrue();
         SendResponse refused = b.execute(new SendMessage(7L, "two"));
@@ -105,6 +105,7 @@ class FakeTelegramIT {
         assertThat(b.execute(new SendMessage(1L, "x")).parameters().retryAfter()).isEqualTo(5);
         assertThat(b.execute(new SendMessage(2L, "y")).errorCode()).isEqualTo(429);
         assertThat(fake.rejected429Count(BOT_ID)).isEqualTo(2);
+        assertThat(fake.rejected429Count(TOKEN)).as("a whole token counts as its bot id").isEqualTo(2);
     }
 
     @Test
@@ -238,6 +239,66 @@ class FakeTelegramIT {
         fake.reset();
         assertThat(fake.accepted()).isEmpty();
         assertThat(fake.requestCount()).isZero();
+    }
+
+    @Test
+    void concurrentSendersNeverGetMoreThanTheGlobalLimitAccepted() throws Exception {
+        fake = FakeTelegram.start(Limits.telegram().withGlobalPerSecond(20));
+        TelegramBot b = pengrad(fake);
+        int threads = 6;
+        long until = System.nanoTime() + Duration.ofMillis(1500).toNanos();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        java.util.concurrent.atomic.AtomicInteger chat = new java.util.concurrent.atomic.AtomicInteger(1000);
+        List<java.util.concurrent.Future<?>> futures = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            futures.add(pool.submit(() -> {
+                while (System.nanoTime() < until) {
+                    b.execute(new SendMessage((long) chat.incrementAndGet(), "flood"));
+                }
+            }));
+        }
+        for (java.util.concurrent.Future<?> f : futures) {
+            f.get(30, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+        assertThat(fake.rejected429Count()).as("the flood was refused").isPositive();
+        assertThat(fake.accepted()).hasSizeGreaterThanOrEqualTo(20);
+        assertThat(fake.maxBotMessagesPer(Duration.ofSeconds(1))).isLessThanOrEqualTo(20);
+        assertThat(fake.requestCount()).isEqualTo(fake.accepted().size() + fake.rejected429Count());
+    }
+
+    @Test
+    void anInjectedClockDrivesTheLimitsWithoutSleeping() {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_700_000_000_000L);
+        java.time.Clock clock = new java.time.Clock() {
+            @Override
+            public java.time.ZoneId getZone() {
+                return java.time.ZoneOffset.UTC;
+            }
+
+            @Override
+            public java.time.Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public java.time.Instant instant() {
+                return java.time.Instant.ofEpochMilli(now.get());
+            }
+        };
+        fake = FakeTelegram.builder().clock(clock).start();
+        TelegramBot b = pengrad(fake);
+        for (int i = 0; i < 20; i++) {
+            assertThat(b.execute(new SendMessage(-42L, "m" + i)).isOk()).isTrue();
+            now.addAndGet(1000);
+        }
+        SendResponse refused = b.execute(new SendMessage(-42L, "m20"));
+        assertThat(refused.errorCode()).isEqualTo(429);
+        assertThat(refused.parameters().retryAfter()).isEqualTo(40); // first send left the 60 s window at +60 s
+        now.addAndGet(40_000);
+        assertThat(b.execute(new SendMessage(-42L, "m20")).isOk()).isTrue();
+        assertThat(fake.accepted().get(20).acceptedAtMillis()).isEqualTo(now.get());
+        assertThat(fake.maxGroupMessagesPer(Duration.ofSeconds(60))).isEqualTo(20);
     }
 
     private HttpResponse<String> post(String path, String contentType, String body) throws Exception {

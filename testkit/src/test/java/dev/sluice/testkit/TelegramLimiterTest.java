@@ -109,7 +109,7 @@ class TelegramLimiterTest {
 
     @Test
     void forcedPenaltyForAChatOrTheWholeBot() {
-        TelegramLimiter limiter = new TelegramLimiter(Limits.telegramDefaults());
+        TelegramLimiter limiter = new TelegramLimiter(Limits.telegram());
         assertThat(limiter.penalise("bot", "42", 3, 0)).isEqualTo(new Decision(false, Scope.CHAT, 3));
         assertThat(limiter.tryAcquire("bot", "43", 0).accepted()).isTrue();
         assertThat(limiter.tryAcquire("bot", "42", 2999)).isEqualTo(new Decision(false, Scope.CHAT, 3)); // -> 5999

@@ -1,0 +1,29 @@
+package dev.sluice.app;
+
+import dev.sluice.testkit.FakeTelegram;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Runs the fake Telegram Bot API server on its own, e.g. for docker-compose or a manual try. */
+@Command(name = "fake-telegram", mixinStandardHelpOptions = true,
+        description = "Serve a fake Telegram Bot API (sendMessage) that enforces the documented limits and answers 429 with retry_after.")
+public final class FakeTelegramCommand implements Callable<Integer> {
+    @Option(names = "--port", defaultValue = "8081", description = "Port to listen on (default ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--bot-per-second", defaultValue = "30", description = "Messages per second per bot (Telegram Bot API FAQ: about 30).")
+    int botPerSecond;
+
+    @Option(names = "--group-per-minute", defaultValue = "20", description = "Messages per minute per group (Telegram Bot API FAQ: 20).")
+    int groupPerMinute;
+
+    @Override
+    public Integer call() throws Exception {
+        FakeTelegram.Limits limits = FakeTelegram.Limits.telegram().withGlobalPerSecond(botPerSecond).withGroupPerMinute(groupPerMinute);
+        FakeTelegram fake = FakeTelegram.start(port, limits);
+        System.out.println("fake Telegram Bot API at " + fake.apiUrl() + " (set telegram.api.url to this)");
+        Shutdown.awaitThenClose(fake, "fake-telegram");
+        return 0;
+    }
+}

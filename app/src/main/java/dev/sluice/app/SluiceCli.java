@@ -1,0 +1,29 @@
+package dev.sluice.app;
+
+import dev.sluice.app.demo.DemoCommand;
+import dev.sluice.app.plan.PlanCommand;
+import dev.sluice.schemas.AvroTrust;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code sluice} command line. */
+@Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0",
+        description = "Chat-bot notifications through Kafka Streams under one shared provider budget.",
+        subcommands = {DemoCommand.class, TopologyCommand.class, SenderCommand.class, PlanCommand.class,
+                FakeTelegramCommand.class, CommandLine.HelpCommand.class})
+public final class SluiceCli implements Runnable {
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    public static int run(String... args) {
+        AvroTrust.ensure();
+        return new CommandLine(new SluiceCli()).setCaseInsensitiveEnumValuesAllowed(true).execute(args);
+    }
+
+    @Override
+    public void run() {
+        new CommandLine(this).usage(System.out);
+    }
+}

@@ -1,0 +1,270 @@
+package dev.sluice.app.demo;
+
+import dev.sluice.app.demo.ReportAnalyzer.ProviderMessage;
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.Notification;
+import dev.sluice.config.Settings;
+import dev.sluice.config.Topics;
+import dev.sluice.schemas.AvroTrust;
+import dev.sluice.schemas.CachedSchemaRegistryClient;
+import dev.sluice.schemas.SchemaRegistryClient;
+import dev.sluice.schemas.SpecificAvroSerde;
+import dev.sluice.sender.SenderConfig;
+import dev.sluice.sender.SenderService;
+import dev.sluice.testkit.EmbeddedKafka;
+import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.InProcessSchemaRegistry;
+import dev.sluice.testkit.RedisInstance;
+import dev.sluice.testkit.RedisLauncher;
+import dev.sluice.topology.TopicBootstrap;
+import dev.sluice.topology.TopologyConfig;
+import dev.sluice.topology.TopologyService;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code sluice demo}: the whole pipeline on one machine with nothing installed but Java. Starts an
+ * embedded KRaft broker, Redis, a schema registry and a fake Telegram that enforces the documented
+ * limits, then the topology and {@code --senders} sender instances (each its own consumer and Redis
+ * connection), replays the real Kamchatka aftershock sequence to a seeded audience, and prints what
+ * the provider saw.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Run the whole pipeline on embedded infrastructure with real earthquake data and print a report.",
+                "With --budget local each sender keeps its own limiter: watch the provider see more than its limit."})
+public final class DemoCommand implements Callable<Integer> {
+
+    /** How the senders share (or don't share) the provider budget. */
+    public enum BudgetMode { redis, local }
+
+    @Option(names = "--senders", defaultValue = "3", description = "Sender instances (default ${DEFAULT-VALUE}).")
+    int senders;
+
+    @Option(names = "--budget", defaultValue = "redis", description = "redis: one shared budget; local: a limiter per sender (default ${DEFAULT-VALUE}).")
+    BudgetMode budget;
+
+    @Option(names = "--replay-seconds", defaultValue = "60", description = "Wall-clock seconds over which the 49 h of earthquakes are replayed (default ${DEFAULT-VALUE}).")
+    int replaySeconds;
+
+    @Option(names = "--private-chats", defaultValue = "300", description = "Private subscriber chats (default ${DEFAULT-VALUE}).")
+    int privateChats;
+
+    @Option(names = "--groups", defaultValue = "4", description = "Group chats, limited to 20 messages/min each (default ${DEFAULT-VALUE}).")
+    int groups;
+
+    @Option(names = "--blocked", defaultValue = "5", description = "Chats that blocked the bot (default ${DEFAULT-VALUE}).")
+    int blocked;
+
+    @Option(names = "--seed", defaultValue = "42", description = "Seed of the audience (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--provider-bot-per-second", defaultValue = "30", description = "FakeTelegram's limit per bot (Telegram Bot API FAQ: about 30 msg/s).")
+    int providerBotPerSecond;
+
+    @Option(names = "--budget-rate-per-second", defaultValue = "28",
+            description = "The shared budget's global rate. Below the provider's 30/s because the provider counts arrivals and network jitter bunches them (default ${DEFAULT-VALUE}).")
+    double budgetRatePerSecond;
+
+    @Option(names = "--timeout-seconds", defaultValue = "600", description = "Give up waiting for results after this long (default ${DEFAULT-VALUE}).")
+    int timeoutSeconds;
+
+    @Option(names = "--report-json", paramLabel = "PATH", description = "Also write the report as JSON.")
+    Path reportJson;
+
+    @Override
+    public Integer call() throws Exception {
+        AvroTrust.ensure();
+        Instant started = Instant.now();
+        List<Quake> quakes = QuakeCatalog.kamchatka();
+        Audience audience = Audience.generate(quakes, seed, privateChats, 10, Math.min(120, privateChats - 10), 6.0, groups, blocked);
+        List<DemoScenario.Planned> plan = DemoScenario.plan(quakes, audience, Duration.ofSeconds(replaySeconds), started);
+        say("%d real earthquakes (USGS, 2025-07-29..31, M8.8 Kamchatka) -> %d notifications to %d chats; %d sender(s), budget=%s",
+                quakes.size(), plan.size(), audience.subscriptions().size(), senders, budget);
+
+        FakeTelegram.Limits limits = FakeTelegram.Limits.telegram().withGlobalPerSecond(providerBotPerSecond);
+        String token = fakeToken();
+        Path stateDir = Files.createTempDirectory("sluice-demo-streams");
+        List<AutoCloseable> closeables = new ArrayList<>();
+        try {
+            say("starting embedded Kafka (KRaft), Redis, schema registry, fake Telegram ...");
+            EmbeddedKafka kafka = EmbeddedKafka.start();
+            closeables.add(kafka);
+            RedisInstance redis = null;
+            if (budget == BudgetMode.redis) {
+                redis = RedisLauncher.start();
+                closeables.add(redis);
+            }
+            InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
+            closeables.add(registry);
+            FakeTelegram telegram = FakeTelegram.start(limits);
+            closeables.add(telegram);
+            audience.blockedChats().forEach(chat -> telegram.blockChat(chat));
+
+            Topics topics = Topics.defaults();
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+                TopicBootstrap.ensureTopics(admin, topics, 6, (short) 1);
+            }
+
+            Settings common = Settings.of(Map.of(
+                    "bootstrap.servers", kafka.bootstrapServers(),
+                    "schema.registry.url", registry.url()));
+            TopologyService topology = new TopologyService(TopologyConfig.from(common
+                    .with("application.id", "sluice-demo-topology")
+                    .with("state.dir", stateDir.toString())
+                    .with("commit.interval.ms", "100")));
+            closeables.add(topology);
+            topology.start();
+
+            for (int i = 0; i < senders; i++) {
+                Settings s = common
+                        .with("sender.instance.id", "sender-" + (i + 1))
+                        .with("telegram.api.url", telegram.apiUrl())
+                        .with("bot." + DemoScenario.BOT_ID + ".token", token)
+                        .with("budget.mode", budget.name())
+                        .with("budget.global.rate.per.s", Double.toString(budgetRatePerSecond));
+                if (redis != null) {
+                    s = s.with("redis.url", redis.url());
+                }
+                SenderService sender = new SenderService(SenderConfig.from(s), new SimpleMeterRegistry());
+                closeables.add(sender);
+                sender.start();
+            }
+
+            SchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+            SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(client, DeliveryResult.class);
+            ResultCollector collector = new ResultCollector(kafka.bootstrapServers(), resultSerde.deserializer(),
+                    topics.deliveryResults(), topics.dlq());
+            closeables.add(collector);
+            collector.start();
+
+            List<Notification> produced = replay(plan, kafka.bootstrapServers(), client, topics.notifications(), collector, telegram);
+            boolean completed = awaitResults(produced.size(), collector, telegram);
+
+            List<ProviderMessage> accepted = telegram.accepted().stream()
+                    .map(a -> new ProviderMessage(a.chatId(), a.text(), a.acceptedAtMillis())).toList();
+            DemoReport report = ReportAnalyzer.analyze(produced, collector.results(), collector.deadLetteredIds(), accepted,
+                    telegram.rejected429Count(),
+                    new DemoReport.RunInfo(senders, budget.name(), providerBotPerSecond, limits.groupPerMinute(),
+                            budgetRatePerSecond, Duration.between(started, Instant.now()).toMillis() / 1000.0, completed));
+            System.out.println();
+            System.out.print(report.toText());
+            if (reportJson != null) {
+                report.writeJson(reportJson);
+                say("report written to %s", reportJson);
+            }
+            return completed ? 0 : 2;
+        } finally {
+            say("stopping ...");
+            for (int i = closeables.size() - 1; i >= 0; i--) {
+                try {
+                    closeables.get(i).close();
+                } catch (Exception e) {
+                    say("while stopping %s: %s", closeables.get(i).getClass().getSimpleName(), e.getMessage());
+                }
+            }
+            deleteQuietly(stateDir);
+        }
+    }
+
+    /** Produces every planned notification at its release offset (keyed by chat id, as producers should). */
+    private List<Notification> replay(List<DemoScenario.Planned> plan, String bootstrap, SchemaRegistryClient client, String topic,
+                                      ResultCollector collector, FakeTelegram telegram) throws InterruptedException {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        List<Notification> produced = new ArrayList<>(plan.size());
+        Deque<DemoScenario.Planned> queue = new ArrayDeque<>(plan);
+        long start = System.nanoTime();
+        long nextProgress = 0;
+        try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(p, new StringSerializer(),
+                new SpecificAvroSerde<>(client, Notification.class).serializer())) {
+            while (!queue.isEmpty()) {
+                long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+                while (!queue.isEmpty() && queue.peekFirst().releaseOffset().toMillis() <= elapsedMs) {
+                    Notification n = queue.pollFirst().notification();
+                    producer.send(new ProducerRecord<>(topic, n.getChatId(), n));
+                    produced.add(n);
+                }
+                if (elapsedMs >= nextProgress) {
+                    progress(elapsedMs, produced.size(), plan.size(), collector, telegram);
+                    nextProgress = elapsedMs + 10_000;
+                }
+                if (!queue.isEmpty()) {
+                    long waitMs = Math.min(queue.peekFirst().releaseOffset().toMillis() - elapsedMs, nextProgress - elapsedMs);
+                    Thread.sleep(Math.max(1, waitMs)); // paces the replay clock, not a retry
+                }
+            }
+            producer.flush();
+        }
+        return produced;
+    }
+
+    private boolean awaitResults(int expected, ResultCollector collector, FakeTelegram telegram) throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + Duration.ofSeconds(timeoutSeconds).toNanos();
+        long nextProgress = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            int settled = collector.resultCount() + collector.deadLetteredIds().size();
+            if (settled >= expected) {
+                return true;
+            }
+            if (System.nanoTime() >= nextProgress) {
+                progress((System.nanoTime() - start) / 1_000_000, expected, expected, collector, telegram);
+                nextProgress = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            }
+            Thread.sleep(200); // polling the collector's counters for the progress line
+        }
+        return false;
+    }
+
+    private static void progress(long elapsedMs, int produced, int planned, ResultCollector collector, FakeTelegram telegram) {
+        say("t+%3ds produced %d/%d, results %d %s, provider accepted %d, 429s %d", elapsedMs / 1000, produced, planned,
+                collector.resultCount(), collector.countByStatus(), telegram.accepted().size(), telegram.rejected429Count());
+    }
+
+    /** A random token in Telegram's shape; it exists only in this JVM and is never printed. */
+    private static String fakeToken() {
+        SecureRandom r = new SecureRandom();
+        StringBuilder sb = new StringBuilder().append(100_000_000 + r.nextInt(800_000_000)).append(':');
+        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+        for (int i = 0; i < 35; i++) {
+            sb.append(alphabet.charAt(r.nextInt(alphabet.length())));
+        }
+        return sb.toString();
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try (var walk = Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (Exception ignored) {
+            // temp dir; best effort
+        }
+    }
+
+    private static void say(String format, Object... args) {
+        System.out.println("[demo] " + String.format(Locale.ROOT, format, args));
+    }
+}
