@@ -106,7 +106,10 @@ public final class SenderConfig {
 
     public SenderConfig(Settings s) {
         this.bootstrapServers = s.required(BOOTSTRAP_SERVERS);
-        this.schemaRegistryUrl = url(s, SCHEMA_REGISTRY_URL, s.required(SCHEMA_REGISTRY_URL));
+        this.schemaRegistryUrl = s.required(SCHEMA_REGISTRY_URL);
+        for (String one : schemaRegistryUrl.split(",")) {
+            url(s, SCHEMA_REGISTRY_URL, one.trim()); // a comma-separated list of registry URLs is allowed
+        }
         this.groupId = s.string(GROUP_ID, "sluice-sender");
         this.instanceId = s.string(INSTANCE_ID, defaultInstanceId());
         this.topics = Topics.from(s);

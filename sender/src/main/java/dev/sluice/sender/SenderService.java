@@ -3,6 +3,7 @@ package dev.sluice.sender;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.schemas.AvroTrust;
+import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.LocalGcraBudget;
 import dev.sluice.sender.budget.RedisGcraBudget;
@@ -95,9 +96,13 @@ public final class SenderService implements AutoCloseable {
      * Avro values in the Confluent wire format against {@code schema.registry.url}.
      */
     public SenderService(SenderConfig config, MeterRegistry registry) {
-        this(config, registry, Serdes.outboundDeserializer(config), Serdes.resultSerializer(config),
-                budgetFor(config), new TelegramTransport(config.telegramApiUrl(), config.bots(),
-                        config.connectTimeout(), config.requestTimeout()));
+        this(config, registry, Serdes.registry(config), budgetFor(config));
+    }
+
+    private SenderService(SenderConfig config, MeterRegistry registry, SchemaRegistryClient schemas, BudgetPort budget) {
+        this(config, registry, Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas), budget,
+                new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
+                        config.requestTimeout()));
     }
 
     /**

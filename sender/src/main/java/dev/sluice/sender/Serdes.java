@@ -2,19 +2,26 @@ package dev.sluice.sender;
 
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.schemas.CachedSchemaRegistryClient;
+import dev.sluice.schemas.SchemaRegistryClient;
+import dev.sluice.schemas.SpecificAvroSerde;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 
-/** Avro values in the Confluent wire format against {@code schema.registry.url}. */
+/** Avro values in the Confluent wire format against the configured schema registry. */
 final class Serdes {
     private Serdes() {
     }
 
-    static Deserializer<OutboundMessage> outboundDeserializer(SenderConfig config) {
-        throw new UnsupportedOperationException("waiting for dev.sluice.schemas.SpecificAvroSerde");
+    static SchemaRegistryClient registry(SenderConfig config) {
+        return CachedSchemaRegistryClient.fromConfigs(config.schemaRegistryProperties());
     }
 
-    static Serializer<DeliveryResult> resultSerializer(SenderConfig config) {
-        throw new UnsupportedOperationException("waiting for dev.sluice.schemas.SpecificAvroSerde");
+    static Deserializer<OutboundMessage> outboundDeserializer(SchemaRegistryClient registry) {
+        return new SpecificAvroSerde<>(registry, OutboundMessage.class).deserializer();
+    }
+
+    static Serializer<DeliveryResult> resultSerializer(SchemaRegistryClient registry) {
+        return new SpecificAvroSerde<>(registry, DeliveryResult.class).serializer();
     }
 }
