@@ -3,6 +3,7 @@ package dev.sluice.sender;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetUnavailableException;
 import dev.sluice.sender.budget.Decision;
@@ -13,8 +14,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.Objects;
 import java.util.Set;
 import java.util.random.RandomGenerator;
@@ -27,8 +26,10 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  * <li>past {@code expires_at} → EXPIRED (a wait that would end after the deadline is cut to it)</li>
- * <li>budget refused → retry at now + the returned wait (rounded up by the budget); a GLOBAL refusal is
- *     remembered per bot, so other lanes of the bot wait until then without asking the budget again</li>
+ * <li>before asking the budget, a lane reserves an attempt slot from the bot's {@link BotPacer}, so
+ *     waiting lanes ask one after another instead of all at once</li>
+ * <li>budget refused → retry at now + the returned wait (rounded up by the budget); a GLOBAL refusal
+ *     keeps the lane's slot (it goes first when the budget admits again) and defers the bot's pacer to then</li>
  * <li>200 → DELIVERED; 403 → BLOCKED; 400 migrate → FAILED with {@code migrated_to_chat_id}; other 4xx → FAILED</li>
  * <li>429 → a penalty gate for the chat in the budget (every replica sees it) and retry at
  *     now + retry_after + one-sided jitter; 429s do not use up the attempt budget</li>
@@ -53,12 +54,13 @@ public final class DeliveryProcessor {
     private final Duration backoff;
     private final Duration backoffMax;
     private final Duration retryAfterJitter;
-    /** Per bot: a local hint of when the global limit admits again (learned from refusals). */
-    private final Map<String, Long> globalNotBefore = new ConcurrentHashMap<>();
+    private final BotPacer pacer;
 
     public DeliveryProcessor(BudgetPort budget, Transport transport, ResultSink results, Clock clock,
                              RandomGenerator random, SenderMetrics metrics, Set<String> knownBots, String instanceId,
-                             int maxAttempts, Duration backoff, Duration backoffMax, Duration retryAfterJitter) {
+                             int maxAttempts, Duration backoff, Duration backoffMax, Duration retryAfterJitter,
+                             BudgetLimits limits) {
+        this.pacer = new BotPacer(limits);
         this.budget = Objects.requireNonNull(budget);
         this.transport = Objects.requireNonNull(transport);
         this.results = Objects.requireNonNull(results);
@@ -78,7 +80,7 @@ public final class DeliveryProcessor {
                                        SenderMetrics metrics) {
         return new DeliveryProcessor(budget, transport, results, Clock.systemUTC(), RandomGenerator.getDefault(),
                 metrics, config.bots().keySet(), config.instanceId(), config.maxAttempts(), config.retryBackoff(),
-                config.retryBackoffMax(), config.retryAfterJitter());
+                config.retryBackoffMax(), config.retryAfterJitter(), config.budgetLimits());
     }
 
     public Step process(PendingMessage p) {
@@ -93,12 +95,14 @@ public final class DeliveryProcessor {
             return finish(p, DeliveryStatus.FAILED, "no token configured for bot '" + m.getBotId() + "'", null, null,
                     null);
         }
-        Long botNotBefore = globalNotBefore.get(m.getBotId());
-        if (botNotBefore != null && now < botNotBefore) {
-            // The bot's global limit refused another lane until then: asking Redis again now would only be
-            // refused too. Waiting lanes of a bot wake together, so this keeps budget calls near one per send.
-            return retryAt(botNotBefore, expiresAt);
+        if (!p.holdsAttemptSlot()) {
+            long slot = pacer.reserve(m.getBotId(), now);
+            if (slot > now) {
+                p.holdAttemptSlot();
+                return retryAt(slot, expiresAt);
+            }
         }
+        p.releaseAttemptSlot();
         Decision decision;
         try {
             decision = budget.tryAcquire(m.getBotId(), m.getChatId());
@@ -111,7 +115,10 @@ public final class DeliveryProcessor {
         if (!decision.granted()) {
             metrics.refused(decision.limit());
             if (decision.limit() == Limit.GLOBAL) {
-                globalNotBefore.merge(m.getBotId(), now + decision.retryIn().toMillis(), Math::max);
+                // Another replica took the slot: this lane stays first in line for the next one, and this
+                // instance's other lanes reserve slots only after it.
+                pacer.deferTo(m.getBotId(), now + decision.retryIn().toMillis());
+                p.holdAttemptSlot();
             }
             return retryAt(now + decision.retryIn().toMillis(), expiresAt);
         }

@@ -15,6 +15,7 @@ public final class PendingMessage {
     private int attempts;
     private int transientFailures;
     private long lastSentAtMs = -1;
+    private boolean holdsAttemptSlot;
 
     public PendingMessage(TopicPartition partition, long offset, OutboundMessage message) {
         this.partition = Objects.requireNonNull(partition);
@@ -51,6 +52,19 @@ public final class PendingMessage {
     /** Epoch ms of the last provider call, or -1. */
     public long lastSentAtMs() {
         return lastSentAtMs;
+    }
+
+    /** Whether the lane waited for a pacer slot and may now ask the budget without reserving again. */
+    boolean holdsAttemptSlot() {
+        return holdsAttemptSlot;
+    }
+
+    void holdAttemptSlot() {
+        holdsAttemptSlot = true;
+    }
+
+    void releaseAttemptSlot() {
+        holdsAttemptSlot = false;
     }
 
     void recordCall(long nowMs) {

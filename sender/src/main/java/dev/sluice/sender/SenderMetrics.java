@@ -119,6 +119,13 @@ public final class SenderMetrics {
         return (long) provider429.count();
     }
 
+    /** Budget refusals seen by this instance, by limit. */
+    public Map<Limit, Long> budgetRefusals() {
+        Map<Limit, Long> out = new EnumMap<>(Limit.class);
+        refusals.forEach((l, c) -> out.put(l, (long) c.count()));
+        return out;
+    }
+
     /** Provider calls made by this instance. */
     public long providerCalls() {
         return (long) providerCalls.count();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.telegram.SendOutcome;
@@ -27,7 +28,8 @@ class DeliveryProcessorTest {
 
     private DeliveryProcessor processor(RandomGenerator random) {
         return new DeliveryProcessor(budget, transport, sink, clock, random, metrics, Set.of("bot"), "test-1", 3,
-                Duration.ofMillis(100), Duration.ofMillis(1000), Duration.ofMillis(200));
+                Duration.ofMillis(100), Duration.ofMillis(1000), Duration.ofMillis(200),
+                new BudgetLimits(1000, 1000, 1000, 1000));
     }
 
     private PendingMessage pending(String id, String chat) {

@@ -56,7 +56,7 @@ class SchedulingSimulationTest {
         };
         return new DeliveryProcessor(counting, transport, sink, clock,
                 new SplittableRandom(1), new SenderMetrics(new SimpleMeterRegistry(), "sim"), Set.of("bot"), "sim", 5,
-                Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofMillis(100));
+                Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofMillis(100), limits);
     }
 
     private void add(String id, String chat) {
@@ -146,6 +146,6 @@ class SchedulingSimulationTest {
         }
         // 50 messages at 10/s take ~5 s; lanes waiting on the bot's global limit do not each ask the budget
         assertThat(clock.millis() - start).isBetween(4800L, 5200L);
-        assertThat(budgetCalls.get()).as("budget calls for 50 sends").isLessThan(50 * 3);
+        assertThat(budgetCalls.get()).as("budget calls for 50 sends").isLessThanOrEqualTo(55);
     }
 }

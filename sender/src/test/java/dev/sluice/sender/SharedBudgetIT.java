@@ -163,8 +163,14 @@ class SharedBudgetIT {
                 assertThat(instancesUsed).as("all three senders took part").isEqualTo(3);
                 long delivered = senders.stream().mapToLong(s -> s.metrics().delivered()).sum();
                 assertThat(delivered).isEqualTo(CHATS * PER_CHAT);
-                System.out.printf("SharedBudgetIT: %d messages in %d ms; max %d/s at the provider; 0 x 429%n",
-                        accepted.size(), elapsedMs, maxPerSecond);
+                long first = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).min().orElseThrow();
+                long last = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).max().orElseThrow();
+                long refusals = senders.stream().flatMap(s -> s.metrics().budgetRefusals().values().stream())
+                        .mapToLong(Long::longValue).sum();
+                System.out.printf("SharedBudgetIT: %d messages, %d ms from start, %d ms first-to-last accept "
+                                + "(%.0f msg/s); max %d in any 1 s at the provider; 0 x 429; budget calls per delivered %.2f%n",
+                        accepted.size(), elapsedMs, last - first, accepted.size() * 1000.0 / (last - first),
+                        maxPerSecond, (delivered + refusals) / (double) delivered);
             }
         } finally {
             senders.forEach(SenderService::close);
