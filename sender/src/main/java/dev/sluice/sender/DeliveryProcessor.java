@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * <li>before asking the budget, a lane reserves an attempt slot from the bot's {@link BotPacer}, so
  *     waiting lanes ask one after another instead of all at once</li>
  * <li>budget refused → retry at now + the returned wait (rounded up by the budget); a GLOBAL refusal
- *     keeps the lane's slot (it goes first when the budget admits again) and defers the bot's pacer to then</li>
+ *     defers the bot's pacer to then and the lane takes the next free slot</li>
  * <li>200 → DELIVERED; 403 → BLOCKED; 400 migrate → FAILED with {@code migrated_to_chat_id}; other 4xx → FAILED</li>
  * <li>429 → a penalty gate for the chat in the budget (every replica sees it) and retry at
  *     now + retry_after + one-sided jitter; 429s do not use up the attempt budget</li>
@@ -115,10 +115,11 @@ public final class DeliveryProcessor {
         if (!decision.granted()) {
             metrics.refused(decision.limit());
             if (decision.limit() == Limit.GLOBAL) {
-                // Another replica took the slot: this lane stays first in line for the next one, and this
-                // instance's other lanes reserve slots only after it.
+                // Another replica (or clock skew) took the slot: no slot of this instance before the budget
+                // admits again, and this lane reserves the next free one. Lanes never pile up retrying.
                 pacer.deferTo(m.getBotId(), now + decision.retryIn().toMillis());
                 p.holdAttemptSlot();
+                return retryAt(pacer.reserve(m.getBotId(), now), expiresAt);
             }
             return retryAt(now + decision.retryIn().toMillis(), expiresAt);
         }

@@ -23,6 +23,7 @@ import java.util.function.Supplier;
  * <li>{@code sluice.sender.budget.errors}: budget decisions that failed (Redis unreachable)</li>
  * <li>{@code sluice.sender.lag{}}: due-to-sent lag of delivered messages (timer, p50/p99)</li>
  * <li>{@code sluice.sender.buffered.records}: records held in lanes (gauge)</li>
+ * <li>{@code sluice.sender.redelivered.skipped}: redelivered records already finished by the previous owner</li>
  * <li>{@code sluice.sender.backpressure.pauses}: times the partitions were paused (high-water mark)</li>
  * </ul>
  */
@@ -33,6 +34,7 @@ public final class SenderMetrics {
     private final Counter provider429;
     private final Counter budgetErrors;
     private final Counter pauses;
+    private final Counter skipped;
     private final Timer lag;
     private final MeterRegistry registry;
     private final String instance;
@@ -54,6 +56,9 @@ public final class SenderMetrics {
         provider429 = Counter.builder("sluice.sender.provider.429").tag("instance", instanceId)
                 .description("429 Too Many Requests answers").register(registry);
         budgetErrors = Counter.builder("sluice.sender.budget.errors").tag("instance", instanceId).register(registry);
+        skipped = Counter.builder("sluice.sender.redelivered.skipped").tag("instance", instanceId)
+                .description("redelivered records skipped because the previous owner wrote their result")
+                .register(registry);
         pauses = Counter.builder("sluice.sender.backpressure.pauses").tag("instance", instanceId)
                 .description("times the partitions were paused at the buffer's high-water mark").register(registry);
         lag = Timer.builder("sluice.sender.lag").tag("instance", instanceId)
@@ -87,6 +92,15 @@ public final class SenderMetrics {
 
     void budgetError() {
         budgetErrors.increment();
+    }
+
+    void skipped() {
+        skipped.increment();
+    }
+
+    /** Redelivered records this instance skipped because the previous owner already wrote their result. */
+    public long skippedAlreadyDone() {
+        return (long) skipped.count();
     }
 
     void paused() {

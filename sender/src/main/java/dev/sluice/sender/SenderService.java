@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Offsets: per partition only up to the lowest message without an acknowledged result, committed every
  * {@code sender.commit.interval.ms}, on revocation (after in-flight work of the partition finished) and on
- * close. Backpressure: above the high-water mark of buffered records all assigned partitions are paused,
+ * close. The commit metadata lists finished records above that offset, so the next owner skips them
+ * instead of sending them twice (see {@link OffsetTracker}). Backpressure: above the high-water mark of buffered records all assigned partitions are paused,
  * below the low-water mark resumed, so buffered records never exceed {@code sender.buffer.max.records}.
  */
 public final class SenderService implements AutoCloseable {
@@ -247,6 +248,11 @@ public final class SenderService implements AutoCloseable {
             for (ConsumerRecord<String, OutboundMessage> r : records) {
                 TopicPartition tp = new TopicPartition(r.topic(), r.partition());
                 offsets.received(tp, r.offset());
+                if (offsets.isAlreadyDone(tp, r.offset())) {
+                    offsets.done(tp, r.offset()); // the previous owner wrote its result (commit metadata)
+                    metrics.skipped();
+                    continue;
+                }
                 if (r.value() == null) {
                     offsets.done(tp, r.offset()); // tombstone: nothing to send
                     continue;
@@ -325,8 +331,15 @@ public final class SenderService implements AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            if (!partitions.isEmpty()) {
-                log.info("sender {}: assigned {}", config.instanceId(), partitions);
+            if (partitions.isEmpty()) {
+                return;
+            }
+            log.info("sender {}: assigned {}", config.instanceId(), partitions);
+            try {
+                consumer.committed(new HashSet<>(partitions)).forEach(offsets::skipAlreadyDone);
+            } catch (RuntimeException e) {
+                log.warn("sender {}: could not read committed metadata of {} ({}); finished records above the "
+                        + "committed offset will be sent again", config.instanceId(), partitions, e.toString());
             }
         }
     }
@@ -354,6 +367,7 @@ public final class SenderService implements AutoCloseable {
             try {
                 if (!toCommit.isEmpty()) {
                     consumer.commitSync(toCommit);
+                    offsets.markCommitted(toCommit);
                 }
             } catch (RuntimeException e) {
                 log.warn("sender {}: commit on revocation failed ({})", config.instanceId(), e.toString());

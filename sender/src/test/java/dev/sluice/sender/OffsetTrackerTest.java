@@ -31,14 +31,54 @@ class OffsetTrackerTest {
     void only_moved_offsets_are_offered_for_commit() {
         t.received(tp, 0);
         t.received(tp, 1);
-        assertThat(t.toCommit()).containsEntry(tp, new OffsetAndMetadata(0));
-        t.markCommitted(Map.of(tp, new OffsetAndMetadata(0)));
+        assertThat(t.toCommit()).containsEntry(tp, new OffsetAndMetadata(0, "sluice-done:"));
+        t.markCommitted(t.toCommit());
         assertThat(t.toCommit()).isEmpty();
         t.done(tp, 0);
-        assertThat(t.toCommit()).containsEntry(tp, new OffsetAndMetadata(1));
+        assertThat(t.toCommit()).containsEntry(tp, new OffsetAndMetadata(1, "sluice-done:"));
+        t.markCommitted(t.toCommit());
         t.remove(tp);
         t.done(tp, 1);
         assertThat(t.toCommit()).isEmpty();
         assertThat(t.committable(tp)).isEqualTo(-1);
+    }
+
+    @Test
+    void finished_records_above_the_committed_offset_travel_in_the_metadata_and_are_skipped_by_the_next_owner() {
+        for (long o = 100; o < 110; o++) {
+            t.received(tp, o);
+        }
+        for (long o : new long[] {101, 102, 103, 105, 107, 108}) {
+            t.done(tp, o);
+        }
+        OffsetAndMetadata commit = t.toCommit().get(tp);
+        assertThat(commit.offset()).isEqualTo(100);
+        assertThat(commit.metadata()).isEqualTo("sluice-done:101-103,105,107-108");
+        t.markCommitted(Map.of(tp, commit));
+        t.done(tp, 109);
+        assertThat(t.toCommit().get(tp).metadata()).as("metadata change alone is committed")
+                .isEqualTo("sluice-done:101-103,105,107-109");
+
+        OffsetTracker next = new OffsetTracker();
+        next.skipAlreadyDone(tp, commit);
+        assertThat(next.isAlreadyDone(tp, 100)).isFalse();
+        assertThat(next.isAlreadyDone(tp, 101)).isTrue();
+        assertThat(next.isAlreadyDone(tp, 104)).isFalse();
+        assertThat(next.isAlreadyDone(tp, 108)).isTrue();
+        assertThat(next.isAlreadyDone(tp, 109)).isFalse();
+        next.skipAlreadyDone(tp, new OffsetAndMetadata(5, "not ours"));
+    }
+
+    @Test
+    void metadata_is_bounded_and_what_does_not_fit_is_redelivered_not_lost() {
+        for (long o = 0; o < 5000; o++) {
+            t.received(tp, o);
+            if (o % 2 == 1) {
+                t.done(tp, o);
+            }
+        }
+        OffsetAndMetadata commit = t.toCommit().get(tp);
+        assertThat(commit.offset()).isZero();
+        assertThat(commit.metadata().length()).isLessThanOrEqualTo(OffsetTracker.MAX_METADATA_CHARS);
     }
 }

@@ -171,6 +171,9 @@ class SharedBudgetIT {
                                 + "(%.0f msg/s); max %d in any 1 s at the provider; 0 x 429; budget calls per delivered %.2f%n",
                         accepted.size(), elapsedMs, last - first, accepted.size() * 1000.0 / (last - first),
                         maxPerSecond, (delivered + refusals) / (double) delivered);
+                senders.forEach(s -> System.out.printf("SharedBudgetIT: %s refusals %s, results %s, skipped as done %d%n",
+                        s.instanceId(), s.metrics().budgetRefusals(), s.metrics().resultsByStatus(),
+                        s.metrics().skippedAlreadyDone()));
             }
         } finally {
             senders.forEach(SenderService::close);
