@@ -23,9 +23,10 @@ public record Audience(List<Subscription> subscriptions, List<String> blockedCha
         boolean matches(Quake q);
     }
 
-    public record RegionFeed(String region) implements Feed {
+    /** Quakes of one region at or above a magnitude. */
+    public record RegionFeed(String region, double minMagnitude) implements Feed {
         public boolean matches(Quake q) {
-            return q.region().equals(region);
+            return q.region().equals(region) && q.magnitude() >= minMagnitude;
         }
     }
 
@@ -42,13 +43,15 @@ public record Audience(List<Subscription> subscriptions, List<String> blockedCha
      * Builds the audience for a catalogue.
      *
      * @param privateChats   number of private chats (each follows one feed)
-     * @param busiestFollowers private chats that follow every quake of the busiest region
+     * @param busiestFollowers private chats that follow the quakes of the busiest region at or above
+     *                       {@code busiestMinMagnitude}
      * @param bigQuakeFollowers private chats that follow every quake of at least {@code bigMagnitude}
      * @param groups         group chats; they follow big quakes only (20 messages/min per group)
      * @param blocked        private chats that blocked the bot; they follow big quakes
      */
     public static Audience generate(List<Quake> quakes, long seed, int privateChats, int busiestFollowers,
-                                    int bigQuakeFollowers, double bigMagnitude, int groups, int blocked) {
+                                    double busiestMinMagnitude, int bigQuakeFollowers, double bigMagnitude,
+                                    int groups, int blocked) {
         if (busiestFollowers + bigQuakeFollowers > privateChats) {
             throw new IllegalArgumentException("busiest followers (" + busiestFollowers + ") + big-quake followers ("
                     + bigQuakeFollowers + ") exceed private chats (" + privateChats + ")");
@@ -62,7 +65,7 @@ public record Audience(List<Subscription> subscriptions, List<String> blockedCha
         }
         Random random = new Random(seed);
         List<Subscription> subs = new ArrayList<>();
-        Feed busiest = new RegionFeed(regions.get(0));
+        Feed busiest = new RegionFeed(regions.get(0), busiestMinMagnitude);
         Feed big = new MagnitudeFeed(bigMagnitude);
         List<String> quieter = regions.size() > 1 ? regions.subList(1, regions.size()) : regions;
         for (int i = 0; i < privateChats; i++) {
@@ -73,7 +76,7 @@ public record Audience(List<Subscription> subscriptions, List<String> blockedCha
             } else if (i < busiestFollowers + bigQuakeFollowers) {
                 feed = big;
             } else {
-                feed = new RegionFeed(quieter.get(random.nextInt(quieter.size())));
+                feed = new RegionFeed(quieter.get(random.nextInt(quieter.size())), 0);
             }
             subs.add(new Subscription(chat, feed));
         }
@@ -87,6 +90,17 @@ public record Audience(List<Subscription> subscriptions, List<String> blockedCha
             subs.add(new Subscription(chat, big));
         }
         return new Audience(List.copyOf(subs), List.copyOf(blockedChats));
+    }
+
+    /**
+     * The demo's audience: about a seventh of the private chats follow the busiest region's quakes of
+     * M5.5 and more (the Kamchatka sequence: 41 events, 13 in the first hour), about two fifths follow
+     * every M6+ quake worldwide, the rest one quieter region each; groups and blocked chats follow M6+.
+     */
+    public static Audience demo(List<Quake> quakes, long seed, int privateChats, int groups, int blocked) {
+        int busiest = privateChats * 2 / 15;
+        int big = privateChats * 2 / 5;
+        return generate(quakes, seed, privateChats, busiest, 5.5, big, 6.0, groups, blocked);
     }
 
     /** Chats following a quake, in a stable order. */

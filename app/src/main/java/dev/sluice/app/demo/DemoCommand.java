@@ -97,7 +97,7 @@ public final class DemoCommand implements Callable<Integer> {
         AvroTrust.ensure();
         Instant started = Instant.now();
         List<Quake> quakes = QuakeCatalog.kamchatka();
-        Audience audience = Audience.generate(quakes, seed, privateChats, 10, Math.min(120, privateChats - 10), 6.0, groups, blocked);
+        Audience audience = Audience.demo(quakes, seed, privateChats, groups, blocked);
         List<DemoScenario.Planned> plan = DemoScenario.plan(quakes, audience, Duration.ofSeconds(replaySeconds), started);
         say("%d real earthquakes (USGS, 2025-07-29..31, M8.8 Kamchatka) -> %d notifications to %d chats; %d sender(s), budget=%s",
                 quakes.size(), plan.size(), audience.subscriptions().size(), senders, budget);
@@ -142,7 +142,9 @@ public final class DemoCommand implements Callable<Integer> {
                         .with("telegram.api.url", telegram.apiUrl())
                         .with("bot." + DemoScenario.BOT_ID + ".token", token)
                         .with("budget.mode", budget.name())
-                        .with("budget.global.rate.per.s", Double.toString(budgetRatePerSecond));
+                        .with("budget.global.rate.per.s", Double.toString(budgetRatePerSecond))
+                        // FakeTelegram tolerates a chat burst of 3 (1 msg/s); ask for 2 so network jitter never trips it.
+                        .with("budget.chat.burst", "2");
                 if (redis != null) {
                     s = s.with("redis.url", redis.url());
                 }
