@@ -44,9 +44,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *       under pressure or the chat's policy GCRA refuses, else sent on.</li>
  * </ol>
  * Folding puts the notification in {@code <lane>-digest-store} (key {@link DigestKey}). Digests leave on a
- * wall-clock punctuator every {@code digest.flush.interval.ms}, at once when {@code digest.max.keys} entries
- * are pending, and an entry alone when it holds {@code digest.max.folded.ids} ids; so every folded id is in
- * exactly one digest. A later notification of the same key is processed after the flush and lands behind
+ * wall-clock punctuator every {@code digest.flush.interval.ms} (a digest to a chat with a policy limit only
+ * when its GCRA allows one more message; else it waits for a later flush), all at once when
+ * {@code digest.max.keys} entries are pending, and an entry alone when it holds {@code digest.max.folded.ids}
+ * ids; so every folded id is in exactly one digest. A later notification of the same key is processed after the flush and lands behind
  * the digest in the same outbox partition: per-key order holds.
  *
  * <p>Output: OutboundMessage (for the outbox) or DeliveryResult (for {@code delivery.results}), key = the
@@ -224,7 +225,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             digests.put(key, e);
         }
         if (pendingKeys >= config.digestMaxKeys()) {
-            flushAll(now);
+            flush(now, true);
         }
     }
 
@@ -233,18 +234,33 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         counters.digestEmitted(spec.lane(), e.getCount());
     }
 
-    /** Wall-clock punctuator (and the max-keys trigger): every pending entry leaves as one digest, oldest first. */
+    /**
+     * Wall-clock punctuator: every pending entry leaves as one digest, oldest first, except that a digest to a
+     * chat with a policy limit is itself one message under that limit: when the chat's GCRA refuses, the entry
+     * stays pending (folding further) until a later flush finds budget, or until it is full. Without that the
+     * user would still get a message a minute, only shorter ones.
+     */
     void flushAll(long now) {
+        flush(now, false);
+    }
+
+    /** {@code forced}: the {@code digest.max.keys} bound was reached; everything leaves, policy or not. */
+    private void flush(long now, boolean forced) {
         List<KeyValue<String, DigestEntry>> all = new ArrayList<>();
         try (KeyValueIterator<String, DigestEntry> it = digests.all()) {
             it.forEachRemaining(all::add);
         }
         all.sort(Comparator.comparing((KeyValue<String, DigestEntry> kv) -> kv.value.getFoldedAt()).thenComparing(kv -> kv.key));
+        int kept = 0;
         for (KeyValue<String, DigestEntry> kv : all) {
+            if (!forced && !policyAllows(kv.value.getChatId(), now)) {
+                kept++;
+                continue;
+            }
             digests.delete(kv.key);
             emitDigest(kv.value, now);
         }
-        pendingKeys = 0;
+        pendingKeys = kept;
     }
 
     /** Wall-clock punctuator: releases notifications whose not_before has come, in not_before order. */

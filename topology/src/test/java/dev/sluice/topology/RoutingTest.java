@@ -239,11 +239,14 @@ class RoutingTest {
             h.send(notification("q-" + i, "43", TEN).setEntity("task-" + i).build());
         }
         assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("p-1", "q-1", "p-2", "q-2", "q-3", "q-4");
-        h.advance(Duration.ofSeconds(60));
-        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("p-3"), List.of("p-4"));
-        h.advance(Duration.ofMinutes(29));
-        h.send(notification("p-5", "42", TEN).setEntity("task-5").build()); // 30 min later: one emission interval refilled
-        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("p-5");
+        // A digest to this chat is one more message under its policy: it waits until the GCRA allows it.
+        // 2/h with burst 2: after two at 10:00 the next is allowed at 10:30, the one after at 11:00.
+        h.advance(Duration.ofMinutes(29), Duration.ofMinutes(1));
+        assertThat(h.outboxLive.isEmpty()).isTrue();
+        h.advance(Duration.ofMinutes(1));
+        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("p-3"));
+        h.advance(Duration.ofMinutes(30), Duration.ofMinutes(1));
+        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("p-4"));
         assertThat(h.counts.get("live.folded.POLICY")).isEqualTo(2);
     }
 
