@@ -3,6 +3,8 @@ package dev.sluice.topology;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SchemaRegistryClient;
 import java.time.Duration;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
@@ -47,10 +49,27 @@ public final class TopologyService implements AutoCloseable {
                 log.info("topology {} state {} -> {}", config.applicationId(), oldState, newState));
     }
 
-    /** Starts processing (returns at once; see {@link #state()}). */
+    /**
+     * Checks that the chat-keyed topics are co-partitioned ({@link TopicBootstrap#checkCoPartitioned}), then
+     * starts processing (returns at once; see {@link #state()}).
+     *
+     * @throws IllegalStateException when the partition counts differ
+     */
     public void start() {
+        try (Admin admin = Admin.create(adminProperties())) {
+            TopicBootstrap.checkCoPartitioned(admin, config.topics());
+        }
         log.info("starting topology {}\n{}", config, topology.describe());
         streams.start();
+    }
+
+    private java.util.Map<String, Object> adminProperties() {
+        java.util.Map<String, Object> p = new java.util.HashMap<>();
+        config.kafkaPassThrough().forEach(p::put);
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        // Only client settings an Admin knows (security, timeouts): Streams-only keys would only log warnings.
+        p.keySet().retainAll(AdminClientConfig.configNames());
+        return p;
     }
 
     public KafkaStreams.State state() {
