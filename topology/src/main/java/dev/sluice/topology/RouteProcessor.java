@@ -50,6 +50,12 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * ids; so every folded id is in exactly one digest. A later notification of the same key is processed after the flush and lands behind
  * the digest in the same outbox partition: per-key order holds.
  *
+ * <p>Two choices worth knowing: a pending digest key wins over the digest opt-out (a user who opts out while
+ * entries are pending gets them in that digest, then one by one), because per-key order matters more; and a
+ * migration is followed through the statuses this task holds: the new id's own status usually lives in
+ * another partition (where notifications that producers address to the new id are handled), so a
+ * re-addressed notification is not checked against it.
+ *
  * <p>Output: OutboundMessage (for the outbox) or DeliveryResult (for {@code delivery.results}), key = the
  * (re-addressed) chat id, timestamp = the wall-clock time of the decision.
  */
