@@ -1,10 +1,12 @@
 package dev.sluice.topology;
 
 import dev.sluice.avro.ChatStatus;
+import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.DigestEntry;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
+import dev.sluice.avro.OutboundMessage;
 import dev.sluice.avro.Preference;
 import dev.sluice.avro.SenderStatus;
 import dev.sluice.limits.GcraPolicy;
@@ -235,8 +237,25 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         }
     }
 
+    /**
+     * The digest of {@code e} to the outbox; or, when the chat became inactive while the entry was pending, one
+     * SKIPPED_INACTIVE result for the digest that carries its {@code digest_count} and {@code folded_ids}.
+     */
     private void emitDigest(DigestEntry e, long now) {
-        context().forward(new Record<>(e.getChatId(), Outbound.digest(e, spec.lane(), now), now));
+        OutboundMessage digest = Outbound.digest(e, spec.lane(), now);
+        ChatStatus status = chatStatus.get(e.getChatId());
+        if (status != null && !status.getActive()) {
+            DeliveryResult skipped = Outbound.result(e.getLatest(), e.getEventClass(), spec.lane(), DeliveryStatus.SKIPPED_INACTIVE,
+                    "chat " + e.getChatId() + " became inactive since " + status.getChangedAt() + " ("
+                            + (status.getReason() == null ? "no reason recorded" : status.getReason()) + ") while the digest was pending", now);
+            skipped.setMessageId(digest.getId());
+            skipped.setDigestCount(digest.getDigestCount());
+            skipped.setFoldedIds(digest.getFoldedIds());
+            context().forward(new Record<>(e.getChatId(), skipped, now));
+            counters.result(spec.lane(), DeliveryStatus.SKIPPED_INACTIVE);
+            return;
+        }
+        context().forward(new Record<>(e.getChatId(), digest, now));
         counters.digestEmitted(spec.lane(), e.getCount());
     }
 

@@ -62,7 +62,9 @@ import org.apache.kafka.streams.state.Stores;
  * an outbox record with {@code digest_count = 0} (its own {@code id}); the {@code folded_ids} of exactly one
  * outbox record with {@code digest_count > 0} (a digest, id {@code <lane>-digest-<first folded id>}; its
  * delivery result carries the same {@code folded_ids}); a {@code delivery.results} record with
- * {@code sender_instance = topology} (EXPIRED or SKIPPED_INACTIVE). Counting: folded = Σ digest_count of
+ * {@code sender_instance = topology}: EXPIRED or SKIPPED_INACTIVE for one notification (its id is the
+ * {@code message_id}), or SKIPPED_INACTIVE for a digest whose chat became inactive while it was pending (its
+ * {@code folded_ids}, {@code digest_count > 0}). Counting: folded = Σ digest_count of
  * outbox digests, digests = number of outbox records with digest_count > 0.
  */
 public final class SluiceTopology {

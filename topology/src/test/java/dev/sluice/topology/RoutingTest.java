@@ -185,6 +185,24 @@ class RoutingTest {
     }
 
     @Test
+    void aDigestWhoseChatBecameInactiveWhilePendingEndsAsOneSkippedInactiveResultWithItsFoldedIds() {
+        start(Map.of());
+        pressureOn();
+        h.send(notification("a", "42", TEN).build());
+        h.send(notification("b", "42", TEN).build());
+        h.chatEvent("42", ChatEventType.BLOCKED, null);
+        h.advance(Duration.ofSeconds(60));
+        assertThat(h.outboxLive.isEmpty()).isTrue();
+        DeliveryResult r = h.resultsOut.readValue();
+        assertThat(r.getMessageId()).isEqualTo("live-digest-a");
+        assertThat(r.getStatus()).isEqualTo(DeliveryStatus.SKIPPED_INACTIVE);
+        assertThat(r.getDigestCount()).isEqualTo(2);
+        assertThat(r.getFoldedIds()).containsExactly("a", "b");
+        assertThat(r.getReason()).contains("became inactive").contains("chat.events BLOCKED");
+        assertThat(h.resultsOut.isEmpty()).isTrue();
+    }
+
+    @Test
     void aPastDeadlineEndsAsExpired() {
         start(Map.of());
         h.advance(Duration.ofMinutes(1));
