@@ -64,6 +64,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 final class RouteProcessor extends ContextualProcessor<String, Notification, String, SpecificRecord> {
     private static final int MAX_MIGRATION_HOPS = 8;
     private static final int MAX_RELEASE_PER_PUNCTUATION = 10_000;
+    private static final int POLICY_SWEEP_PER_PUNCTUATION = 1_000;
 
     private final LaneSpec spec;
     private final TopologyConfig config;
@@ -79,6 +80,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private BotPressure pressure;
     private DigestPreferences preferences;
     private int pendingKeys;
+    private String policySweepFrom;
 
     RouteProcessor(LaneSpec spec, TopologyConfig config, Classifier classifier, TopologyCounters counters,
                    Deserializer<SenderStatus> senderStatusDeserializer, Deserializer<Preference> preferenceDeserializer) {
@@ -267,6 +269,33 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
      */
     void flushAll(long now) {
         flush(now, false);
+        sweepIdlePolicies(now);
+    }
+
+    /**
+     * Deletes up to {@value #POLICY_SWEEP_PER_PUNCTUATION} TATs of chats that are idle again (a full burst:
+     * the same as never seen), continuing from where the last sweep stopped, so the policy store holds the
+     * chats active within about one burst time, not every chat ever seen.
+     */
+    private void sweepIdlePolicies(long now) {
+        List<String> idle = new ArrayList<>();
+        String last = null;
+        int seen = 0;
+        try (KeyValueIterator<String, String> it = policyStore.range(policySweepFrom, null)) {
+            while (it.hasNext() && seen < POLICY_SWEEP_PER_PUNCTUATION) {
+                KeyValue<String, String> kv = it.next();
+                seen++;
+                last = kv.key;
+                Optional<GcraPolicy> policy = config.chatPolicy().forChat(kv.key);
+                int colon = kv.value.indexOf(':');
+                if (policy.isEmpty() || colon <= 0 || Long.parseLong(kv.value.substring(0, colon)) != policy.get().scaledUnitsPerMilli()
+                        || policy.get().millisUntilIdle(Long.parseLong(kv.value.substring(colon + 1)), now) == 0) {
+                    idle.add(kv.key);
+                }
+            }
+            policySweepFrom = it.hasNext() && last != null ? last + "\u0000" : null;
+        }
+        idle.forEach(policyStore::delete);
     }
 
     /** {@code forced}: the {@code digest.max.keys} bound was reached; everything leaves, policy or not. */

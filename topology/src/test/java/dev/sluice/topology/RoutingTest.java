@@ -266,6 +266,12 @@ class RoutingTest {
         h.advance(Duration.ofMinutes(30), Duration.ofMinutes(1));
         assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("p-4"));
         assertThat(h.counts.get("live.folded.POLICY")).isEqualTo(2);
+        // Idle chats leave the policy store (their TAT is as good as never seen); 43 never had one (none).
+        assertThat(h.driver.<String, String>getKeyValueStore("chat-policy-store").get("42")).isNotNull();
+        h.advance(Duration.ofHours(2), Duration.ofMinutes(1));
+        try (var all = h.driver.<String, String>getKeyValueStore("chat-policy-store").all()) {
+            assertThat(all.hasNext()).isFalse();
+        }
     }
 
     @Test
