@@ -317,6 +317,32 @@ class RoutingTest {
     }
 
     @Test
+    void eachBadRecordLandsInTheDlqWithAReasonNamingTheProblemAndTheNextValidRecordGoesThrough() {
+        start(Map.of());
+        byte[] notAvro = Harness.utf8("{\"id\":\"x\"}");
+        byte[] unknownId = java.nio.ByteBuffer.allocate(9).put((byte) 0).putInt(4242).putInt(0).array();
+        byte[] noChat = h.avro(notification("no-chat", null, TEN).build());
+        byte[] tooLong = h.avro(notification("too-long", "42", TEN).setText("y".repeat(4097)).build());
+        Map<byte[], String> expected = new java.util.LinkedHashMap<>();
+        expected.put(notAvro, "not Confluent wire format: magic byte 0x7b");
+        expected.put(unknownId, "unknown schema id 4242");
+        expected.put(noChat, "field chat_id is missing (null)");
+        expected.put(tooLong, "field text has 4097 characters, more than the 4096 allowed");
+        int i = 0;
+        for (Map.Entry<byte[], String> bad : expected.entrySet()) {
+            h.live.pipeInput(Harness.utf8("k"), bad.getKey());
+            var dead = h.dlq.readRecord();
+            assertThat(dead.value()).isEqualTo(bad.getKey());
+            assertThat(new String(dead.headers().lastHeader(DeadLetterHeaders.REASON).value(), java.nio.charset.StandardCharsets.UTF_8))
+                    .contains(bad.getValue());
+            h.send(notification("ok-" + i, "42", TEN).build());
+            assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("ok-" + i);
+            i++;
+        }
+        assertThat(h.dlq.isEmpty()).isTrue();
+    }
+
+    @Test
     void globPatterns() {
         assertThat(KindPatternClassifier.globToRegex("meeting.*").matcher("meeting.moved.again").matches()).isTrue();
         assertThat(KindPatternClassifier.globToRegex("meeting.*").matcher("meetingXmoved").matches()).isFalse();
