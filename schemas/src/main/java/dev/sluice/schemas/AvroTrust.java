@@ -2,12 +2,16 @@ package dev.sluice.schemas;
 
 import dev.sluice.avro.ChatEvent;
 import dev.sluice.avro.ChatEventType;
+import dev.sluice.avro.ChatStatus;
+import dev.sluice.avro.DigestEntry;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.Lane;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.avro.Preference;
+import dev.sluice.avro.SenderStatus;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.avro.util.ClassSecurityValidator;
 
@@ -28,6 +32,7 @@ public final class AvroTrust {
             ClassSecurityValidator.ClassSecurityPredicate ours = ClassSecurityValidator.builder()
                     .add(Notification.class).add(OutboundMessage.class).add(DeliveryResult.class).add(ChatEvent.class)
                     .add(NotificationClass.class).add(Lane.class).add(DeliveryStatus.class).add(ChatEventType.class)
+                    .add(SenderStatus.class).add(Preference.class).add(ChatStatus.class).add(DigestEntry.class)
                     .build();
             ClassSecurityValidator.setGlobal(ClassSecurityValidator.composite(ClassSecurityValidator.getGlobal(), ours));
         }

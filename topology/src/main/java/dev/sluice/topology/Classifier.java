@@ -4,8 +4,9 @@ import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 
 /**
- * Resolves the class of a notification (DESIGN.md, Event classes). The walking skeleton uses the
- * event's own class, else ROUTINE; the configured {@code kind} patterns come with issue 5.
+ * Resolves the class of a notification (DESIGN.md, Event classes). The topology uses
+ * {@link KindPatternClassifier} (the event's own class, else the first matching {@code kind} pattern, else
+ * ROUTINE).
  */
 @FunctionalInterface
 public interface Classifier {

@@ -1,9 +1,17 @@
 package dev.sluice.topology;
 
+import dev.sluice.avro.ChatEvent;
+import dev.sluice.avro.ChatStatus;
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DigestEntry;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.avro.Preference;
+import dev.sluice.avro.SenderStatus;
 import dev.sluice.schemas.SchemaRegistryClient;
+import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerde;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
@@ -14,6 +22,7 @@ import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.state.Stores;
 
 /**
  * Pure factory of the Sluice Kafka Streams {@link Topology} (DESIGN.md, Topology). Builds, starts
@@ -25,56 +34,135 @@ import org.apache.kafka.streams.kstream.Repartitioned;
  *   <li>{@code <p>-source}: the source topic as raw bytes, so no record can fail before we see it;</li>
  *   <li>{@code <p>-validate}: read as Notification (Confluent wire format) and validate
  *       ({@link NotificationValidator});</li>
- *   <li>{@code <p>-checked} with branches {@code <p>-checked-valid} / {@code <p>-checked-invalid}: the split; invalid records go through
- *       {@code <p>-dlq-original} (back to the original value bytes) to {@code <p>-dlq-sink}
- *       ({@code notifications.dlq}, original key, value and headers plus {@link DeadLetterHeaders});</li>
+ *   <li>{@code <p>-checked} with branches {@code <p>-checked-valid} / {@code <p>-checked-invalid}: invalid
+ *       records go through {@code <p>-dlq-original} to {@code <p>-dlq-sink} ({@code notifications.dlq},
+ *       original key, value and headers plus {@link DeadLetterHeaders});</li>
  *   <li>{@code <p>-key-by-chat} then the repartition {@code by-chat} (live) / {@code backfill-by-chat}
- *       (topic {@code <application.id>-by-chat-repartition}): from here per-chat order is partition order.
- *       Order before the re-key is source-partition order, so a producer that needs per-chat order sends
- *       a chat's notifications with one key (the chat id, or e.g. the user id) so they share a partition;</li>
- *   <li>{@code <p>-to-outbound}: OutboundMessage with the lane, the resolved class and {@code due_at} = now;</li>
- *   <li>{@code <p>-outbox-sink}: the outbox topic, keyed by chat id.</li>
+ *       (topic {@code <application.id>-by-chat-repartition}): from here per-chat order is partition order;</li>
+ *   <li>{@code <p>-route} ({@link RouteProcessor}): chat status, deadlines, schedules, classification,
+ *       folding, with the stores {@code chat-status-store}, {@code chat-policy-store}, {@code <p>-digest-store},
+ *       {@code <p>-schedule-store} (changelogs {@code <application.id>-<store>-changelog}) and the global
+ *       stores {@code sender-status-store} and {@code preferences-store};</li>
+ *   <li>{@code <p>-routed} with branches {@code <p>-routed-outbound} → {@code <p>-to-outbound} →
+ *       {@code <p>-outbox-sink} (the lane's outbox) and {@code <p>-routed-result} → {@code <p>-to-result} →
+ *       {@code <p>-results-sink} ({@code delivery.results}: EXPIRED and SKIPPED_INACTIVE, sender_instance
+ *       {@code topology}).</li>
  * </ol>
- * Issue 5's steps (chat status, deadlines, classification by kind, digests) slot in between the
- * repartition and {@code <p>-to-outbound}, each as a named processor with named stores.
+ * Shared: {@code chat-events-source} → {@code chat-events-to-status} and {@code delivery-results-source} →
+ * {@code delivery-results-to-status} keep {@code chat-status-store} ({@link ChatStatusProcessor}); global
+ * stores {@code sender-status-store} (source {@code sender-status-source}, updater {@code sender-status}) and {@code preferences-store}
+ * (source {@code preferences-source}, updater {@code preferences}) copy the compacted topics.
+ *
+ * <p><b>Partitions:</b> {@code chat.events} and {@code delivery.results} are read in the same task as the
+ * {@code by-chat} repartition (they share {@code chat-status-store}), so they must have the same number of
+ * partitions as {@code notifications} (whose count the repartition inherits) and be keyed by chat id.
+ * {@link TopicBootstrap} creates them so.
+ *
+ * <p><b>Accounting</b> (every input id has exactly one terminal fate): an id is in exactly one of: the DLQ;
+ * an outbox record with {@code digest_count = 0} (its own {@code id}); the {@code folded_ids} of exactly one
+ * outbox record with {@code digest_count > 0} (a digest, id {@code <lane>-digest-<first folded id>}; its
+ * delivery result carries the same {@code folded_ids}); a {@code delivery.results} record with
+ * {@code sender_instance = topology}: EXPIRED or SKIPPED_INACTIVE for one notification (its id is the
+ * {@code message_id}), or SKIPPED_INACTIVE for a digest whose chat became inactive while it was pending (its
+ * {@code folded_ids}, {@code digest_count > 0}). Counting: folded = Σ digest_count of
+ * outbox digests, digests = number of outbox records with digest_count > 0.
  */
 public final class SluiceTopology {
+    public static final String CHAT_STATUS_STORE = "chat-status-store";
+    public static final String CHAT_POLICY_STORE = "chat-policy-store";
+    public static final String SENDER_STATUS_STORE = "sender-status-store";
+    public static final String PREFERENCES_STORE = "preferences-store";
 
     private SluiceTopology() {
     }
 
-    /** Builds the topology; the registry client is used by the serdes when records flow, not here. */
-    public static Topology build(TopologyConfig config, SchemaRegistryClient registry) {
-        return build(config, registry, Classifier.eventClassOrRoutine());
+    /** {@code <p>-digest-store}. */
+    public static String digestStore(LaneSpec spec) {
+        return spec.name("digest-store");
     }
 
-    static Topology build(TopologyConfig config, SchemaRegistryClient registry, Classifier classifier) {
+    /** {@code <p>-schedule-store}. */
+    public static String scheduleStore(LaneSpec spec) {
+        return spec.name("schedule-store");
+    }
+
+    /** Builds the topology; the registry client is used by the serdes when records flow, not here. */
+    public static Topology build(TopologyConfig config, SchemaRegistryClient registry) {
+        return build(config, registry, TopologyCounters.NONE);
+    }
+
+    /** As {@link #build(TopologyConfig, SchemaRegistryClient)}, reporting decisions to {@code counters}. */
+    public static Topology build(TopologyConfig config, SchemaRegistryClient registry, TopologyCounters counters) {
         StreamsBuilder builder = new StreamsBuilder();
+        var topics = config.topics();
+        builder.addGlobalStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SENDER_STATUS_STORE),
+                        Serdes.String(), Serdes.ByteArray()).withLoggingDisabled(), topics.senderStatus(),
+                Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("sender-status"),
+                () -> new RawGlobalStoreUpdater(SENDER_STATUS_STORE));
+        builder.addGlobalStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PREFERENCES_STORE),
+                        Serdes.String(), Serdes.ByteArray()).withLoggingDisabled(), topics.preferences(),
+                Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("preferences"),
+                () -> new RawGlobalStoreUpdater(PREFERENCES_STORE));
+
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CHAT_STATUS_STORE),
+                Serdes.String(), new SpecificAvroSerde<>(registry, ChatStatus.class)));
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CHAT_POLICY_STORE),
+                Serdes.String(), Serdes.String()));
+        builder.stream(topics.chatEvents(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("chat-events-source"))
+                .process(() -> ChatStatusProcessor.fromChatEvents(new SpecificAvroDeserializer<>(registry, ChatEvent.class)),
+                        Named.as("chat-events-to-status"), CHAT_STATUS_STORE);
+        builder.stream(topics.deliveryResults(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("delivery-results-source"))
+                .process(() -> ChatStatusProcessor.fromDeliveryResults(new SpecificAvroDeserializer<>(registry, DeliveryResult.class)),
+                        Named.as("delivery-results-to-status"), CHAT_STATUS_STORE);
+
         SpecificAvroSerde<Notification> notificationSerde = new SpecificAvroSerde<>(registry, Notification.class);
-        SpecificAvroSerde<OutboundMessage> outboundSerde = new SpecificAvroSerde<>(registry, OutboundMessage.class);
-        addLane(builder, LaneSpec.live(config.topics()), notificationSerde, outboundSerde, classifier);
-        addLane(builder, LaneSpec.backfill(config.topics()), notificationSerde, outboundSerde, classifier);
+        addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde);
+        addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde);
         return builder.build();
     }
 
-    private static void addLane(StreamsBuilder builder, LaneSpec spec, SpecificAvroSerde<Notification> notificationSerde,
-                                SpecificAvroSerde<OutboundMessage> outboundSerde, Classifier classifier) {
+    private static void addLane(StreamsBuilder builder, LaneSpec spec, TopologyConfig config, SchemaRegistryClient registry,
+                                TopologyCounters counters, SpecificAvroSerde<Notification> notificationSerde) {
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(digestStore(spec)),
+                Serdes.String(), new SpecificAvroSerde<>(registry, DigestEntry.class)));
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(scheduleStore(spec)),
+                Serdes.Bytes(), new SpecificAvroSerde<>(registry, Notification.class)));
+        SpecificAvroSerde<OutboundMessage> outboundSerde = new SpecificAvroSerde<>(registry, OutboundMessage.class);
+        SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(registry, DeliveryResult.class);
+
         KStream<byte[], Checked> checked = builder
                 .stream(spec.sourceTopic(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("source")))
                 .process(() -> new ValidateProcessor(notificationSerde.deserializer()), Named.as(spec.name("validate")));
 
         checked.split(Named.as(spec.name("checked")))
-                .branch((key, value) -> value.isValid(), Branched.withConsumer(valid -> valid
+                .branch((key, value) -> value.isValid(), Branched.withConsumer(valid -> route(valid
                         .map((key, value) -> KeyValue.pair(value.notification().getChatId(), value.notification()),
                                 Named.as(spec.name("key-by-chat")))
                         .repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
-                                .withKeySerde(Serdes.String()).withValueSerde(notificationSerde))
-                        .processValues(() -> new ToOutboundProcessor(spec.lane(), classifier), Named.as(spec.name("to-outbound")))
-                        .to(spec.outboxTopic(), Produced.with(Serdes.String(), outboundSerde).withName(spec.name("outbox-sink"))),
-                        "-valid"))
+                                .withKeySerde(Serdes.String()).withValueSerde(notificationSerde)),
+                        spec, config, registry, counters, outboundSerde, resultSerde), "-valid"))
                 .defaultBranch(Branched.withConsumer(invalid -> invalid
                         .mapValues(Checked::originalValue, Named.as(spec.name("dlq-original")))
                         .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("dlq-sink"))),
                         "-invalid"));
+    }
+
+    private static void route(KStream<String, Notification> byChat, LaneSpec spec, TopologyConfig config,
+                              SchemaRegistryClient registry, TopologyCounters counters,
+                              SpecificAvroSerde<OutboundMessage> outboundSerde, SpecificAvroSerde<DeliveryResult> resultSerde) {
+        byChat.<String, SpecificRecord>process(() -> new RouteProcessor(spec, config, config.classifier(), counters,
+                                new SpecificAvroDeserializer<>(registry, SenderStatus.class),
+                                new SpecificAvroDeserializer<>(registry, Preference.class)),
+                        Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec))
+                .split(Named.as(spec.name("routed")))
+                .branch((key, value) -> value instanceof OutboundMessage, Branched.withConsumer(out -> out
+                        .mapValues(value -> (OutboundMessage) value, Named.as(spec.name("to-outbound")))
+                        .to(spec.outboxTopic(), Produced.with(Serdes.String(), outboundSerde).withName(spec.name("outbox-sink"))),
+                        "-outbound"))
+                .defaultBranch(Branched.withConsumer(results -> results
+                        .mapValues(value -> (DeliveryResult) value, Named.as(spec.name("to-result")))
+                        .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde)
+                                .withName(spec.name("results-sink"))),
+                        "-result"));
     }
 }

@@ -63,4 +63,35 @@ public final class TopicBootstrap {
             throw new IllegalStateException("cannot list topics: " + (e.getCause() != null ? e.getCause() : e), e);
         }
     }
+
+    /**
+     * Checks that the topics read in the chat-keyed task share one partition count: {@code notifications},
+     * {@code notifications.backfill} (the repartitions inherit their counts), {@code chat.events} and
+     * {@code delivery.results}. Otherwise a chat's status would live in another task than its notifications and
+     * Kafka Streams would not notice. Topics that do not exist yet are not checked (Kafka Streams reports them).
+     *
+     * @throws IllegalStateException naming every topic and its partition count when they differ
+     */
+    public static void checkCoPartitioned(Admin admin, Topics topics) {
+        List<String> names = List.of(topics.notifications(), topics.notificationsBackfill(), topics.chatEvents(), topics.deliveryResults());
+        try {
+            Set<String> existing = admin.listTopics().names().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            List<String> present = names.stream().filter(existing::contains).distinct().toList();
+            if (present.isEmpty()) {
+                return;
+            }
+            Map<String, Integer> counts = new java.util.TreeMap<>();
+            admin.describeTopics(present).allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                    .forEach((name, d) -> counts.put(name, d.partitions().size()));
+            if (counts.values().stream().distinct().count() > 1) {
+                throw new IllegalStateException("topics read by chat id must have the same number of partitions "
+                        + "(chat status is kept next to the notifications of the chat), found " + counts);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while describing topics", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot describe topics: " + (e.getCause() != null ? e.getCause() : e), e);
+        }
+    }
 }

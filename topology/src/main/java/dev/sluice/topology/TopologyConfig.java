@@ -27,6 +27,20 @@ import org.apache.kafka.streams.StreamsConfig;
  *   <li>{@code num.stream.threads} (default 1)</li>
  *   <li>{@code commit.interval.ms} (default: Kafka Streams' default, 100 ms under exactly-once)</li>
  *   <li>{@code topic.*} topic names, see {@link Topics}</li>
+ *   <li>{@code classify.kind.patterns} (default none) {@code <kind glob>=<CLASS>} pairs, first match wins, e.g.
+ *       {@code meeting.*=CRITICAL,board.*=COLLAPSIBLE}; see {@link KindPatternClassifier}</li>
+ *   <li>{@code digest.flush.interval.ms} (default 60000) wall-clock period of the digest flush punctuator</li>
+ *   <li>{@code digest.max.keys} (default 200) pending digest keys per lane and task that trigger a flush at once</li>
+ *   <li>{@code digest.max.folded.ids} (default 100) folded ids one digest entry holds; an entry that reaches it
+ *       is flushed at once as its own digest, so every folded id is in exactly one digest</li>
+ *   <li>{@code schedule.release.interval.ms} (default 250) wall-clock period of the punctuator that releases
+ *       scheduled ({@code not_before}) notifications: they leave at most this late</li>
+ *   <li>{@code pressure.drain.time.threshold.ms} (default 30000) a bot is under pressure when the summed
+ *       backlog of its fresh {@code sender.status} reports divided by their summed drain rate exceeds this</li>
+ *   <li>{@code pressure.status.max.age.ms} (default 60000) {@code sender.status} reports older than this
+ *       (by their {@code at}) are ignored</li>
+ *   <li>{@code policy.chat.rate}, {@code policy.chat.burst}, {@code policy.chat.overrides} the per-chat policy
+ *       limit, see {@link ChatPolicy}</li>
  *   <li>{@code kafka.<any Kafka client or Streams property>} passed through with the prefix removed, e.g.
  *       {@code kafka.security.protocol=SASL_SSL}, {@code kafka.replication.factor=3}. The named keys above
  *       win over a pass-through of the same name.</li>
@@ -42,6 +56,13 @@ public final class TopologyConfig {
     public static final String COMMIT_INTERVAL_MS = "commit.interval.ms";
     public static final String KAFKA_PREFIX = "kafka.";
     public static final String DEFAULT_APPLICATION_ID = "sluice-topology";
+    public static final String CLASSIFY_KIND_PATTERNS = "classify.kind.patterns";
+    public static final String DIGEST_FLUSH_INTERVAL_MS = "digest.flush.interval.ms";
+    public static final String DIGEST_MAX_KEYS = "digest.max.keys";
+    public static final String DIGEST_MAX_FOLDED_IDS = "digest.max.folded.ids";
+    public static final String SCHEDULE_RELEASE_INTERVAL_MS = "schedule.release.interval.ms";
+    public static final String PRESSURE_DRAIN_TIME_THRESHOLD_MS = "pressure.drain.time.threshold.ms";
+    public static final String PRESSURE_STATUS_MAX_AGE_MS = "pressure.status.max.age.ms";
 
     private final Settings settings;
     private final String bootstrapServers;
@@ -53,6 +74,14 @@ public final class TopologyConfig {
     private final OptionalLong commitIntervalMs;
     private final Topics topics;
     private final Map<String, String> kafkaPassThrough;
+    private final KindPatternClassifier classifier;
+    private final long digestFlushIntervalMs;
+    private final int digestMaxKeys;
+    private final int digestMaxFoldedIds;
+    private final long scheduleReleaseIntervalMs;
+    private final long pressureDrainTimeThresholdMs;
+    private final long pressureStatusMaxAgeMs;
+    private final ChatPolicy chatPolicy;
 
     private TopologyConfig(Settings s) {
         this.settings = s;
@@ -72,6 +101,15 @@ public final class TopologyConfig {
         this.commitIntervalMs = s.has(COMMIT_INTERVAL_MS) ? OptionalLong.of(s.positiveLong(COMMIT_INTERVAL_MS, 100)) : OptionalLong.empty();
         this.topics = Topics.from(s);
         this.kafkaPassThrough = Map.copyOf(s.withPrefix(KAFKA_PREFIX));
+        this.classifier = KindPatternClassifier.parse(CLASSIFY_KIND_PATTERNS, s.string(CLASSIFY_KIND_PATTERNS, ""));
+        this.digestFlushIntervalMs = s.longValue(DIGEST_FLUSH_INTERVAL_MS, 60_000, v -> v >= 10, "a duration in milliseconds >= 10");
+        this.digestMaxKeys = s.positiveInt(DIGEST_MAX_KEYS, 200);
+        this.digestMaxFoldedIds = Math.toIntExact(s.longValue(DIGEST_MAX_FOLDED_IDS, 100, v -> v >= 1 && v <= 10_000, "an integer 1..10000"));
+        this.scheduleReleaseIntervalMs = s.longValue(SCHEDULE_RELEASE_INTERVAL_MS, 250, v -> v >= 10 && v <= 60_000,
+                "a duration in milliseconds 10..60000");
+        this.pressureDrainTimeThresholdMs = s.positiveLong(PRESSURE_DRAIN_TIME_THRESHOLD_MS, 30_000);
+        this.pressureStatusMaxAgeMs = s.positiveLong(PRESSURE_STATUS_MAX_AGE_MS, 60_000);
+        this.chatPolicy = ChatPolicy.from(s);
     }
 
     /** Reads and validates; fails with a {@link ConfigException} naming the key and value. */
@@ -129,6 +167,39 @@ public final class TopologyConfig {
         return topics;
     }
 
+    /** {@code classify.kind.patterns}. */
+    public KindPatternClassifier classifier() {
+        return classifier;
+    }
+
+    public long digestFlushIntervalMs() {
+        return digestFlushIntervalMs;
+    }
+
+    public int digestMaxKeys() {
+        return digestMaxKeys;
+    }
+
+    public int digestMaxFoldedIds() {
+        return digestMaxFoldedIds;
+    }
+
+    public long scheduleReleaseIntervalMs() {
+        return scheduleReleaseIntervalMs;
+    }
+
+    public long pressureDrainTimeThresholdMs() {
+        return pressureDrainTimeThresholdMs;
+    }
+
+    public long pressureStatusMaxAgeMs() {
+        return pressureStatusMaxAgeMs;
+    }
+
+    public ChatPolicy chatPolicy() {
+        return chatPolicy;
+    }
+
     /** {@code kafka.*} entries with the prefix removed. */
     public Map<String, String> kafkaPassThrough() {
         return kafkaPassThrough;
@@ -140,6 +211,11 @@ public final class TopologyConfig {
         kafkaPassThrough.forEach((k, v) -> pass.append(k).append('=').append(Settings.redactIfSecret(k, v)).append(", "));
         return "TopologyConfig{application.id=" + applicationId + ", bootstrap.servers=" + bootstrapServers
                 + ", processing.guarantee=" + processingGuarantee + ", num.stream.threads=" + numStreamThreads
-                + ", topics=" + topics + ", kafka.*={" + pass + "}}";
+                + ", topics=" + topics + ", classify.kind.patterns=" + classifier + ", digest.flush.interval.ms=" + digestFlushIntervalMs
+                + ", digest.max.keys=" + digestMaxKeys + ", digest.max.folded.ids=" + digestMaxFoldedIds
+                + ", schedule.release.interval.ms=" + scheduleReleaseIntervalMs
+                + ", pressure.drain.time.threshold.ms=" + pressureDrainTimeThresholdMs
+                + ", pressure.status.max.age.ms=" + pressureStatusMaxAgeMs + ", policy=" + chatPolicy
+                + ", kafka.*={" + pass + "}}";
     }
 }

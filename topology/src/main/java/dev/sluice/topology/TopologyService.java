@@ -3,6 +3,9 @@ package dev.sluice.topology;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SchemaRegistryClient;
 import java.time.Duration;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
@@ -30,8 +33,13 @@ public final class TopologyService implements AutoCloseable {
     }
 
     public TopologyService(TopologyConfig config, SchemaRegistryClient registry) {
+        this(config, registry, TopologyCounters.NONE);
+    }
+
+    /** With {@code counters} told about every decision (metrics; see {@link TopologyCounters}). */
+    public TopologyService(TopologyConfig config, SchemaRegistryClient registry, TopologyCounters counters) {
         this.config = config;
-        this.topology = SluiceTopology.build(config, registry);
+        this.topology = SluiceTopology.build(config, registry, counters);
         this.streams = new KafkaStreams(topology, config.streamsProperties());
         this.streams.setUncaughtExceptionHandler(exception -> {
             log.error("stream thread of {} failed; replacing it", config.applicationId(), exception);
@@ -41,10 +49,27 @@ public final class TopologyService implements AutoCloseable {
                 log.info("topology {} state {} -> {}", config.applicationId(), oldState, newState));
     }
 
-    /** Starts processing (returns at once; see {@link #state()}). */
+    /**
+     * Checks that the chat-keyed topics are co-partitioned ({@link TopicBootstrap#checkCoPartitioned}), then
+     * starts processing (returns at once; see {@link #state()}).
+     *
+     * @throws IllegalStateException when the partition counts differ
+     */
     public void start() {
+        try (Admin admin = Admin.create(adminProperties())) {
+            TopicBootstrap.checkCoPartitioned(admin, config.topics());
+        }
         log.info("starting topology {}\n{}", config, topology.describe());
         streams.start();
+    }
+
+    private java.util.Map<String, Object> adminProperties() {
+        java.util.Map<String, Object> p = new java.util.HashMap<>();
+        config.kafkaPassThrough().forEach(p::put);
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        // Only client settings an Admin knows (security, timeouts): Streams-only keys would only log warnings.
+        p.keySet().retainAll(AdminClientConfig.configNames());
+        return p;
     }
 
     public KafkaStreams.State state() {
@@ -61,9 +86,13 @@ public final class TopologyService implements AutoCloseable {
         return streams;
     }
 
-    /** Stops processing and waits up to {@link #CLOSE_TIMEOUT} for the threads to end. */
+    /**
+     * Stops processing, waits up to {@link #CLOSE_TIMEOUT} for the threads to end, and leaves the consumer
+     * group, so a restarted or remaining instance takes the partitions over at once instead of after the
+     * session timeout (45 s by default): pending digests and due scheduled posts are not held back.
+     */
     @Override
     public void close() {
-        streams.close(CLOSE_TIMEOUT);
+        streams.close(CloseOptions.timeout(CLOSE_TIMEOUT).withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
     }
 }

@@ -66,4 +66,49 @@ class TopologyConfigTest {
         assertThatThrownBy(() -> TopologyConfig.from(Settings.of(REQUIRED).with("application.id", "my app")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("application.id");
     }
+
+    @Test
+    void issue5KeysHaveDefaults() {
+        TopologyConfig c = TopologyConfig.from(Settings.of(REQUIRED));
+        assertThat(c.digestFlushIntervalMs()).isEqualTo(60_000);
+        assertThat(c.digestMaxKeys()).isEqualTo(200);
+        assertThat(c.digestMaxFoldedIds()).isEqualTo(100);
+        assertThat(c.scheduleReleaseIntervalMs()).isEqualTo(250);
+        assertThat(c.pressureDrainTimeThresholdMs()).isEqualTo(30_000);
+        assertThat(c.pressureStatusMaxAgeMs()).isEqualTo(60_000);
+        assertThat(c.classifier().rules()).isEmpty();
+        assertThat(c.chatPolicy().defaultPolicy()).isEmpty();
+        assertThat(c.chatPolicy().forChat("42")).isEmpty();
+    }
+
+    @Test
+    void issue5KeysAreReadAndValidated() {
+        TopologyConfig c = TopologyConfig.from(Settings.of(REQUIRED)
+                .with("classify.kind.patterns", "meeting.*=CRITICAL, board.*=collapsible")
+                .with("digest.flush.interval.ms", "5000").with("digest.max.keys", "10").with("digest.max.folded.ids", "20")
+                .with("policy.chat.rate", "5/h").with("policy.chat.burst", "3")
+                .with("policy.chat.overrides", "42=20/h:10, -1001=none, 77=1/min"));
+        assertThat(c.classifier().rules()).extracting(KindPatternClassifier.Rule::glob).containsExactly("meeting.*", "board.*");
+        assertThat(c.digestFlushIntervalMs()).isEqualTo(5000);
+        assertThat(c.digestMaxKeys()).isEqualTo(10);
+        assertThat(c.digestMaxFoldedIds()).isEqualTo(20);
+        assertThat(c.chatPolicy().forChat("1").orElseThrow().toString()).isEqualTo("GcraPolicy[rate=5/h, burst=3]");
+        assertThat(c.chatPolicy().forChat("42").orElseThrow().toString()).isEqualTo("GcraPolicy[rate=20/h, burst=10]");
+        assertThat(c.chatPolicy().forChat("-1001")).isEmpty();
+        assertThat(c.chatPolicy().forChat("77").orElseThrow().toString()).isEqualTo("GcraPolicy[rate=1/min, burst=1]");
+
+        Map<String, String> bad = Map.of(
+                "classify.kind.patterns", "meeting.*=URGENT",
+                "digest.flush.interval.ms", "0",
+                "digest.max.keys", "-1",
+                "digest.max.folded.ids", "0",
+                "schedule.release.interval.ms", "5",
+                "pressure.drain.time.threshold.ms", "abc",
+                "policy.chat.rate", "5 per hour",
+                "policy.chat.overrides", "42=5/h:x");
+        bad.forEach((key, value) -> assertThatThrownBy(() -> TopologyConfig.from(Settings.of(REQUIRED).with(key, value)))
+                .as(key).isInstanceOf(ConfigException.class).hasMessageContaining(key).hasMessageContaining(value));
+        assertThatThrownBy(() -> TopologyConfig.from(Settings.of(REQUIRED).with("policy.chat.burst", "5")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("policy.chat.burst").hasMessageContaining("policy.chat.rate");
+    }
 }

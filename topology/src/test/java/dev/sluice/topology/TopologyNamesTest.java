@@ -22,9 +22,13 @@ class TopologyNamesTest {
 
         Set<String> nodes = new TreeSet<>();
         Set<String> topics = new TreeSet<>();
+        Set<String> stores = new TreeSet<>();
         for (TopologyDescription.Subtopology sub : description.subtopologies()) {
             for (TopologyDescription.Node node : sub.nodes()) {
                 nodes.add(node.name());
+                if (node instanceof TopologyDescription.Processor processor) {
+                    stores.addAll(processor.stores());
+                }
                 if (node instanceof TopologyDescription.Source source) {
                     topics.addAll(source.topicSet());
                 }
@@ -33,25 +37,36 @@ class TopologyNamesTest {
                 }
             }
         }
-        assertThat(description.globalStores()).isEmpty();
+        for (TopologyDescription.GlobalStore global : description.globalStores()) {
+            nodes.add(global.source().name());
+            nodes.add(global.processor().name());
+            topics.addAll(global.source().topicSet());
+            stores.addAll(global.processor().stores());
+        }
 
         Set<String> expected = new TreeSet<>();
         for (String p : new String[] {"live", "backfill"}) {
             String repartition = p.equals("live") ? "by-chat" : "backfill-by-chat";
             for (String step : new String[] {"source", "validate", "checked", "checked-valid", "checked-invalid",
-                    "dlq-original", "dlq-sink", "key-by-chat", "to-outbound", "outbox-sink"}) {
+                    "dlq-original", "dlq-sink", "key-by-chat", "route", "routed", "routed-outbound", "routed-result",
+                    "to-outbound", "outbox-sink", "to-result", "results-sink"}) {
                 expected.add(p + "-" + step);
             }
             expected.add(repartition + "-repartition-filter");
             expected.add(repartition + "-repartition-sink");
             expected.add(repartition + "-repartition-source");
         }
+        expected.addAll(Set.of("chat-events-source", "chat-events-to-status", "delivery-results-source", "delivery-results-to-status",
+                "sender-status-source", "sender-status", "preferences-source", "preferences"));
         assertThat(nodes).isEqualTo(expected);
+        assertThat(stores).containsExactlyInAnyOrder("chat-status-store", "chat-policy-store", "live-digest-store",
+                "live-schedule-store", "backfill-digest-store", "backfill-schedule-store", "sender-status-store", "preferences-store");
         for (String node : nodes) {
             assertThat(node).as("kebab-case, never generated (KSTREAM-...)").matches("[a-z]+(-[a-z]+)*");
         }
         assertThat(topics).contains("notifications", "notifications.backfill", "outbox.live", "outbox.backfill",
-                "notifications.dlq", "by-chat-repartition", "backfill-by-chat-repartition");
+                "notifications.dlq", "by-chat-repartition", "backfill-by-chat-repartition", "chat.events", "delivery.results",
+                "sender.status", "preferences");
 
         Matcher generated = Pattern.compile("KSTREAM-|KTABLE-|KSTREAM_").matcher(description.toString());
         assertThat(generated.find()).as(description.toString()).isFalse();

@@ -172,6 +172,29 @@ class TopologyServiceIT {
         }
     }
 
+    @Test
+    void refusesToStartWhenChatEventsAreNotCoPartitionedWithNotifications() throws Exception {
+        Settings settings = Settings.of(Map.of(
+                "bootstrap.servers", kafka.bootstrapServers(),
+                "schema.registry.url", registry.url(),
+                "application.id", "sluice-topology-copart-it",
+                "state.dir", stateDir.toString()));
+        for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
+                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES)) {
+            settings = settings.with(key, "copart." + key.substring("topic.".length()));
+        }
+        TopologyConfig config = TopologyConfig.from(settings);
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(config.topics().chatEvents(), 2, (short) 1))).all().get();
+            TopicBootstrap.ensureTopics(admin, config.topics(), 3, (short) 1);
+        }
+        try (TopologyService service = new TopologyService(config)) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(service::start).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("same number of partitions").hasMessageContaining("copart.chat.events=2")
+                    .hasMessageContaining("copart.notifications=3");
+        }
+    }
+
     private static <K, V> List<ConsumerRecord<K, V>> consume(String topic, Deserializer<K> keys, Deserializer<V> values, int expected) {
         List<ConsumerRecord<K, V>> out = new ArrayList<>();
         try (KafkaConsumer<K, V> consumer = new KafkaConsumer<>(Map.of(

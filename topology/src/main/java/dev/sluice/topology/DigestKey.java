@@ -1,0 +1,35 @@
+package dev.sluice.topology;
+
+import dev.sluice.avro.Notification;
+
+/**
+ * The key of a digest entry (DESIGN.md, ROUTINE: folded by key): chat, bot, kind and entity, encoded
+ * without ambiguity as length-prefixed parts, e.g. {@code 2:42|6:alerts|13:task.assigned|7:task-42}
+ * ({@code -} for a missing entity). Readable in the changelog, and the chat part keeps all keys of one chat
+ * together in the store's order.
+ */
+final class DigestKey {
+    private DigestKey() {
+    }
+
+    /** The key of {@code n} addressed to {@code chatId} (the chat after any migration). */
+    static String of(Notification n, String chatId) {
+        StringBuilder s = new StringBuilder();
+        part(s, chatId);
+        s.append('|');
+        part(s, n.getBotId());
+        s.append('|');
+        part(s, n.getKind());
+        s.append('|');
+        if (n.getEntity() == null) {
+            s.append('-');
+        } else {
+            part(s, n.getEntity());
+        }
+        return s.toString();
+    }
+
+    private static void part(StringBuilder s, String value) {
+        s.append(value.length()).append(':').append(value);
+    }
+}

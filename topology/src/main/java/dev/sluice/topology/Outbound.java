@@ -1,0 +1,112 @@
+package dev.sluice.topology;
+
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.DigestEntry;
+import dev.sluice.avro.Lane;
+import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.avro.OutboundMessage;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Builds what the topology writes: single and digest OutboundMessages, and its own DeliveryResults. */
+final class Outbound {
+    /** {@code sender_instance} of the results the topology decides. */
+    static final String TOPOLOGY_INSTANCE = "topology";
+    /** Attribute set on a re-addressed message: the chat id the producer used. */
+    static final String MIGRATED_FROM_ATTRIBUTE = "sluice.migrated_from_chat_id";
+
+    private Outbound() {
+    }
+
+    /** A notification sent on as itself; {@code due_at} = now (when the topology released it). */
+    static OutboundMessage single(Notification n, NotificationClass eventClass, Lane lane, long nowMs) {
+        return OutboundMessage.newBuilder()
+                .setId(n.getId())
+                .setBotId(n.getBotId())
+                .setChatId(n.getChatId())
+                .setKind(n.getKind())
+                .setEventClass(eventClass)
+                .setLane(lane)
+                .setText(n.getText())
+                .setParseMode(n.getParseMode())
+                .setCreatedAt(n.getCreatedAt())
+                .setDueAt(Instant.ofEpochMilli(nowMs))
+                .setExpiresAt(n.getExpiresAt())
+                .setDigestCount(0)
+                .setFoldedIds(List.of())
+                .setBotPool(new ArrayList<>(n.getBotPool()))
+                .setAttributes(new HashMap<>(n.getAttributes()))
+                .build();
+    }
+
+    /**
+     * The digest of an entry: id {@code <lane>-digest-<first folded id>} (stable across a retried task, and
+     * unique because an id is folded once per lane), {@code digest_count} and {@code folded_ids} set, the
+     * text saying what it folds plus the latest state, {@code created_at} of the first folded notification,
+     * no deadline (folded events are the ones that may be late).
+     */
+    static OutboundMessage digest(DigestEntry e, Lane lane, long nowMs) {
+        Notification latest = e.getLatest();
+        Map<String, String> attributes = new HashMap<>(latest.getAttributes());
+        attributes.put("sluice.digest.first_at", e.getFirstAt().toString());
+        attributes.put("sluice.digest.last_at", e.getLastAt().toString());
+        return OutboundMessage.newBuilder()
+                .setId(lane.name().toLowerCase() + "-digest-" + e.getFoldedIds().get(0))
+                .setBotId(e.getBotId())
+                .setChatId(e.getChatId())
+                .setKind(e.getKind())
+                .setEventClass(e.getEventClass())
+                .setLane(lane)
+                .setText(digestText(e))
+                .setParseMode(e.getCount() == 1 ? latest.getParseMode() : null)
+                .setCreatedAt(e.getFirstAt())
+                .setDueAt(Instant.ofEpochMilli(nowMs))
+                .setExpiresAt(null)
+                .setDigestCount(e.getCount())
+                .setFoldedIds(new ArrayList<>(e.getFoldedIds()))
+                .setBotPool(new ArrayList<>(latest.getBotPool()))
+                .setAttributes(attributes)
+                .build();
+    }
+
+    /**
+     * {@code "20 updates to task.updated task-42 (10:00:03Z to 10:00:41Z). Latest:\n<latest text>"}; the
+     * latest text alone when one notification is folded. Plain text (no parse mode) because the latest text
+     * may carry markup for a mode the header would break; at most 4096 characters (Telegram sendMessage).
+     */
+    static String digestText(DigestEntry e) {
+        String latest = e.getLatest().getText();
+        if (e.getCount() == 1) {
+            return latest;
+        }
+        String subject = e.getEntity() == null ? e.getKind() : e.getKind() + " " + e.getEntity();
+        String header = e.getCount() + " updates to " + subject + " (" + e.getFirstAt() + " to " + e.getLastAt() + "). Latest:\n";
+        String text = header + latest;
+        int max = NotificationValidator.MAX_TEXT_LENGTH;
+        return text.length() <= max ? text : text.substring(0, max - 1) + "\u2026";
+    }
+
+    /** A result the topology decides (EXPIRED, SKIPPED_INACTIVE): no provider call, no budget spent. */
+    static DeliveryResult result(Notification n, NotificationClass eventClass, Lane lane, DeliveryStatus status,
+                                 String reason, long nowMs) {
+        return DeliveryResult.newBuilder()
+                .setMessageId(n.getId())
+                .setBotId(n.getBotId())
+                .setChatId(n.getChatId())
+                .setStatus(status)
+                .setEventClass(eventClass)
+                .setLane(lane)
+                .setReason(reason)
+                .setAttempts(0)
+                .setResultAt(Instant.ofEpochMilli(nowMs))
+                .setDigestCount(0)
+                .setFoldedIds(List.of())
+                .setSenderInstance(TOPOLOGY_INSTANCE)
+                .build();
+    }
+}

@@ -1,0 +1,344 @@
+package dev.sluice.topology;
+
+import dev.sluice.avro.ChatStatus;
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.DigestEntry;
+import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.avro.Preference;
+import dev.sluice.avro.SenderStatus;
+import dev.sluice.limits.GcraPolicy;
+import dev.sluice.topology.TopologyCounters.FoldReason;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Optional;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.ContextualProcessor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Steps 3 to 6 of DESIGN.md's topology for one lane, after the {@code by-chat} repartition (key = chat id,
+ * so all state of a chat is in this task). For each notification, in this order:
+ * <ol>
+ *   <li>migration: follow {@code migrated_to_chat_id} in {@code chat-status-store} (re-address);</li>
+ *   <li>inactive chat → a SKIPPED_INACTIVE result on {@code delivery.results} (no budget spent);</li>
+ *   <li>{@code expires_at} not after now → an EXPIRED result;</li>
+ *   <li>{@code not_before} after now → the time-indexed {@code <lane>-schedule-store}; a wall-clock
+ *       punctuator every {@code schedule.release.interval.ms} releases due notifications in not_before order
+ *       back into this same routine (exactly once: the store delete and the output commit together);</li>
+ *   <li>classify; CRITICAL → outbox now; COLLAPSIBLE → fold; ROUTINE → fold if its digest key has a pending
+ *       entry (keeps per-key order), else sent on if the user opted out of digests, else fold if the bot is
+ *       under pressure or the chat's policy GCRA refuses, else sent on.</li>
+ * </ol>
+ * Folding puts the notification in {@code <lane>-digest-store} (key {@link DigestKey}). Digests leave on a
+ * wall-clock punctuator every {@code digest.flush.interval.ms} (a digest to a chat with a policy limit only
+ * when its GCRA allows one more message; else it waits for a later flush), all at once when
+ * {@code digest.max.keys} entries are pending, and an entry alone when it holds {@code digest.max.folded.ids}
+ * ids; so every folded id is in exactly one digest. A later notification of the same key is processed after the flush and lands behind
+ * the digest in the same outbox partition: per-key order holds.
+ *
+ * <p>Two choices worth knowing: a pending digest key wins over the digest opt-out (a user who opts out while
+ * entries are pending gets them in that digest, then one by one), because per-key order matters more; and a
+ * migration is followed through the statuses this task holds: the new id's own status usually lives in
+ * another partition (where notifications that producers address to the new id are handled), so a
+ * re-addressed notification is not checked against it.
+ *
+ * <p>Output: OutboundMessage (for the outbox) or DeliveryResult (for {@code delivery.results}), key = the
+ * (re-addressed) chat id, timestamp = the wall-clock time of the decision.
+ */
+final class RouteProcessor extends ContextualProcessor<String, Notification, String, SpecificRecord> {
+    private static final int MAX_MIGRATION_HOPS = 8;
+    private static final int MAX_RELEASE_PER_PUNCTUATION = 10_000;
+    private static final int POLICY_SWEEP_PER_PUNCTUATION = 1_000;
+
+    private final LaneSpec spec;
+    private final TopologyConfig config;
+    private final Classifier classifier;
+    private final TopologyCounters counters;
+    private final Deserializer<SenderStatus> senderStatusDeserializer;
+    private final Deserializer<Preference> preferenceDeserializer;
+
+    private KeyValueStore<String, ChatStatus> chatStatus;
+    private KeyValueStore<String, String> policyStore;
+    private KeyValueStore<String, DigestEntry> digests;
+    private KeyValueStore<Bytes, Notification> schedule;
+    private BotPressure pressure;
+    private DigestPreferences preferences;
+    private int pendingKeys;
+    private String policySweepFrom;
+
+    RouteProcessor(LaneSpec spec, TopologyConfig config, Classifier classifier, TopologyCounters counters,
+                   Deserializer<SenderStatus> senderStatusDeserializer, Deserializer<Preference> preferenceDeserializer) {
+        this.spec = spec;
+        this.config = config;
+        this.classifier = classifier;
+        this.counters = counters;
+        this.senderStatusDeserializer = senderStatusDeserializer;
+        this.preferenceDeserializer = preferenceDeserializer;
+    }
+
+    @Override
+    public void init(ProcessorContext<String, SpecificRecord> context) {
+        super.init(context);
+        chatStatus = context.getStateStore(SluiceTopology.CHAT_STATUS_STORE);
+        policyStore = context.getStateStore(SluiceTopology.CHAT_POLICY_STORE);
+        digests = context.getStateStore(SluiceTopology.digestStore(spec));
+        schedule = context.getStateStore(SluiceTopology.scheduleStore(spec));
+        pressure = new BotPressure(context.getStateStore(SluiceTopology.SENDER_STATUS_STORE), senderStatusDeserializer,
+                config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs());
+        preferences = new DigestPreferences(context.getStateStore(SluiceTopology.PREFERENCES_STORE), preferenceDeserializer,
+                config.topics().preferences());
+        // Stores are restored before init: count the entries a previous run left pending.
+        pendingKeys = 0;
+        try (KeyValueIterator<String, DigestEntry> it = digests.all()) {
+            while (it.hasNext()) {
+                it.next();
+                pendingKeys++;
+            }
+        }
+        context.schedule(Duration.ofMillis(config.digestFlushIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::flushAll);
+        context.schedule(Duration.ofMillis(config.scheduleReleaseIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::release);
+    }
+
+    @Override
+    public void process(Record<String, Notification> record) {
+        route(record.value(), context().currentSystemTimeMs(), false);
+    }
+
+    private void route(Notification original, long now, boolean released) {
+        Notification n = original;
+        String chat = n.getChatId();
+        ChatStatus status = chatStatus.get(chat);
+        for (int hops = 0; status != null && status.getMigratedToChatId() != null && hops < MAX_MIGRATION_HOPS; hops++) {
+            chat = status.getMigratedToChatId();
+            status = chatStatus.get(chat);
+        }
+        if (!chat.equals(n.getChatId())) {
+            HashMap<String, String> attributes = new HashMap<>(n.getAttributes());
+            attributes.putIfAbsent(Outbound.MIGRATED_FROM_ATTRIBUTE, n.getChatId());
+            n = Notification.newBuilder(n).setChatId(chat).setAttributes(attributes).build();
+        }
+        NotificationClass eventClass = classifier.classify(n);
+        if (status != null && !status.getActive()) {
+            String reason = "chat " + chat + " is inactive since " + status.getChangedAt() + " ("
+                    + (status.getReason() == null ? "no reason recorded" : status.getReason()) + ")";
+            result(n, eventClass, DeliveryStatus.SKIPPED_INACTIVE, reason, now);
+            return;
+        }
+        if (n.getExpiresAt() != null && n.getExpiresAt().toEpochMilli() <= now) {
+            result(n, eventClass, DeliveryStatus.EXPIRED, "expires_at " + n.getExpiresAt()
+                    + " passed before the topology could release it (at " + Instant.ofEpochMilli(now) + ")", now);
+            return;
+        }
+        if (!released && n.getNotBefore() != null && n.getNotBefore().toEpochMilli() > now) {
+            schedule.put(scheduleKey(original.getNotBefore().toEpochMilli(), original.getId()), original);
+            counters.scheduled(spec.lane());
+            return;
+        }
+        String key = DigestKey.of(n, chat);
+        switch (eventClass) {
+            case CRITICAL -> sendOn(n, eventClass, now);
+            case COLLAPSIBLE -> fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now);
+            case ROUTINE -> {
+                DigestEntry pending = digests.get(key);
+                if (pending != null) {
+                    fold(key, pending, n, eventClass, FoldReason.PENDING_KEY, now);
+                } else if (preferences.optedOut(n.getUserId() != null ? n.getUserId() : chat)) {
+                    sendOn(n, eventClass, now);
+                } else if (pressure.underPressure(n.getBotId(), now)) {
+                    fold(key, null, n, eventClass, FoldReason.PRESSURE, now);
+                } else if (!policyAllows(chat, now)) {
+                    fold(key, null, n, eventClass, FoldReason.POLICY, now);
+                } else {
+                    sendOn(n, eventClass, now);
+                }
+            }
+            default -> throw new IllegalStateException("unknown class " + eventClass);
+        }
+    }
+
+    private void sendOn(Notification n, NotificationClass eventClass, long now) {
+        context().forward(new Record<>(n.getChatId(), Outbound.single(n, eventClass, spec.lane(), now), now));
+        counters.sentOn(spec.lane(), eventClass);
+    }
+
+    private void result(Notification n, NotificationClass eventClass, DeliveryStatus status, String reason, long now) {
+        context().forward(new Record<>(n.getChatId(), Outbound.result(n, eventClass, spec.lane(), status, reason, now), now));
+        counters.result(spec.lane(), status);
+    }
+
+    /** The chat's policy GCRA: TAT stored as {@code <rate count>:<tat>} (the TAT's scale depends on the count). */
+    private boolean policyAllows(String chat, long now) {
+        Optional<GcraPolicy> policy = config.chatPolicy().forChat(chat);
+        if (policy.isEmpty()) {
+            return true;
+        }
+        GcraPolicy p = policy.get();
+        long tat = GcraPolicy.EMPTY_TAT;
+        String stored = policyStore.get(chat);
+        if (stored != null) {
+            int colon = stored.indexOf(':');
+            if (colon > 0 && Long.parseLong(stored.substring(0, colon)) == p.scaledUnitsPerMilli()) {
+                tat = Long.parseLong(stored.substring(colon + 1));
+            }
+        }
+        GcraPolicy.Result r = p.decide(tat, now);
+        if (r.decision().allowed()) {
+            policyStore.put(chat, p.scaledUnitsPerMilli() + ":" + r.tat());
+        }
+        return r.decision().allowed();
+    }
+
+    private void fold(String key, DigestEntry pending, Notification n, NotificationClass eventClass, FoldReason reason, long now) {
+        DigestEntry e = pending;
+        if (e == null) {
+            e = DigestEntry.newBuilder().setBotId(n.getBotId()).setChatId(n.getChatId()).setKind(n.getKind())
+                    .setEntity(n.getEntity()).setEventClass(eventClass).setCount(0).setFirstAt(n.getCreatedAt())
+                    .setLastAt(n.getCreatedAt()).setFoldedAt(Instant.ofEpochMilli(now)).setLatest(n)
+                    .setFoldedIds(new ArrayList<>()).build();
+            pendingKeys++;
+        }
+        List<String> ids = new ArrayList<>(e.getFoldedIds());
+        ids.add(n.getId());
+        e.setFoldedIds(ids);
+        e.setCount(ids.size());
+        e.setEventClass(eventClass);
+        e.setLatest(n);
+        if (n.getCreatedAt().isAfter(e.getLastAt())) {
+            e.setLastAt(n.getCreatedAt());
+        }
+        if (n.getCreatedAt().isBefore(e.getFirstAt())) {
+            e.setFirstAt(n.getCreatedAt());
+        }
+        counters.folded(spec.lane(), eventClass, reason);
+        if (ids.size() >= config.digestMaxFoldedIds()) {
+            // Full: it leaves now as its own digest, so the id list stays bounded and every id is in one digest.
+            digests.delete(key);
+            pendingKeys--;
+            emitDigest(e, now);
+        } else {
+            digests.put(key, e);
+        }
+        if (pendingKeys >= config.digestMaxKeys()) {
+            flush(now, true);
+        }
+    }
+
+    /**
+     * The digest of {@code e} to the outbox; or, when the chat became inactive while the entry was pending, one
+     * SKIPPED_INACTIVE result for the digest that carries its {@code digest_count} and {@code folded_ids}.
+     */
+    private void emitDigest(DigestEntry e, long now) {
+        OutboundMessage digest = Outbound.digest(e, spec.lane(), now);
+        ChatStatus status = chatStatus.get(e.getChatId());
+        if (status != null && !status.getActive()) {
+            DeliveryResult skipped = Outbound.result(e.getLatest(), e.getEventClass(), spec.lane(), DeliveryStatus.SKIPPED_INACTIVE,
+                    "chat " + e.getChatId() + " became inactive since " + status.getChangedAt() + " ("
+                            + (status.getReason() == null ? "no reason recorded" : status.getReason()) + ") while the digest was pending", now);
+            skipped.setMessageId(digest.getId());
+            skipped.setDigestCount(digest.getDigestCount());
+            skipped.setFoldedIds(digest.getFoldedIds());
+            context().forward(new Record<>(e.getChatId(), skipped, now));
+            counters.result(spec.lane(), DeliveryStatus.SKIPPED_INACTIVE);
+            return;
+        }
+        context().forward(new Record<>(e.getChatId(), digest, now));
+        counters.digestEmitted(spec.lane(), e.getCount());
+    }
+
+    /**
+     * Wall-clock punctuator: every pending entry leaves as one digest, oldest first, except that a digest to a
+     * chat with a policy limit is itself one message under that limit: when the chat's GCRA refuses, the entry
+     * stays pending (folding further) until a later flush finds budget, or until it is full. Without that the
+     * user would still get a message a minute, only shorter ones.
+     */
+    void flushAll(long now) {
+        flush(now, false);
+        sweepIdlePolicies(now);
+    }
+
+    /**
+     * Deletes up to {@value #POLICY_SWEEP_PER_PUNCTUATION} TATs of chats that are idle again (a full burst:
+     * the same as never seen), continuing from where the last sweep stopped, so the policy store holds the
+     * chats active within about one burst time, not every chat ever seen.
+     */
+    private void sweepIdlePolicies(long now) {
+        List<String> idle = new ArrayList<>();
+        String last = null;
+        int seen = 0;
+        try (KeyValueIterator<String, String> it = policyStore.range(policySweepFrom, null)) {
+            while (it.hasNext() && seen < POLICY_SWEEP_PER_PUNCTUATION) {
+                KeyValue<String, String> kv = it.next();
+                seen++;
+                last = kv.key;
+                Optional<GcraPolicy> policy = config.chatPolicy().forChat(kv.key);
+                int colon = kv.value.indexOf(':');
+                if (policy.isEmpty() || colon <= 0 || Long.parseLong(kv.value.substring(0, colon)) != policy.get().scaledUnitsPerMilli()
+                        || policy.get().millisUntilIdle(Long.parseLong(kv.value.substring(colon + 1)), now) == 0) {
+                    idle.add(kv.key);
+                }
+            }
+            policySweepFrom = it.hasNext() && last != null ? last + "\u0000" : null;
+        }
+        idle.forEach(policyStore::delete);
+    }
+
+    /** {@code forced}: the {@code digest.max.keys} bound was reached; everything leaves, policy or not. */
+    private void flush(long now, boolean forced) {
+        List<KeyValue<String, DigestEntry>> all = new ArrayList<>();
+        try (KeyValueIterator<String, DigestEntry> it = digests.all()) {
+            it.forEachRemaining(all::add);
+        }
+        all.sort(Comparator.comparing((KeyValue<String, DigestEntry> kv) -> kv.value.getFoldedAt()).thenComparing(kv -> kv.key));
+        int kept = 0;
+        for (KeyValue<String, DigestEntry> kv : all) {
+            if (!forced && !policyAllows(kv.value.getChatId(), now)) {
+                kept++;
+                continue;
+            }
+            digests.delete(kv.key);
+            emitDigest(kv.value, now);
+        }
+        pendingKeys = kept;
+    }
+
+    /** Wall-clock punctuator: releases notifications whose not_before has come, in not_before order. */
+    void release(long now) {
+        List<KeyValue<Bytes, Notification>> due = new ArrayList<>();
+        try (KeyValueIterator<Bytes, Notification> it = schedule.range(Bytes.wrap(longBytes(0)), Bytes.wrap(longBytes(now + 1)))) {
+            while (it.hasNext() && due.size() < MAX_RELEASE_PER_PUNCTUATION) {
+                due.add(it.next());
+            }
+        }
+        for (KeyValue<Bytes, Notification> kv : due) {
+            schedule.delete(kv.key);
+            counters.released(spec.lane());
+            route(kv.value, now, true);
+        }
+    }
+
+    /** 8-byte big-endian not_before then the id: byte order is time order for instants after 1970. */
+    static Bytes scheduleKey(long notBeforeMs, String id) {
+        byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
+        return Bytes.wrap(ByteBuffer.allocate(8 + idBytes.length).putLong(notBeforeMs).put(idBytes).array());
+    }
+
+    private static byte[] longBytes(long v) {
+        return ByteBuffer.allocate(8).putLong(v).array();
+    }
+}

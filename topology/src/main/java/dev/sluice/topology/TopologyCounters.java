@@ -1,0 +1,45 @@
+package dev.sluice.topology;
+
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.Lane;
+import dev.sluice.avro.NotificationClass;
+
+/**
+ * What the topology decided, for metrics (the ops module records these with Micrometer; the demo report
+ * counts them). Called on stream threads, so implementations must be thread-safe and fast. Every method
+ * is a no-op by default. Under exactly-once a task that is retried after a crash calls again for the
+ * records it processes again, so counts are at-least-once; the exact numbers are on the topics (see
+ * {@link SluiceTopology}).
+ */
+public interface TopologyCounters {
+    /** Why a notification was folded into a digest instead of sent on as itself. */
+    enum FoldReason { COLLAPSIBLE, PENDING_KEY, PRESSURE, POLICY }
+
+    /** A notification sent on as itself to the outbox. */
+    default void sentOn(Lane lane, NotificationClass eventClass) {
+    }
+
+    /** A notification folded into a digest entry. */
+    default void folded(Lane lane, NotificationClass eventClass, FoldReason reason) {
+    }
+
+    /** A digest written to the outbox, settling {@code foldedCount} notifications. */
+    default void digestEmitted(Lane lane, int foldedCount) {
+    }
+
+    /** A topology result written to {@code delivery.results} (EXPIRED or SKIPPED_INACTIVE). */
+    default void result(Lane lane, DeliveryStatus status) {
+    }
+
+    /** A notification put into the schedule store ({@code not_before} in the future). */
+    default void scheduled(Lane lane) {
+    }
+
+    /** A scheduled notification released by the punctuator. */
+    default void released(Lane lane) {
+    }
+
+    /** Counts nothing. */
+    TopologyCounters NONE = new TopologyCounters() {
+    };
+}

@@ -1,0 +1,156 @@
+package dev.sluice.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.config.Settings;
+import dev.sluice.config.Topics;
+import dev.sluice.schemas.CachedSchemaRegistryClient;
+import dev.sluice.schemas.SpecificAvroDeserializer;
+import dev.sluice.schemas.SpecificAvroSerializer;
+import dev.sluice.testkit.EmbeddedKafka;
+import dev.sluice.testkit.InProcessSchemaRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The digest and schedule stores survive a restart on a real (embedded KRaft) broker with exactly_once_v2:
+ * a digest pending when the application stops comes out after the restart, once; a scheduled post due after
+ * the stop comes out after the restart, not before its time, once.
+ */
+class RestartIT {
+    private static EmbeddedKafka kafka;
+    private static InProcessSchemaRegistry registry;
+
+    @TempDir
+    Path stateDir;
+    @TempDir
+    Path otherStateDir;
+
+    @BeforeAll
+    static void startInfrastructure() {
+        kafka = EmbeddedKafka.start();
+        registry = InProcessSchemaRegistry.start();
+    }
+
+    @AfterAll
+    static void stopInfrastructure() {
+        if (registry != null) {
+            registry.close();
+        }
+        if (kafka != null) {
+            kafka.close();
+        }
+    }
+
+    private TopologyConfig config(Path stateDir, long flushIntervalMs) {
+        return TopologyConfig.from(Settings.of(Map.of(
+                "bootstrap.servers", kafka.bootstrapServers(),
+                "schema.registry.url", registry.url(),
+                "application.id", "sluice-topology-restart-it",
+                "state.dir", stateDir.toString(),
+                "commit.interval.ms", "100",
+                "digest.flush.interval.ms", Long.toString(flushIntervalMs),
+                "schedule.release.interval.ms", "100")));
+    }
+
+    @Test
+    void aPendingDigestAndAScheduledPostComeOutAfterARestartOnce() throws Exception {
+        Topics topics = Topics.defaults();
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+            TopicBootstrap.ensureTopics(admin, topics, 2, (short) 1);
+        }
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        SpecificAvroSerializer<Notification> avro = new SpecificAvroSerializer<>(client);
+        SpecificAvroDeserializer<OutboundMessage> outbound = new SpecificAvroDeserializer<>(client, OutboundMessage.class);
+
+        try (KafkaConsumer<String, OutboundMessage> outbox = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
+                ConsumerConfig.GROUP_ID_CONFIG, "restart-it-outbox"), new StringDeserializer(), outbound)) {
+            outbox.subscribe(List.of(topics.outboxLive()));
+            List<OutboundMessage> seen = new ArrayList<>();
+            Instant notBefore;
+
+            // Run 1: the flush interval (10 min) is far away, so the digest is still pending at the stop.
+            try (TopologyService first = new TopologyService(config(stateDir, 600_000))) {
+                first.start();
+                await().atMost(Duration.ofSeconds(60)).until(() -> first.state() == KafkaStreams.State.RUNNING);
+                notBefore = Instant.now().plusSeconds(12);
+                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+                    // One producer key: one source partition, so "marker" is processed after the others.
+                    for (Notification n : List.of(
+                            notification("d-1", NotificationClass.COLLAPSIBLE, null),
+                            notification("d-2", NotificationClass.COLLAPSIBLE, null),
+                            notification("post-1", NotificationClass.CRITICAL, notBefore),
+                            notification("marker", NotificationClass.CRITICAL, null))) {
+                        producer.send(new ProducerRecord<>(topics.notifications(), utf8("user-1"), avro.serialize(topics.notifications(), n))).get();
+                    }
+                }
+                // The marker committed means the folds and the schedule entry before it are committed too.
+                await().atMost(Duration.ofSeconds(60)).until(() -> {
+                    outbox.poll(Duration.ofMillis(200)).forEach(r -> seen.add(r.value()));
+                    return seen.stream().anyMatch(m -> m.getId().equals("marker"));
+                });
+            }
+            assertThat(seen).extracting(OutboundMessage::getId).containsExactly("marker");
+            assertThat(Instant.now()).as("the stop must come before the post is due, or this proves nothing").isBefore(notBefore);
+
+            // Run 2: same application id, flush every 2 s, and an empty state dir (another machine): the stores
+            // come back from their changelogs.
+            try (TopologyService second = new TopologyService(config(otherStateDir, 2_000))) {
+                second.start();
+                await().atMost(Duration.ofSeconds(60)).until(() -> {
+                    outbox.poll(Duration.ofMillis(200)).forEach(r -> seen.add(r.value()));
+                    return seen.size() >= 3;
+                });
+                // Nothing more comes (exactly once), even after more flushes and releases.
+                long until = System.currentTimeMillis() + 5_000;
+                while (System.currentTimeMillis() < until) {
+                    outbox.poll(Duration.ofMillis(200)).forEach(r -> seen.add(r.value()));
+                }
+            }
+            assertThat(seen).extracting(OutboundMessage::getId).containsExactlyInAnyOrder("marker", "live-digest-d-1", "post-1");
+            OutboundMessage digest = seen.stream().filter(m -> m.getDigestCount() > 0).findFirst().orElseThrow();
+            assertThat(digest.getFoldedIds()).containsExactly("d-1", "d-2");
+            OutboundMessage post = seen.stream().filter(m -> m.getId().equals("post-1")).findFirst().orElseThrow();
+            assertThat(post.getDueAt()).as("not before its time").isAfterOrEqualTo(notBefore);
+            System.out.printf("restart: post due %s released %s (%d ms late)%n", notBefore, post.getDueAt(),
+                    post.getDueAt().toEpochMilli() - notBefore.toEpochMilli());
+            assertThat(post.getDueAt()).as("within 1 s after its time").isBefore(notBefore.plusSeconds(1));
+        }
+    }
+
+    private static Notification notification(String id, NotificationClass eventClass, Instant notBefore) {
+        return Notification.newBuilder().setId(id).setBotId("alerts").setChatId("1001").setKind("board.updated")
+                .setEntity("board-7").setEventClass(eventClass).setText("Board 7: " + id).setCreatedAt(Instant.now())
+                .setNotBefore(notBefore).build();
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
