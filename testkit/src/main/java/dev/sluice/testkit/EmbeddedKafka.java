@@ -1,0 +1,341 @@
+package dev.sluice.testkit;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An in-process, single-node Kafka cluster in KRaft mode (one process with the combined
+ * {@code broker,controller} roles) for tests and the embedded demo.
+ *
+ * <p><b>Internal Kafka API, pinned version.</b> This class formats the storage with
+ * {@link org.apache.kafka.metadata.storage.Formatter} and runs {@link kafka.server.KafkaRaftServer}
+ * from {@code org.apache.kafka:kafka_2.13}. Neither is a public Kafka API: both may change in any
+ * Kafka release. It is written and tested against Kafka <b>4.4.0</b> (pinned as {@code kafka.version}
+ * in the parent POM); re-run {@code EmbeddedKafkaIT} after any Kafka upgrade.
+ *
+ * <p>Shape: PLAINTEXT listener and CONTROLLER listener on 127.0.0.1 on free ports, a static quorum
+ * of one voter (node id 1), a fresh temporary log directory that {@link #close()} deletes. Settings
+ * suit tests: the offsets, transaction-state and share-state topics use replication factor 1 and
+ * min ISR 1 (so transactional producers and Kafka Streams {@code exactly_once_v2} work), the group
+ * initial rebalance delay is 0, topics are never auto-created, and thread counts and the log
+ * cleaner's buffer are small. Override any broker property with {@link #start(Map)}.
+ */
+public final class EmbeddedKafka implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
+    private static final int NODE_ID = 1;
+    private static final int START_ATTEMPTS = 3;
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+
+    private final KafkaRaftServer server;
+    private final Path logDir;
+    private final String bootstrapServers;
+    private final String clusterId;
+    private Admin admin;
+    private boolean closed;
+
+    private EmbeddedKafka(KafkaRaftServer server, Path logDir, String bootstrapServers, String clusterId) {
+        this.server = server;
+        this.logDir = logDir;
+        this.bootstrapServers = bootstrapServers;
+        this.clusterId = clusterId;
+    }
+
+    /** Starts a broker with the default test settings; blocks until it answers an Admin call. */
+    public static EmbeddedKafka start() {
+        return start(Map.of());
+    }
+
+    /**
+     * Starts a broker; {@code brokerOverrides} replace or add broker properties (e.g.
+     * {@code "num.partitions" -> "3"}). Listener, quorum and log-dir keys are chosen here; overriding
+     * them is possible but then the caller owns their consistency.
+     *
+     * @throws IllegalStateException if the broker does not start (after {@value #START_ATTEMPTS}
+     *     attempts with fresh ports, in case a just-probed free port was taken meanwhile)
+     */
+    public static EmbeddedKafka start(Map<String, String> brokerOverrides) {
+        RuntimeException last = null;
+        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+            try {
+                return startOnce(brokerOverrides);
+            } catch (RuntimeException e) {
+                last = e;
+                LOG.warn("embedded Kafka start attempt {} failed: {}", attempt, e.toString());
+            }
+        }
+        throw new IllegalStateException("embedded Kafka did not start after " + START_ATTEMPTS + " attempts", last);
+    }
+
+    private static EmbeddedKafka startOnce(Map<String, String> brokerOverrides) {
+        Path dir;
+        try {
+            dir = Files.createTempDirectory("sluice-kafka-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a temp dir for the Kafka log", e);
+        }
+        KafkaRaftServer server = null;
+        try {
+            int brokerPort = Ports.freePort();
+            int controllerPort = Ports.freePort();
+            Map<String, String> props = defaultProps(dir, brokerPort, controllerPort);
+            props.putAll(brokerOverrides);
+            Properties properties = new Properties();
+            properties.putAll(props);
+            KafkaConfig config = KafkaConfig.fromProps(properties, false);
+
+            String clusterId = Uuid.randomUuid().toString();
+            format(config, clusterId, dir);
+
+            server = new KafkaRaftServer(config, Time.SYSTEM);
+            server.startup();
+            String bootstrap = "127.0.0.1:" + brokerPort;
+            EmbeddedKafka kafka = new EmbeddedKafka(server, dir, bootstrap, clusterId);
+            kafka.awaitReady();
+            LOG.info("embedded Kafka {} ready at {} (log dir {})", KAFKA_VERSION_NOTE, bootstrap, dir);
+            return kafka;
+        } catch (RuntimeException e) {
+            if (server != null) {
+                shutdownQuietly(server);
+            }
+            deleteRecursively(dir);
+            throw e;
+        } catch (Exception e) {
+            if (server != null) {
+                shutdownQuietly(server);
+            }
+            deleteRecursively(dir);
+            throw new IllegalStateException("embedded Kafka failed to start: " + e, e);
+        }
+    }
+
+    private static final String KAFKA_VERSION_NOTE = "4.4.0 (KRaft, combined broker+controller)";
+
+    private static Map<String, String> defaultProps(Path dir, int brokerPort, int controllerPort) {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", String.valueOf(NODE_ID));
+        p.put("controller.quorum.voters", NODE_ID + "@127.0.0.1:" + controllerPort);
+        p.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("inter.broker.listener.name", "PLAINTEXT");
+        p.put("log.dirs", dir.toAbsolutePath().toString());
+        // One node: every internal topic must live with replication factor 1.
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("offsets.topic.num.partitions", "5");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("transaction.state.log.min.isr", "1");
+        p.put("transaction.state.log.num.partitions", "5");
+        p.put("share.coordinator.state.topic.replication.factor", "1");
+        p.put("share.coordinator.state.topic.min.isr", "1");
+        p.put("default.replication.factor", "1");
+        p.put("min.insync.replicas", "1");
+        p.put("num.partitions", "1");
+        // Tests create their topics explicitly; a typo must fail, not create a topic.
+        p.put("auto.create.topics.enable", "false");
+        // No 3 s wait before the first consumer group rebalance.
+        p.put("group.initial.rebalance.delay.ms", "0");
+        // Small footprint on a shared machine; the cleaner still runs (Streams changelogs are compacted).
+        p.put("num.network.threads", "2");
+        p.put("num.io.threads", "4");
+        p.put("background.threads", "2");
+        p.put("num.recovery.threads.per.data.dir", "1");
+        p.put("log.cleaner.threads", "1");
+        p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
+        p.put("log.segment.bytes", String.valueOf(16 * 1024 * 1024));
+        p.put("log.retention.check.interval.ms", "60000");
+        return p;
+    }
+
+    private static void format(KafkaConfig config, String clusterId, Path dir) throws Exception {
+        Formatter formatter = new Formatter()
+                .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
+                .setNodeId(NODE_ID)
+                .setClusterId(clusterId)
+                .setDirectories(List.of(dir.toAbsolutePath().toString()))
+                .setMetadataLogDirectory(config.metadataLogDir())
+                .setControllerListenerName("CONTROLLER")
+                .setReleaseVersion(MetadataVersion.latestProduction())
+                .setIgnoreFormatted(false);
+        formatter.run();
+    }
+
+    private void awaitReady() throws InterruptedException, ExecutionException, TimeoutException {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        Exception last = null;
+        while (System.nanoTime() < deadline) {
+            try {
+                int nodes = admin().describeCluster().nodes().get(5, TimeUnit.SECONDS).size();
+                if (nodes == 1) {
+                    return;
+                }
+            } catch (ExecutionException | TimeoutException e) {
+                last = e;
+            }
+            Thread.sleep(50); // bounded poll of a condition, not a sleep-and-hope
+        }
+        throw new TimeoutException("broker did not answer describeCluster within " + READY_TIMEOUT
+                + (last == null ? "" : ": " + last));
+    }
+
+    /** {@code host:port} of the PLAINTEXT listener, for {@code bootstrap.servers}. */
+    public String bootstrapServers() {
+        return bootstrapServers;
+    }
+
+    /** The random cluster id the storage was formatted with. */
+    public String clusterId() {
+        return clusterId;
+    }
+
+    /** The broker's temporary log directory; deleted by {@link #close()}. */
+    public Path logDir() {
+        return logDir;
+    }
+
+    /** A shared Admin client bound to this broker; closed by {@link #close()} (do not close it yourself). */
+    public synchronized Admin admin() {
+        if (closed) {
+            throw new IllegalStateException("embedded Kafka is closed");
+        }
+        if (admin == null) {
+            Map<String, Object> conf = new LinkedHashMap<>();
+            conf.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+            conf.put(AdminClientConfig.CLIENT_ID_CONFIG, "sluice-embedded-kafka-admin");
+            admin = Admin.create(conf);
+        }
+        return admin;
+    }
+
+    /**
+     * Creates topics with {@code partitions} partitions each (replication factor 1) and waits until
+     * the creation is acknowledged.
+     *
+     * @throws IllegalStateException if any topic cannot be created (e.g. it exists)
+     */
+    public void createTopics(int partitions, String... names) {
+        List<NewTopic> topics = new ArrayList<>();
+        for (String name : names) {
+            topics.add(new NewTopic(name, partitions, (short) 1));
+        }
+        create(topics);
+    }
+
+    /**
+     * Creates one topic with topic-level {@code configs} (e.g. {@code cleanup.policy=compact}),
+     * replication factor 1, and waits until the creation is acknowledged.
+     */
+    public void createTopic(String name, int partitions, Map<String, String> configs) {
+        create(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)));
+    }
+
+    private void create(List<NewTopic> topics) {
+        try {
+            admin().createTopics(topics).all().get(30, TimeUnit.SECONDS);
+            awaitLeaders(topics);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating topics", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot create topics " + topics.stream().map(NewTopic::name).toList()
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    // createTopics is acknowledged by the controller before the broker's metadata has the topic; wait
+    // until every partition has a leader so callers can produce and list at once.
+    private void awaitLeaders(List<NewTopic> topics) throws InterruptedException, TimeoutException {
+        List<String> names = topics.stream().map(NewTopic::name).toList();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                Map<String, TopicDescription> described =
+                        admin().describeTopics(names).allTopicNames().get(5, TimeUnit.SECONDS);
+                boolean ready = described.values().stream()
+                        .flatMap(d -> d.partitions().stream())
+                        .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+                if (ready && admin().listTopics().names().get(5, TimeUnit.SECONDS).containsAll(names)) {
+                    return;
+                }
+            } catch (ExecutionException | TimeoutException e) {
+                // not visible yet: try again until the deadline
+            }
+            Thread.sleep(20);
+        }
+        throw new TimeoutException("topics " + names + " have no leader after 30 s");
+    }
+
+    /** Stops the broker (bounded by Kafka's own shutdown) and deletes the log directory. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (admin != null) {
+            admin.close(Duration.ofSeconds(5));
+        }
+        shutdownQuietly(server);
+        deleteRecursively(logDir);
+    }
+
+    private static void shutdownQuietly(KafkaRaftServer server) {
+        try {
+            server.shutdown();
+            server.awaitShutdown();
+        } catch (RuntimeException e) {
+            LOG.warn("embedded Kafka shutdown: {}", e.toString());
+        }
+    }
+
+    private static void deleteRecursively(Path dir) {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            List<Path> all = new ArrayList<>(paths.toList());
+            all.sort(Comparator.reverseOrder());
+            for (Path path : all) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot delete embedded Kafka log dir {}: {}", dir, e.toString());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EmbeddedKafka[" + bootstrapServers + ", clusterId=" + clusterId + "]";
+    }
+
+}

@@ -1,0 +1,334 @@
+package dev.sluice.testkit;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Redis server for tests: either an external one (from {@code REDIS_URL}) or a {@code redis-server}
+ * child process this JVM started on 127.0.0.1 without persistence. Obtain one from {@link RedisLauncher}.
+ *
+ * <p>A started process is stopped only through its own {@link Process} handle: {@code destroy()}
+ * (SIGTERM), then {@code destroyForcibly()} after {@value #STOP_GRACE_SECONDS} s. A JVM shutdown hook
+ * stops it too if {@link #close()} was never called. The password, if any, is never in
+ * {@link #url()} or {@link #toString()}; read it with {@link #password()}.
+ */
+public final class RedisInstance implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedisInstance.class);
+    private static final long STOP_GRACE_SECONDS = 5;
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(15);
+    private static final int START_ATTEMPTS = 3;
+
+    /** Where the server comes from. */
+    public enum Source { EXTERNAL_URL, PATH_BINARY, BUNDLED_BINARY }
+
+    private final Source source;
+    private final String host;
+    private final int port;
+    private final String url;
+    private final Path binary;
+    private final String password;
+    private final Path workDir;
+    private Process process;
+    private Thread shutdownHook;
+    private boolean closed;
+
+    private RedisInstance(Source source, String host, int port, String url, Path binary, String password, Path workDir) {
+        this.source = source;
+        this.host = host;
+        this.port = port;
+        this.url = url;
+        this.binary = binary;
+        this.password = password;
+        this.workDir = workDir;
+    }
+
+    static RedisInstance external(URI uri) {
+        int port = uri.getPort() == -1 ? 6379 : uri.getPort();
+        String password = null;
+        if (uri.getUserInfo() != null) {
+            String info = uri.getUserInfo();
+            password = info.contains(":") ? info.substring(info.indexOf(':') + 1) : info;
+        }
+        String cleanUrl = uri.getScheme() + "://" + uri.getHost() + ":" + port + (uri.getPath() == null ? "" : uri.getPath());
+        return new RedisInstance(Source.EXTERNAL_URL, uri.getHost(), port, cleanUrl, null,
+                password == null || password.isEmpty() ? null : password, null);
+    }
+
+    static RedisInstance startProcess(Path binary, String password) {
+        Source source = RedisLauncher.findOnPath("redis-server").filter(binary::equals).isPresent()
+                ? Source.PATH_BINARY : Source.BUNDLED_BINARY;
+        RuntimeException last = null;
+        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+            int port = Ports.freePort();
+            Path workDir;
+            try {
+                workDir = Files.createTempDirectory("sluice-redis-");
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot create a temp dir for redis-server", e);
+            }
+            RedisInstance instance = new RedisInstance(source, "127.0.0.1", port,
+                    "redis://127.0.0.1:" + port, binary, password, workDir);
+            try {
+                instance.startProcess();
+                instance.shutdownHook = new Thread(instance::stopQuietly, "sluice-redis-stop-" + port);
+                Runtime.getRuntime().addShutdownHook(instance.shutdownHook);
+                LOG.info("redis-server ({}) started on 127.0.0.1:{}", source, port);
+                return instance;
+            } catch (RuntimeException e) {
+                // most likely the just-probed free port was taken meanwhile: try a fresh one
+                last = e;
+                instance.stopQuietly();
+                deleteRecursively(workDir);
+                LOG.warn("redis-server start attempt {} on port {} failed: {}", attempt, port, e.getMessage());
+            }
+        }
+        throw new IllegalStateException("redis-server did not start after " + START_ATTEMPTS + " attempts", last);
+    }
+
+    private synchronized void startProcess() {
+        List<String> cmd = new ArrayList<>(List.of(binary.toString(),
+                "--port", String.valueOf(port),
+                "--bind", "127.0.0.1",
+                "--save", "",
+                "--appendonly", "no",
+                "--daemonize", "no",
+                "--dir", workDir.toString()));
+        if (password != null) {
+            cmd.add("--requirepass");
+            cmd.add(password);
+        }
+        Path log = workDir.resolve("redis.log");
+        ProcessBuilder builder = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + binary + ": " + e.getMessage(), e);
+        }
+        awaitPong(log);
+    }
+
+    private void awaitPong(Path log) {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("redis-server exited with " + process.exitValue()
+                        + " on port " + port + "; log: " + tail(log));
+            }
+            if (ping()) {
+                return;
+            }
+            try {
+                Thread.sleep(20); // bounded poll of a condition
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for redis-server", e);
+            }
+        }
+        throw new IllegalStateException("redis-server on port " + port + " did not answer PING within "
+                + READY_TIMEOUT + "; log: " + tail(log));
+    }
+
+    /**
+     * Sends {@code PING} (after {@code AUTH} if a password is set) over a raw socket.
+     *
+     * @return true if the server answered {@code +PONG} within one second
+     */
+    public boolean ping() {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host, port), 1000);
+            socket.setSoTimeout(1000);
+            OutputStream out = socket.getOutputStream();
+            StringBuilder request = new StringBuilder();
+            if (password != null) {
+                request.append(resp("AUTH", password));
+            }
+            request.append(resp("PING"));
+            out.write(request.toString().getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            if (password != null && !readLine(in).startsWith("+OK")) {
+                return false;
+            }
+            return readLine(in).equals("+PONG");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static String resp(String... parts) {
+        StringBuilder sb = new StringBuilder("*").append(parts.length).append("\r\n");
+        for (String part : parts) {
+            sb.append('$').append(part.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(part).append("\r\n");
+        }
+        return sb.toString();
+    }
+
+    private static String readLine(InputStream in) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        int c;
+        while ((c = in.read()) != -1 && c != '\n') {
+            if (c != '\r') {
+                sb.append((char) c);
+            }
+        }
+        return sb.toString();
+    }
+
+    /** {@code redis://host:port} (no credentials; see {@link #password()}). */
+    public String url() {
+        return url;
+    }
+
+    /** Host name or address of the server. */
+    public String host() {
+        return host;
+    }
+
+    /** TCP port of the server. */
+    public int port() {
+        return port;
+    }
+
+    /** The password the server requires, if any. */
+    public Optional<String> password() {
+        return Optional.ofNullable(password);
+    }
+
+    /** Where this server comes from. */
+    public Source source() {
+        return source;
+    }
+
+    /** True for a child process this instance controls (stop/restart allowed). */
+    public boolean isManaged() {
+        return source != Source.EXTERNAL_URL;
+    }
+
+    /** True while the managed process is alive (always true for an external server). */
+    public synchronized boolean isRunning() {
+        return !isManaged() || (process != null && process.isAlive());
+    }
+
+    /**
+     * Stops the process to simulate an outage (SIGTERM, then SIGKILL after a grace period); the port
+     * stays reserved for {@link #restart()}.
+     *
+     * @throws UnsupportedOperationException for an external server (REDIS_URL)
+     */
+    public synchronized void stop() {
+        requireManaged("stop");
+        stopQuietly();
+    }
+
+    /**
+     * Starts the process again on the same port (stopping it first if it runs) and waits for PING.
+     * Data is gone: there is no persistence.
+     *
+     * @throws UnsupportedOperationException for an external server (REDIS_URL)
+     * @throws IllegalStateException if it does not come back (e.g. the port was taken meanwhile)
+     */
+    public synchronized void restart() {
+        requireManaged("restart");
+        if (closed) {
+            throw new IllegalStateException("redis instance is closed");
+        }
+        stopQuietly();
+        startProcess();
+        LOG.info("redis-server restarted on 127.0.0.1:{}", port);
+    }
+
+    private void requireManaged(String what) {
+        if (!isManaged()) {
+            throw new UnsupportedOperationException("cannot " + what + " an external Redis from " + RedisLauncher.REDIS_URL_ENV
+                    + "; use RedisLauncher.localProcess() for outage tests");
+        }
+    }
+
+    private synchronized void stopQuietly() {
+        Process p = process;
+        if (p == null || !p.isAlive()) {
+            return;
+        }
+        p.destroy();
+        try {
+            if (!p.waitFor(STOP_GRACE_SECONDS, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                if (!p.waitFor(STOP_GRACE_SECONDS, TimeUnit.SECONDS)) {
+                    LOG.warn("redis-server pid {} did not exit after SIGKILL", p.pid());
+                }
+            }
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Stops a managed process and deletes its work dir; an external server is left alone. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (!isManaged()) {
+            return;
+        }
+        stopQuietly();
+        if (shutdownHook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(shutdownHook);
+            } catch (IllegalStateException e) {
+                // JVM already shutting down: the hook runs anyway
+            }
+        }
+        deleteRecursively(workDir);
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
+        } catch (IOException e) {
+            return "(no log)";
+        }
+    }
+
+    private static void deleteRecursively(Path dir) {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot delete redis work dir {}: {}", dir, e.toString());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisInstance[" + source + " " + url + (password != null ? " (password set)" : "") + "]";
+    }
+}
