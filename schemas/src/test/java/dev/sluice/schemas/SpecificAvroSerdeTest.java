@@ -1,0 +1,219 @@
+package dev.sluice.schemas;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.config.ConfigException;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumReader;
+import org.apache.avro.generic.GenericDatumWriter;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryDecoder;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.kafka.common.errors.SerializationException;
+import org.junit.jupiter.api.Test;
+
+class SpecificAvroSerdeTest {
+    private static final String TOPIC = "notifications";
+    private final InMemorySchemaRegistryClient registry = new InMemorySchemaRegistryClient();
+    private final SpecificAvroSerde<Notification> serde = new SpecificAvroSerde<>(registry, Notification.class);
+
+    static Notification notification() {
+        return Notification.newBuilder()
+                .setId("n-1").setBotId("alerts").setChatId("-100123").setKind("quake.alert")
+                .setEventClass(NotificationClass.CRITICAL).setText("M8.8 near Kamchatka")
+                .setCreatedAt(Instant.ofEpochMilli(1_753_833_600_000L))
+                .setExpiresAt(Instant.ofEpochMilli(1_753_837_200_000L))
+                .setAttributes(Map.of("region", "Kamchatka")).setBotPool(List.of("alerts-2"))
+                .build();
+    }
+
+    @Test
+    void bytesDecodedByHandFollowTheConfluentWireFormat() throws Exception {
+        byte[] bytes = serde.serializer().serialize(TOPIC, notification());
+
+        // Decoded per the documented format, not with our deserializer.
+        assertThat(bytes[0]).as("magic byte").isEqualTo((byte) 0);
+        int id = ByteBuffer.wrap(bytes, 1, 4).order(java.nio.ByteOrder.BIG_ENDIAN).getInt();
+        assertThat(registry.subjects()).containsExactly("notifications-value");
+        assertThat(id).isEqualTo(registry.register("notifications-value", Notification.getClassSchema()));
+
+        Schema writer = registry.getById(id);
+        BinaryDecoder decoder = DecoderFactory.get().binaryDecoder(bytes, 5, bytes.length - 5, null);
+        GenericRecord record = new GenericDatumReader<GenericRecord>(writer).read(null, decoder);
+        assertThat(decoder.isEnd()).as("no bytes after the Avro datum").isTrue();
+        assertThat(record.get("id").toString()).isEqualTo("n-1");
+        assertThat(record.get("chat_id").toString()).isEqualTo("-100123");
+        assertThat(record.get("event_class").toString()).isEqualTo("CRITICAL");
+        assertThat(record.get("created_at")).isEqualTo(1_753_833_600_000L);
+        assertThat(record.get("text").toString()).isEqualTo("M8.8 near Kamchatka");
+    }
+
+    @Test
+    void roundTripsAndUsesKeySubjectForKeys() {
+        assertThat(serde.deserializer().deserialize(TOPIC, serde.serializer().serialize(TOPIC, notification())))
+                .isEqualTo(notification());
+        SpecificAvroSerde<Notification> keySerde = new SpecificAvroSerde<>(registry, Notification.class);
+        keySerde.configure(Map.of(), true);
+        keySerde.serializer().serialize("other", notification());
+        assertThat(registry.subjects()).contains("other-key");
+        assertThat(serde.serializer().serialize(TOPIC, null)).isNull();
+        assertThat(serde.deserializer().deserialize(TOPIC, null)).isNull();
+    }
+
+    @Test
+    void readsAVersion1RecordWithTheVersion2ReaderSchema() throws Exception {
+        // v1: Notification without the fields added later (bot_pool, attributes); both have defaults in v2.
+        Schema v2 = Notification.getClassSchema();
+        List<Schema.Field> v1Fields = v2.getFields().stream()
+                .filter(f -> !f.name().equals("bot_pool") && !f.name().equals("attributes"))
+                .map(f -> new Schema.Field(f, f.schema())).toList();
+        Schema v1 = Schema.createRecord(v2.getName(), v2.getDoc(), v2.getNamespace(), false, v1Fields);
+        assertThat(v1.getField("attributes")).isNull();
+
+        GenericRecord old = new GenericData.Record(v1);
+        old.put("id", "n-old");
+        old.put("bot_id", "alerts");
+        old.put("chat_id", "42");
+        old.put("kind", "task.assigned");
+        old.put("text", "written before attributes existed");
+        old.put("created_at", 1_000L);
+        int v1Id = registry.register("notifications-value", v1);
+        byte[] bytes = wire(v1Id, v1, old);
+
+        Notification read = serde.deserializer().deserialize(TOPIC, bytes);
+
+        assertThat(read.getId()).isEqualTo("n-old");
+        assertThat(read.getChatId()).isEqualTo("42");
+        assertThat(read.getCreatedAt()).isEqualTo(Instant.ofEpochMilli(1_000L));
+        assertThat(read.getAttributes()).isEmpty();
+        assertThat(read.getBotPool()).isEmpty();
+        assertThat(read.getEventClass()).isNull();
+        int v2Id = registry.register("notifications-value", v2);
+        assertThat(v2Id).isNotEqualTo(v1Id);
+    }
+
+    @Test
+    void rejectsBytesThatAreNotTheWireFormat() {
+        byte[] json = "{\"id\":\"n-1\",\"chat_id\":\"42\",\"text\":\"hello there, this is json not avro!!\"}"
+                .getBytes(StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, json))
+                .isInstanceOf(SerializationException.class)
+                .hasMessage("not Confluent wire format: magic byte 0x7b, expected 0x00 (topic notifications, " + json.length + " bytes)");
+    }
+
+    @Test
+    void rejectsTruncatedRecords() {
+        assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, new byte[] {0, 0, 1}))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageStartingWith("truncated record: 3 bytes");
+    }
+
+    @Test
+    void rejectsUnknownSchemaIds() {
+        byte[] bytes = ByteBuffer.allocate(8).put((byte) 0).putInt(999).put(new byte[] {2, 65, 66}).array();
+        assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, bytes))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageStartingWith("unknown schema id 999 (topic notifications, 8 bytes)")
+                .hasMessageContaining("40403");
+    }
+
+    @Test
+    void rejectsGarbageAfterAValidHeader() {
+        int id = registry.register("notifications-value", Notification.getClassSchema());
+        byte[] header = ByteBuffer.allocate(5).put((byte) 0).putInt(id).array();
+        byte[] garbage = Arrays.copyOf(header, 9);
+        garbage[5] = (byte) 0xff; garbage[6] = (byte) 0xff; garbage[7] = (byte) 0xff; garbage[8] = (byte) 0x7f;
+        assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, garbage))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageContaining("invalid Avro")
+                .hasMessageContaining("schema id " + id);
+    }
+
+    @Test
+    void rejectsARecordOfAnotherTypeWrittenToTheTopic() {
+        Schema other = new Schema.Parser().parse("{\"type\":\"record\",\"name\":\"Other\",\"fields\":[{\"name\":\"x\",\"type\":\"int\"}]}");
+        GenericRecord r = new GenericData.Record(other);
+        r.put("x", 1);
+        byte[] bytes = wire(registry.register("notifications-value", other), other, r);
+        assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, bytes))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageContaining("is Other, cannot be read as dev.sluice.avro.Notification");
+    }
+
+    @Test
+    void aRegistryOutageIsRetriableNotADataError() {
+        SchemaRegistryClient down = new SchemaRegistryClient() {
+            @Override
+            public int register(String subject, Schema schema) {
+                throw SchemaRegistryException.noResponse("connection refused", null);
+            }
+
+            @Override
+            public Schema getById(int id) {
+                throw SchemaRegistryException.fromResponse(503, 50003, "backend unavailable");
+            }
+        };
+        byte[] bytes = serde.serializer().serialize(TOPIC, notification());
+        SpecificAvroDeserializer<Notification> d = new SpecificAvroDeserializer<>(down, Notification.class);
+        assertThatThrownBy(() -> d.deserialize(TOPIC, bytes))
+                .isInstanceOfSatisfying(SchemaRegistryException.class, e -> {
+                    assertThat(e.retriable()).isTrue();
+                    assertThat(e.errorCode()).isEqualTo(50003);
+                });
+        assertThatThrownBy(() -> new SpecificAvroSerializer<Notification>(down).serialize(TOPIC, notification()))
+                .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.retriable()).isTrue());
+        assertThat(SchemaRegistryException.fromResponse(404, 40403, "x").retriable()).isFalse();
+        assertThat(SchemaRegistryException.fromResponse(422, 42201, "x").retriable()).isFalse();
+    }
+
+    @Test
+    void configuredByClassNameReadsTypeAndUrl() {
+        SpecificAvroDeserializer<Notification> d = new SpecificAvroDeserializer<>();
+        assertThatThrownBy(() -> d.configure(Map.of("schema.registry.url", "http://127.0.0.1:1"), false))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("sluice.avro.type");
+        assertThatThrownBy(() -> new SpecificAvroDeserializer<Notification>().configure(
+                Map.of("schema.registry.url", "http://127.0.0.1:1", "sluice.avro.type", "no.such.Type"), false))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("no.such.Type");
+        assertThatThrownBy(() -> new SpecificAvroSerde<Notification>().configure(
+                Map.of("sluice.avro.type", Notification.class.getName()), false))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("schema.registry.url");
+        assertThatThrownBy(() -> new SpecificAvroSerde<Notification>().configure(
+                Map.of("schema.registry.url", "not a url", "sluice.avro.type", Notification.class.getName()), false))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("not a url");
+
+        assertThatThrownBy(() -> new CachedSchemaRegistryClient("ftp://user:pw123@registry:8081"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("schema.registry.url").hasMessageNotContaining("pw123");
+
+        SpecificAvroSerde<Notification> byName = new SpecificAvroSerde<>();
+        byName.configure(Map.of("schema.registry.url", "http://127.0.0.1:1", "sluice.avro.type", Notification.class.getName()), false);
+        assertThat(((SpecificAvroDeserializer<Notification>) byName.deserializer()).readerSchema())
+                .isEqualTo(Notification.getClassSchema());
+    }
+
+    static byte[] wire(int id, Schema schema, GenericRecord record) {
+        try {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            out.write(0);
+            out.write(ByteBuffer.allocate(4).putInt(id).array());
+            BinaryEncoder enc = EncoderFactory.get().binaryEncoder(out, null);
+            new GenericDatumWriter<GenericRecord>(schema).write(record, enc);
+            enc.flush();
+            return out.toByteArray();
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+}
