@@ -38,8 +38,8 @@ public final class SenderMetrics implements MeterBinder {
     private final Map<String, AtomicReference<LongSupplier>> backlog = new ConcurrentHashMap<>();
     private final AtomicReference<IntSupplier> buffered = new AtomicReference<>(() -> 0);
     private final AtomicReference<IntSupplier> maxLaneDepth = new AtomicReference<>(() -> 0);
-    private final Map<BudgetMode, Long> millisInMode = new EnumMap<>(BudgetMode.class);
-    private BudgetMode mode;
+    private final Map<BudgetState, Long> millisInMode = new EnumMap<>(BudgetState.class);
+    private BudgetState mode;
     private long modeSinceMillis;
 
     private volatile MeterRegistry registry;
@@ -52,15 +52,15 @@ public final class SenderMetrics implements MeterBinder {
 
     /**
      * @param botIds the configured bot ids (tag values), not tokens
-     * @param initialMode the budget mode at start ({@link BudgetMode#SHARED} or {@link BudgetMode#LOCAL})
+     * @param initialMode the budget mode at start ({@link BudgetState#SHARED} or {@link BudgetState#LOCAL})
      * @param clock wall clock for the 60 s windows and the time in each mode
      */
-    public SenderMetrics(Collection<String> botIds, BudgetMode initialMode, Clock clock) {
+    public SenderMetrics(Collection<String> botIds, BudgetState initialMode, Clock clock) {
         this.bots = Set.copyOf(new LinkedHashSet<>(botIds));
         this.clock = Objects.requireNonNull(clock, "clock");
         this.mode = Objects.requireNonNull(initialMode, "initialMode");
         this.modeSinceMillis = clock.millis();
-        for (BudgetMode m : BudgetMode.values()) {
+        for (BudgetState m : BudgetState.values()) {
             millisInMode.put(m, 0L);
         }
         for (String bot : bots) {
@@ -70,7 +70,7 @@ public final class SenderMetrics implements MeterBinder {
     }
 
     /** Creates and binds in one step. */
-    public static SenderMetrics bind(MeterRegistry registry, Collection<String> botIds, BudgetMode initialMode) {
+    public static SenderMetrics bind(MeterRegistry registry, Collection<String> botIds, BudgetState initialMode) {
         SenderMetrics m = new SenderMetrics(botIds, initialMode, Clock.systemUTC());
         m.bindTo(registry);
         return m;
@@ -121,8 +121,8 @@ public final class SenderMetrics implements MeterBinder {
             redisErrors.put(kind, Counter.builder(SluiceMetrics.REDIS_ERRORS).tag("kind", kind)
                     .description("Redis errors seen by the budget").register(r));
         }
-        for (BudgetMode m : BudgetMode.values()) {
-            Gauge.builder(SluiceMetrics.BUDGET_MODE, this, x -> x.currentMode() == m ? 1 : 0)
+        for (BudgetState m : BudgetState.values()) {
+            Gauge.builder(SluiceMetrics.BUDGET_MODE, this, x -> x.currentState() == m ? 1 : 0)
                     .tag(SluiceMetrics.TAG_MODE, SluiceMetrics.tagValue(m))
                     .description("1 for the current budget mode of this instance").register(r);
             FunctionCounter.builder(SluiceMetrics.BUDGET_MODE_TIME, this, x -> x.secondsInMode(m))
@@ -189,7 +189,7 @@ public final class SenderMetrics implements MeterBinder {
     }
 
     /** The instance switched budget mode (e.g. the Redis circuit breaker opened). */
-    public synchronized void budgetMode(BudgetMode newMode) {
+    public synchronized void budgetState(BudgetState newMode) {
         Objects.requireNonNull(newMode, "newMode");
         long now = clock.millis();
         millisInMode.merge(mode, now - modeSinceMillis, Long::sum);
@@ -217,11 +217,11 @@ public final class SenderMetrics implements MeterBinder {
 
     // ---- readings (also used by readiness checks and tests) ----
 
-    public synchronized BudgetMode currentMode() {
+    public synchronized BudgetState currentState() {
         return mode;
     }
 
-    synchronized double secondsInMode(BudgetMode m) {
+    synchronized double secondsInMode(BudgetState m) {
         long ms = millisInMode.get(m) + (m == mode ? clock.millis() - modeSinceMillis : 0);
         return ms / 1000.0;
     }

@@ -30,7 +30,7 @@ public final class SluiceMetrics {
     public static final String TAG_CLASS = "class";
     /** Delivery status of a result (DeliveryStatus symbols). */
     public static final String TAG_STATUS = "status";
-    /** Budget mode: {@link BudgetMode}. */
+    /** Budget mode: {@link BudgetState}. */
     public static final String TAG_MODE = "mode";
     /** Provider answer class: {@link ProviderOutcome}. */
     public static final String TAG_OUTCOME = "outcome";

@@ -23,7 +23,7 @@ class SenderMetricsTest {
 
     @BeforeEach
     void bind() {
-        metrics = new SenderMetrics(List.of("alerts", "news"), BudgetMode.SHARED, clock);
+        metrics = new SenderMetrics(List.of("alerts", "news"), BudgetState.SHARED, clock);
         metrics.bindTo(registry);
         metrics.budgetRate("alerts", 30);
     }
@@ -111,16 +111,16 @@ class SenderMetricsTest {
     void budgetModeGaugeAndTimeInEachMode() {
         assertThat(modeGauge("shared")).isEqualTo(1);
         clock.advance(Duration.ofSeconds(10));
-        metrics.budgetMode(BudgetMode.FALLBACK_LOCAL);
+        metrics.budgetState(BudgetState.FALLBACK_LOCAL);
         clock.advance(Duration.ofSeconds(3));
         assertThat(modeGauge("shared")).isZero();
         assertThat(modeGauge("fallback_local")).isEqualTo(1);
         assertThat(registry.get(SluiceMetrics.BUDGET_MODE_TIME).tag("mode", "shared").functionCounter().count()).isEqualTo(10.0);
         assertThat(registry.get(SluiceMetrics.BUDGET_MODE_TIME).tag("mode", "fallback_local").functionCounter().count()).isEqualTo(3.0);
-        metrics.budgetMode(BudgetMode.SHARED);
+        metrics.budgetState(BudgetState.SHARED);
         clock.advance(Duration.ofSeconds(2));
         assertThat(registry.get(SluiceMetrics.BUDGET_MODE_TIME).tag("mode", "shared").functionCounter().count()).isEqualTo(12.0);
-        assertThat(metrics.currentMode()).isEqualTo(BudgetMode.SHARED);
+        assertThat(metrics.currentState()).isEqualTo(BudgetState.SHARED);
     }
 
     @Test
@@ -152,7 +152,7 @@ class SenderMetricsTest {
 
     @Test
     void recordingBeforeBindingFailsLoudly() {
-        SenderMetrics unbound = new SenderMetrics(List.of("alerts"), BudgetMode.LOCAL, clock);
+        SenderMetrics unbound = new SenderMetrics(List.of("alerts"), BudgetState.LOCAL, clock);
         assertThatThrownBy(() -> unbound.result(DeliveryStatus.DELIVERED, NotificationClass.ROUTINE))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("bindTo");
         assertThatThrownBy(() -> metrics.bindTo(new SimpleMeterRegistry())).isInstanceOf(IllegalStateException.class);

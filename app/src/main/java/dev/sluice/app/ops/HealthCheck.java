@@ -1,6 +1,6 @@
 package dev.sluice.app.ops;
 
-import dev.sluice.metrics.BudgetMode;
+import dev.sluice.metrics.BudgetState;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -49,18 +49,18 @@ public interface HealthCheck {
 
     /**
      * Sender readiness: up only while its Kafka consumer runs and its budget mode is
-     * {@link BudgetMode#SHARED} or one of the configured allowed fallbacks (e.g.
-     * {@link BudgetMode#FALLBACK_LOCAL}; {@link BudgetMode#LOCAL} when {@code budget.mode=local}).
+     * {@link BudgetState#SHARED} or one of the configured allowed fallbacks (e.g.
+     * {@link BudgetState#FALLBACK_LOCAL}; {@link BudgetState#LOCAL} when {@code budget.mode=local}).
      */
-    static HealthCheck senderReady(BooleanSupplier consumerRunning, Supplier<BudgetMode> budgetMode,
-                                   Set<BudgetMode> allowedFallbacks) {
+    static HealthCheck senderReady(BooleanSupplier consumerRunning, Supplier<BudgetState> budgetMode,
+                                   Set<BudgetState> allowedFallbacks) {
         return () -> {
             boolean running = consumerRunning.getAsBoolean();
-            BudgetMode mode = budgetMode.get();
+            BudgetState mode = budgetMode.get();
             Map<String, String> d = new LinkedHashMap<>();
             d.put("consumer", running ? "running" : "stopped");
             d.put("budget_mode", mode == null ? "unknown" : mode.name().toLowerCase());
-            boolean modeOk = mode == BudgetMode.SHARED || (mode != null && allowedFallbacks.contains(mode));
+            boolean modeOk = mode == BudgetState.SHARED || (mode != null && allowedFallbacks.contains(mode));
             return running && modeOk ? Health.up(d) : Health.down(d);
         };
     }

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.config.Settings;
-import dev.sluice.metrics.BudgetMode;
+import dev.sluice.metrics.BudgetState;
 import dev.sluice.metrics.SenderMetrics;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -40,7 +40,7 @@ class OpsServerTest {
     @Test
     void servesPrometheusTextWithSluiceAndJvmMetrics() throws Exception {
         metrics = ProcessMetrics.create("sender");
-        SenderMetrics sender = SenderMetrics.bind(metrics.registry(), List.of("alerts"), BudgetMode.SHARED);
+        SenderMetrics sender = SenderMetrics.bind(metrics.registry(), List.of("alerts"), BudgetState.SHARED);
         sender.result(DeliveryStatus.DELIVERED, NotificationClass.CRITICAL);
         sender.lag(NotificationClass.CRITICAL, Duration.ofMillis(250));
         server = OpsServer.start(new OpsConfig(true, "127.0.0.1", 0), metrics.registry(), HealthCheck.alwaysUp(), HealthCheck.alwaysUp());
@@ -60,8 +60,8 @@ class OpsServerTest {
     void readinessFollowsTheSupplierWith200Or503AndAJsonBody() throws Exception {
         metrics = ProcessMetrics.create("sender");
         AtomicBoolean consumerRunning = new AtomicBoolean(false);
-        AtomicReference<BudgetMode> mode = new AtomicReference<>(BudgetMode.SHARED);
-        HealthCheck ready = HealthCheck.senderReady(consumerRunning::get, mode::get, Set.of(BudgetMode.FALLBACK_LOCAL));
+        AtomicReference<BudgetState> mode = new AtomicReference<>(BudgetState.SHARED);
+        HealthCheck ready = HealthCheck.senderReady(consumerRunning::get, mode::get, Set.of(BudgetState.FALLBACK_LOCAL));
         server = OpsServer.start(new OpsConfig(true, "127.0.0.1", 0), metrics.registry(), HealthCheck.alwaysUp(), ready);
 
         assertThat(get("/health/live").statusCode()).isEqualTo(200);
@@ -71,9 +71,9 @@ class OpsServerTest {
 
         consumerRunning.set(true);
         assertThat(get("/health/ready").statusCode()).isEqualTo(200);
-        mode.set(BudgetMode.FALLBACK_LOCAL); // an allowed fallback
+        mode.set(BudgetState.FALLBACK_LOCAL); // an allowed fallback
         assertThat(get("/health/ready").statusCode()).isEqualTo(200);
-        mode.set(BudgetMode.PAUSED); // fail-closed: not doing its job
+        mode.set(BudgetState.PAUSED); // fail-closed: not doing its job
         HttpResponse<String> paused = get("/health/ready");
         assertThat(paused.statusCode()).isEqualTo(503);
         assertThat(paused.body()).contains("\"budget_mode\":\"paused\"");
