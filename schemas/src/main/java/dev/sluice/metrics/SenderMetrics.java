@@ -31,6 +31,8 @@ import java.util.function.LongSupplier;
  * an {@link IllegalArgumentException} (a bot id is a bounded tag; a token must never become one).
  */
 public final class SenderMetrics implements MeterBinder {
+    /** The limits a budget decision can refuse by (DESIGN.md, Budget). */
+    public static final java.util.List<String> LIMITS = java.util.List.of("global", "chat", "group", "gate");
     private final Set<String> bots;
     private final Clock clock;
     private final Map<String, MinuteWindow> grantedLastMinute = new ConcurrentHashMap<>();
@@ -48,6 +50,8 @@ public final class SenderMetrics implements MeterBinder {
     private final Map<String, Counter> requests = new ConcurrentHashMap<>();
     private final Map<String, Counter> results = new ConcurrentHashMap<>();
     private final Map<String, Counter> redisErrors = new ConcurrentHashMap<>();
+    private final Map<String, Counter> refusals = new ConcurrentHashMap<>();
+    private Counter pauses;
     private final Map<NotificationClass, Timer> lag = new EnumMap<>(NotificationClass.class);
 
     /**
@@ -98,6 +102,11 @@ public final class SenderMetrics implements MeterBinder {
                         .tag(SluiceMetrics.TAG_SCOPE, SluiceMetrics.tagValue(s))
                         .description("429 Too Many Requests answers by the limit they are attributed to").register(r));
             }
+            for (String limit : LIMITS) {
+                refusals.put(key(bot, limit), Counter.builder(SluiceMetrics.BUDGET_REFUSALS).tag(SluiceMetrics.TAG_BOT, bot)
+                        .tag(SluiceMetrics.TAG_LIMIT, limit)
+                        .description("Budget decisions that refused (the chat is rescheduled at the returned wait)").register(r));
+            }
             for (ProviderOutcome o : ProviderOutcome.values()) {
                 requests.put(key(bot, o), Counter.builder(SluiceMetrics.PROVIDER_REQUESTS).tag(SluiceMetrics.TAG_BOT, bot)
                         .tag(SluiceMetrics.TAG_OUTCOME, SluiceMetrics.tagValue(o))
@@ -129,6 +138,8 @@ public final class SenderMetrics implements MeterBinder {
                     .tag(SluiceMetrics.TAG_MODE, SluiceMetrics.tagValue(m)).baseUnit("seconds")
                     .description("Time spent in each budget mode").register(r);
         }
+        pauses = Counter.builder(SluiceMetrics.BACKPRESSURE_PAUSES)
+                .description("Times the partitions were paused at the buffer's high-water mark").register(r);
         Gauge.builder(SluiceMetrics.BUFFERED_RECORDS, this, m -> m.buffered.get().getAsInt())
                 .description("Records buffered in this instance").register(r);
         Gauge.builder(SluiceMetrics.LANE_DEPTH_MAX, this, m -> m.maxLaneDepth.get().getAsInt())
@@ -161,6 +172,23 @@ public final class SenderMetrics implements MeterBinder {
             throw new IllegalArgumentException("budget rate for bot " + bot + " must be > 0, was " + permitsPerSecond);
         }
         ratePerSecond.put(bot, permitsPerSecond);
+    }
+
+    /** The budget refused a send for {@code bot}; {@code limit} is one of {@link #LIMITS}. */
+    public void budgetRefused(String bot, String limit) {
+        bound();
+        Counter c = refusals.get(key(bot, limit));
+        if (c == null) {
+            checkBot(bot);
+            throw new IllegalArgumentException("limit must be one of " + LIMITS + ", was '" + limit + "'");
+        }
+        c.increment();
+    }
+
+    /** The consumer paused its partitions at the high-water mark. */
+    public void backpressurePaused() {
+        bound();
+        pauses.increment();
     }
 
     /** One provider answer; a 429 also needs {@link #rateLimited}. */

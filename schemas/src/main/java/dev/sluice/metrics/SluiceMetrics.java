@@ -36,6 +36,8 @@ public final class SluiceMetrics {
     public static final String TAG_OUTCOME = "outcome";
     /** A short, bounded reason code (never free text: it is a tag). */
     public static final String TAG_REASON = "reason";
+    /** The budget limit that refused: global, chat, group, gate (a 429 penalty). */
+    public static final String TAG_LIMIT = "limit";
     /** live or backfill. */
     public static final String TAG_LANE = "lane";
 
@@ -69,6 +71,10 @@ public final class SluiceMetrics {
     public static final String DRAIN_TIME = "sluice.sender.drain.time";
     /** Counter per status and class: terminal delivery results written. */
     public static final String RESULTS = "sluice.sender.results";
+    /** Counter per bot and limit (global, chat, group, gate): budget decisions that refused and rescheduled. */
+    public static final String BUDGET_REFUSALS = "sluice.budget.refusals";
+    /** Counter: times the consumer paused its partitions at the buffer's high-water mark (backpressure). */
+    public static final String BACKPRESSURE_PAUSES = "sluice.sender.backpressure.pauses";
     /** Counter per kind: Redis errors (timeout, connection, script, other). */
     public static final String REDIS_ERRORS = "sluice.redis.errors";
 
@@ -92,7 +98,7 @@ public final class SluiceMetrics {
     public static List<String> all() {
         return List.of(BUDGET_UTILISATION, BUDGET_GRANTED, BUDGET_MODE, BUDGET_MODE_TIME, RATE_LIMITED,
                 PROVIDER_REQUESTS, DELIVERY_LAG, LANE_DEPTH_MAX, BUFFERED_RECORDS, BACKLOG, DRAIN_RATE, DRAIN_TIME,
-                RESULTS, REDIS_ERRORS, TOPOLOGY_FOLDED, TOPOLOGY_DIGESTS, TOPOLOGY_EXPIRED, TOPOLOGY_SKIPPED,
+                RESULTS, REDIS_ERRORS, BUDGET_REFUSALS, BACKPRESSURE_PAUSES, TOPOLOGY_FOLDED, TOPOLOGY_DIGESTS, TOPOLOGY_EXPIRED, TOPOLOGY_SKIPPED,
                 TOPOLOGY_DLQ, TOPOLOGY_OUTBOUND, TOPOLOGY_DIGEST_STORE_SIZE);
     }
 

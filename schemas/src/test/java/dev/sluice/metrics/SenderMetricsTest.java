@@ -132,6 +132,17 @@ class SenderMetricsTest {
     }
 
     @Test
+    void refusalsByLimitAndBackpressurePauses() {
+        metrics.budgetRefused("alerts", "chat");
+        metrics.budgetRefused("alerts", "chat");
+        metrics.backpressurePaused();
+        assertThat(registry.get(SluiceMetrics.BUDGET_REFUSALS).tags("bot", "alerts", "limit", "chat").counter().count()).isEqualTo(2);
+        assertThat(registry.get(SluiceMetrics.BUDGET_REFUSALS).tags("bot", "alerts", "limit", "gate").counter().count()).isZero();
+        assertThat(registry.get(SluiceMetrics.BACKPRESSURE_PAUSES).counter().count()).isEqualTo(1);
+        assertThatThrownBy(() -> metrics.budgetRefused("alerts", "CHAT")).hasMessageContaining("limit must be one of");
+    }
+
+    @Test
     void redisErrorsByKindWithUnknownKindsAsOther() {
         metrics.redisError("timeout");
         metrics.redisError("weird");
