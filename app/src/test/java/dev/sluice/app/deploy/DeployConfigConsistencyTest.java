@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.app.ConfigKeys;
 import dev.sluice.app.ops.OpsConfig;
 import dev.sluice.app.ops.ProcessMetrics;
+import dev.sluice.config.Topics;
 import dev.sluice.metrics.BudgetState;
 import dev.sluice.metrics.SenderMetrics;
 import dev.sluice.metrics.SluiceMetrics;
@@ -179,6 +180,28 @@ class DeployConfigConsistencyTest {
         assertThat(metricNames("histogram_quantile(0.99, sum by (le, class) (rate(sluice_delivery_lag_seconds_bucket[5m])))"))
                 .containsExactly("sluice_delivery_lag_seconds_bucket");
         assertThat(exposedMetrics).doesNotContain("sluice_no_such_metric").contains("sluice_delivery_lag_seconds_bucket", "up");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theInitServiceCreatesEverySluiceTopicCompactedWhereTheCodeSaysSo() {
+        String script = String.join("\n", (List<String>) services.get("kafka-init").get("command"));
+        Set<String> plain = new TreeSet<>();
+        Set<String> compacted = new TreeSet<>();
+        Matcher m = Pattern.compile("--topic (\\S+)(.*)").matcher(script);
+        while (m.find()) {
+            (m.group(2).contains("cleanup.policy=compact") ? compacted : plain).add(m.group(1));
+        }
+        Topics topics = Topics.defaults();
+        assertThat(compacted).isEqualTo(new TreeSet<>(topics.compacted()));
+        Set<String> expectedPlain = new TreeSet<>(topics.all());
+        expectedPlain.removeAll(topics.compacted());
+        assertThat(plain).isEqualTo(expectedPlain);
+        for (String s : services.keySet()) {
+            if ("topology".equals(process(s)) || "sender".equals(process(s))) {
+                assertThat(services.get(s).get("depends_on").toString()).as(s + " waits for the topics").contains("kafka-init");
+            }
+        }
     }
 
     @Test
