@@ -27,6 +27,21 @@ class ProcessOpsTest {
     }
 
     @Test
+    void kafkaStreamsMetricsAreBoundBeforeStart(@org.junit.jupiter.api.io.TempDir java.nio.file.Path stateDir) {
+        org.apache.kafka.streams.StreamsBuilder b = new org.apache.kafka.streams.StreamsBuilder();
+        b.stream("in").to("out");
+        java.util.Properties p = new java.util.Properties();
+        p.put("application.id", "ops-test");
+        p.put("bootstrap.servers", "127.0.0.1:1"); // never contacted: the streams instance is not started
+        p.put("state.dir", stateDir.toString());
+        try (ProcessOps ops = ProcessOps.create("topology", Settings.of(Map.of("ops.enabled", "false")), OpsConfig.TOPOLOGY_DEFAULT_PORT);
+             org.apache.kafka.streams.KafkaStreams streams = new org.apache.kafka.streams.KafkaStreams(b.build(), p)) {
+            ops.bindKafkaStreams(streams);
+            assertThat(ops.registry().scrape()).contains("kafka_stream_");
+        }
+    }
+
+    @Test
     void disabledServesNothingButKeepsTheRegistry() {
         try (ProcessOps ops = ProcessOps.create("sender", Settings.of(Map.of("ops.enabled", "false")), OpsConfig.SENDER_DEFAULT_PORT)
                 .serve(HealthCheck.alwaysUp(), HealthCheck.alwaysUp())) {
