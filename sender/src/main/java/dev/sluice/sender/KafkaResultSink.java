@@ -1,0 +1,37 @@
+package dev.sluice.sender;
+
+import dev.sluice.avro.DeliveryResult;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes results to {@code delivery.results} (key: chat id) with an idempotent producer (acks=all) and
+ * marks the message's offset done only when Kafka acknowledged the result.
+ */
+final class KafkaResultSink implements ResultSink {
+    private static final Logger log = LoggerFactory.getLogger(KafkaResultSink.class);
+    private final Producer<String, DeliveryResult> producer;
+    private final String topic;
+    private final OffsetTracker offsets;
+
+    KafkaResultSink(Producer<String, DeliveryResult> producer, String topic, OffsetTracker offsets) {
+        this.producer = producer;
+        this.topic = topic;
+        this.offsets = offsets;
+    }
+
+    @Override
+    public void emit(PendingMessage message, DeliveryResult result) {
+        producer.send(new ProducerRecord<>(topic, result.getChatId(), result), (metadata, error) -> {
+            if (error == null) {
+                offsets.done(message.partition(), message.offset());
+            } else {
+                // The offset stays pending: it is never committed, so the message is redelivered after a restart.
+                log.error("could not write the {} result of message {} to {}: {}", result.getStatus(),
+                        result.getMessageId(), topic, error.toString());
+            }
+        });
+    }
+}

@@ -1,0 +1,327 @@
+package dev.sluice.sender;
+
+import dev.sluice.config.ConfigException;
+import dev.sluice.config.Settings;
+import dev.sluice.config.Topics;
+import dev.sluice.sender.budget.BudgetKeys;
+import dev.sluice.sender.budget.BudgetLimits;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Immutable configuration of one sender instance, read once from {@link Settings} and validated; every
+ * error is a {@link ConfigException} naming the key and the value (tokens redacted).
+ *
+ * <table>
+ * <caption>Keys</caption>
+ * <tr><td>{@code bootstrap.servers}</td><td>required</td></tr>
+ * <tr><td>{@code schema.registry.url}</td><td>required; other {@code schema.registry.*} keys and
+ *     {@code basic.auth.user.info} go to the registry client</td></tr>
+ * <tr><td>{@code sender.group.id}</td><td>consumer group, default {@code sluice-sender}</td></tr>
+ * <tr><td>{@code sender.instance.id}</td><td>default {@code <hostname>-<pid>}; written into results</td></tr>
+ * <tr><td>{@code topic.*}</td><td>topic names, see {@link Topics}</td></tr>
+ * <tr><td>{@code sender.consume.backfill}</td><td>also consume {@code outbox.backfill}, default true</td></tr>
+ * <tr><td>{@code telegram.api.url}</td><td>pengrad apiUrl form, default {@code https://api.telegram.org/bot}</td></tr>
+ * <tr><td>{@code bot.<botId>.token}</td><td>at least one; secret, never printed</td></tr>
+ * <tr><td>{@code budget.mode}</td><td>{@code redis} (default) or {@code local}</td></tr>
+ * <tr><td>{@code redis.url}</td><td>required in redis mode, e.g. {@code redis://localhost:6379}</td></tr>
+ * <tr><td>{@code budget.global.rate.per.s}, {@code budget.global.burst}</td><td>default 30, 1 (Telegram FAQ)</td></tr>
+ * <tr><td>{@code budget.chat.rate.per.s}, {@code budget.chat.burst}</td><td>default 1, 3 (Telegram FAQ)</td></tr>
+ * <tr><td>{@code sender.max.in.flight}</td><td>concurrent budget+provider calls per instance, default 16</td></tr>
+ * <tr><td>{@code sender.buffer.max.records}</td><td>records held in lanes before partitions pause, default 10000</td></tr>
+ * <tr><td>{@code sender.request.timeout.ms}</td><td>whole provider call, default 10000</td></tr>
+ * <tr><td>{@code sender.connect.timeout.ms}</td><td>provider connect, default 5000</td></tr>
+ * <tr><td>{@code redis.command.timeout.ms}</td><td>each budget decision, default 1000</td></tr>
+ * <tr><td>{@code sender.max.attempts}</td><td>provider calls per message for 5xx / I/O errors, default 5</td></tr>
+ * <tr><td>{@code sender.retry.backoff.ms}, {@code sender.retry.backoff.max.ms}</td><td>exponential backoff base and cap
+ *     (full jitter), default 500 and 30000</td></tr>
+ * <tr><td>{@code sender.retry.after.jitter.ms}</td><td>one-sided jitter added to a 429's retry_after, default 250</td></tr>
+ * <tr><td>{@code sender.commit.interval.ms}</td><td>offset commit period, default 1000</td></tr>
+ * <tr><td>{@code kafka.<prop>}</td><td>passed to the consumer and producer as {@code <prop>} (SASL_SSL etc.)</td></tr>
+ * </table>
+ */
+public final class SenderConfig {
+    public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
+    public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
+    public static final String GROUP_ID = "sender.group.id";
+    public static final String INSTANCE_ID = "sender.instance.id";
+    public static final String CONSUME_BACKFILL = "sender.consume.backfill";
+    public static final String TELEGRAM_API_URL = "telegram.api.url";
+    public static final String BOT_PREFIX = "bot.";
+    public static final String TOKEN_SUFFIX = ".token";
+    public static final String BUDGET_MODE = "budget.mode";
+    public static final String REDIS_URL = "redis.url";
+    public static final String GLOBAL_RATE = "budget.global.rate.per.s";
+    public static final String GLOBAL_BURST = "budget.global.burst";
+    public static final String CHAT_RATE = "budget.chat.rate.per.s";
+    public static final String CHAT_BURST = "budget.chat.burst";
+    public static final String MAX_IN_FLIGHT = "sender.max.in.flight";
+    public static final String BUFFER_MAX_RECORDS = "sender.buffer.max.records";
+    public static final String REQUEST_TIMEOUT_MS = "sender.request.timeout.ms";
+    public static final String CONNECT_TIMEOUT_MS = "sender.connect.timeout.ms";
+    public static final String REDIS_COMMAND_TIMEOUT_MS = "redis.command.timeout.ms";
+    public static final String MAX_ATTEMPTS = "sender.max.attempts";
+    public static final String RETRY_BACKOFF_MS = "sender.retry.backoff.ms";
+    public static final String RETRY_BACKOFF_MAX_MS = "sender.retry.backoff.max.ms";
+    public static final String RETRY_AFTER_JITTER_MS = "sender.retry.after.jitter.ms";
+    public static final String COMMIT_INTERVAL_MS = "sender.commit.interval.ms";
+    public static final String KAFKA_PREFIX = "kafka.";
+    public static final String DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org/bot";
+
+    private final String bootstrapServers;
+    private final String schemaRegistryUrl;
+    private final String groupId;
+    private final String instanceId;
+    private final Topics topics;
+    private final boolean consumeBackfill;
+    private final String telegramApiUrl;
+    private final Map<String, BotToken> bots;
+    private final BudgetMode budgetMode;
+    private final String redisUrl;
+    private final BudgetLimits budgetLimits;
+    private final int maxInFlight;
+    private final int bufferMaxRecords;
+    private final Duration requestTimeout;
+    private final Duration connectTimeout;
+    private final Duration redisCommandTimeout;
+    private final int maxAttempts;
+    private final Duration retryBackoff;
+    private final Duration retryBackoffMax;
+    private final Duration retryAfterJitter;
+    private final Duration commitInterval;
+    private final Map<String, String> kafkaProperties;
+    private final Map<String, String> schemaRegistryProperties;
+
+    /** Reads and validates the sender configuration; see the class comment for the keys. */
+    public static SenderConfig from(Settings s) {
+        return new SenderConfig(s);
+    }
+
+    public SenderConfig(Settings s) {
+        this.bootstrapServers = s.required(BOOTSTRAP_SERVERS);
+        this.schemaRegistryUrl = s.required(SCHEMA_REGISTRY_URL);
+        for (String one : schemaRegistryUrl.split(",")) {
+            url(s, SCHEMA_REGISTRY_URL, one.trim()); // a comma-separated list of registry URLs is allowed
+        }
+        this.groupId = s.string(GROUP_ID, "sluice-sender");
+        this.instanceId = s.string(INSTANCE_ID, defaultInstanceId());
+        this.topics = Topics.from(s);
+        this.consumeBackfill = s.bool(CONSUME_BACKFILL, true);
+        this.telegramApiUrl = url(s, TELEGRAM_API_URL, s.string(TELEGRAM_API_URL, DEFAULT_TELEGRAM_API_URL));
+        this.bots = readBots(s);
+        this.budgetMode = s.enumValue(BUDGET_MODE, BudgetMode.class, BudgetMode.REDIS);
+        this.redisUrl = budgetMode == BudgetMode.REDIS ? redisUrl(s) : s.string(REDIS_URL, null);
+        this.budgetLimits = new BudgetLimits(
+                s.positiveDouble(GLOBAL_RATE, 30), s.positiveInt(GLOBAL_BURST, 1),
+                s.positiveDouble(CHAT_RATE, 1), s.positiveInt(CHAT_BURST, 3));
+        this.maxInFlight = s.positiveInt(MAX_IN_FLIGHT, 16);
+        this.bufferMaxRecords = Math.toIntExact(s.longValue(BUFFER_MAX_RECORDS, 10_000,
+                v -> v >= 2 && v <= Integer.MAX_VALUE, "an integer >= 2"));
+        this.requestTimeout = positiveMillis(s, REQUEST_TIMEOUT_MS, 10_000);
+        this.connectTimeout = positiveMillis(s, CONNECT_TIMEOUT_MS, 5_000);
+        this.redisCommandTimeout = positiveMillis(s, REDIS_COMMAND_TIMEOUT_MS, 1_000);
+        this.maxAttempts = s.positiveInt(MAX_ATTEMPTS, 5);
+        this.retryBackoff = positiveMillis(s, RETRY_BACKOFF_MS, 500);
+        this.retryBackoffMax = positiveMillis(s, RETRY_BACKOFF_MAX_MS, 30_000);
+        if (retryBackoffMax.compareTo(retryBackoff) < 0) {
+            throw Settings.invalid(RETRY_BACKOFF_MAX_MS, Long.toString(retryBackoffMax.toMillis()),
+                    "at least " + RETRY_BACKOFF_MS + " (" + retryBackoff.toMillis() + ")");
+        }
+        this.retryAfterJitter = s.millis(RETRY_AFTER_JITTER_MS, Duration.ofMillis(250));
+        this.commitInterval = positiveMillis(s, COMMIT_INTERVAL_MS, 1_000);
+        this.kafkaProperties = Collections.unmodifiableMap(new TreeMap<>(s.withPrefix(KAFKA_PREFIX)));
+        Map<String, String> registry = new TreeMap<>();
+        s.asMap().forEach((k, v) -> {
+            if (k.startsWith("schema.registry.") || k.equals("basic.auth.user.info")) {
+                registry.put(k, v);
+            }
+        });
+        this.schemaRegistryProperties = Collections.unmodifiableMap(registry);
+    }
+
+    private static Map<String, BotToken> readBots(Settings s) {
+        Map<String, BotToken> out = new LinkedHashMap<>();
+        s.withPrefix(BOT_PREFIX).forEach((rest, value) -> {
+            if (!rest.endsWith(TOKEN_SUFFIX)) {
+                return;
+            }
+            String botId = rest.substring(0, rest.length() - TOKEN_SUFFIX.length());
+            String key = BOT_PREFIX + rest;
+            if (!BudgetKeys.BOT_ID.matcher(botId).matches()) {
+                throw new ConfigException(key, "invalid bot id '" + botId + "' in config '" + key
+                        + "': expected " + BudgetKeys.BOT_ID.pattern());
+            }
+            if (value == null || value.isBlank()) {
+                throw new ConfigException(key, "missing token for config '" + key + "' (or env "
+                        + Settings.envName(key) + ")");
+            }
+            out.put(botId, new BotToken(value.trim()));
+        });
+        if (out.isEmpty()) {
+            throw new ConfigException(BOT_PREFIX + "<botId>" + TOKEN_SUFFIX,
+                    "no bot configured: set at least one 'bot.<botId>.token' (e.g. bot.alerts.token)");
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
+    private static String redisUrl(Settings s) {
+        String v = s.required(REDIS_URL);
+        if (!v.startsWith("redis://") && !v.startsWith("rediss://") && !v.startsWith("redis-sentinel://")) {
+            throw Settings.invalid(REDIS_URL, v, "a redis:// or rediss:// URL");
+        }
+        return v;
+    }
+
+    private static String url(Settings s, String key, String v) {
+        try {
+            URI u = URI.create(v);
+            if (u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https"))
+                    || u.getHost() == null) {
+                throw Settings.invalid(key, v, "an http(s) URL");
+            }
+            return v;
+        } catch (IllegalArgumentException e) {
+            if (e instanceof ConfigException ce) {
+                throw ce;
+            }
+            throw Settings.invalid(key, v, "an http(s) URL");
+        }
+    }
+
+    /** {@code redis://user:secret@host} → {@code redis://[redacted]@host}. */
+    static String withoutCredentials(String url) {
+        return url == null ? null : url.replaceFirst("^([a-z-]+://)[^@/]*@", "$1[redacted]@");
+    }
+
+    private static Duration positiveMillis(Settings s, String key, long defaultMs) {
+        return Duration.ofMillis(s.positiveLong(key, defaultMs));
+    }
+
+    private static String defaultInstanceId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            host = "localhost";
+        }
+        return host + "-" + ProcessHandle.current().pid();
+    }
+
+    public String bootstrapServers() {
+        return bootstrapServers;
+    }
+
+    public String schemaRegistryUrl() {
+        return schemaRegistryUrl;
+    }
+
+    public String groupId() {
+        return groupId;
+    }
+
+    public String instanceId() {
+        return instanceId;
+    }
+
+    public Topics topics() {
+        return topics;
+    }
+
+    public boolean consumeBackfill() {
+        return consumeBackfill;
+    }
+
+    /** Base URL in the pengrad form: the token and {@code /method} are appended to it. */
+    public String telegramApiUrl() {
+        return telegramApiUrl;
+    }
+
+    /** Logical bot id → token, in configuration order. */
+    public Map<String, BotToken> bots() {
+        return bots;
+    }
+
+    public BudgetMode budgetMode() {
+        return budgetMode;
+    }
+
+    /** The Redis URL; null in local mode when none is set. */
+    public String redisUrl() {
+        return redisUrl;
+    }
+
+    public BudgetLimits budgetLimits() {
+        return budgetLimits;
+    }
+
+    public int maxInFlight() {
+        return maxInFlight;
+    }
+
+    public int bufferMaxRecords() {
+        return bufferMaxRecords;
+    }
+
+    public Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    public Duration redisCommandTimeout() {
+        return redisCommandTimeout;
+    }
+
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    public Duration retryBackoff() {
+        return retryBackoff;
+    }
+
+    public Duration retryBackoffMax() {
+        return retryBackoffMax;
+    }
+
+    public Duration retryAfterJitter() {
+        return retryAfterJitter;
+    }
+
+    public Duration commitInterval() {
+        return commitInterval;
+    }
+
+    /** Kafka client properties given as {@code kafka.<prop>}, prefix removed. May hold secrets: never log. */
+    public Map<String, String> kafkaProperties() {
+        return kafkaProperties;
+    }
+
+    /**
+     * Schema registry client settings as given ({@code schema.registry.*}, {@code basic.auth.user.info}),
+     * for {@code CachedSchemaRegistryClient.fromConfigs}. May hold credentials: never log.
+     */
+    public Map<String, String> schemaRegistryProperties() {
+        return schemaRegistryProperties;
+    }
+
+    @Override
+    public String toString() {
+        Map<String, String> safeKafka = new TreeMap<>();
+        kafkaProperties.forEach((k, v) -> safeKafka.put(k, Settings.redactIfSecret(k, v)));
+        return "SenderConfig{instance=" + instanceId + ", group=" + groupId + ", bootstrap=" + bootstrapServers
+                + ", topics=" + topics.outboxLive() + (consumeBackfill ? "+" + topics.outboxBackfill() : "")
+                + "->" + topics.deliveryResults() + ", bots=" + bots.keySet() + ", budget=" + budgetMode
+                + " " + budgetLimits + ", redis=" + withoutCredentials(redisUrl) + ", maxInFlight=" + maxInFlight
+                + ", bufferMaxRecords=" + bufferMaxRecords + ", kafka=" + safeKafka + "}";
+    }
+}

@@ -1,0 +1,513 @@
+package dev.sluice.sender;
+
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.schemas.AvroTrust;
+import dev.sluice.schemas.SchemaRegistryClient;
+import dev.sluice.sender.budget.BudgetPort;
+import dev.sluice.sender.budget.LocalGcraBudget;
+import dev.sluice.sender.budget.RedisGcraBudget;
+import dev.sluice.sender.telegram.TelegramTransport;
+import dev.sluice.sender.telegram.Transport;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One sender instance (DESIGN.md, Sender): a Kafka consumer of {@code outbox.live} (and
+ * {@code outbox.backfill}) feeding per-chat lanes, a dispatcher that hands ready lane heads to at most
+ * {@code sender.max.in.flight} concurrent budget+provider calls, and a producer of one
+ * {@code DeliveryResult} per message.
+ *
+ * <p>Threads: {@code sluice-sender-poll-*} owns the consumer (poll, pause/resume, commits, rebalances);
+ * {@code sluice-sender-dispatch-*} waits on a condition exactly until the earliest {@code readyAt} or new
+ * input; {@code sluice-sender-send-*} run {@link DeliveryProcessor} steps. Nothing sleeps in a loop.
+ *
+ * <p>Offsets: per partition only up to the lowest message without an acknowledged result, committed every
+ * {@code sender.commit.interval.ms}, on revocation (after in-flight work of the partition finished) and on
+ * close. The commit metadata lists finished records above that offset, so the next owner skips them
+ * instead of sending them twice (see {@link OffsetTracker}). Backpressure: above the high-water mark of buffered records all assigned partitions are paused,
+ * below the low-water mark resumed, so buffered records never exceed {@code sender.buffer.max.records}.
+ */
+public final class SenderService implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SenderService.class);
+    private static final Duration POLL_TIMEOUT = Duration.ofMillis(100);
+
+    private final SenderConfig config;
+    private final SenderMetrics metrics;
+    private final Clock clock;
+    private final KafkaConsumer<String, OutboundMessage> consumer;
+    private final KafkaProducer<String, DeliveryResult> producer;
+    private final BudgetPort budget;
+    private final Transport transport;
+    private final OffsetTracker offsets = new OffsetTracker();
+    private final DeliveryProcessor processor;
+    private final int highWater;
+    private final int lowWater;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final LaneScheduler<PendingMessage> scheduler = new LaneScheduler<>();
+    private final Map<TopicPartition, Integer> inFlightByPartition = new HashMap<>();
+    private int inFlight;
+    private boolean dispatching = true;
+
+    private final ExecutorService senders;
+    private final Thread pollThread;
+    private final Thread dispatchThread;
+    private volatile boolean running;
+    private volatile boolean started;
+    private boolean paused;
+    private long lastCommitMs;
+
+    /**
+     * Production wiring: the budget from {@code budget.mode} (Redis or local), Telegram through pengrad,
+     * Avro values in the Confluent wire format against {@code schema.registry.url}.
+     */
+    public SenderService(SenderConfig config, MeterRegistry registry) {
+        this(config, registry, Serdes.registry(config), budgetFor(config));
+    }
+
+    private SenderService(SenderConfig config, MeterRegistry registry, SchemaRegistryClient schemas, BudgetPort budget) {
+        this(config, registry, Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas), budget,
+                new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
+                        config.requestTimeout()));
+    }
+
+    /**
+     * Explicit ports (tests, the demo). The service owns and closes all of them.
+     *
+     * @param valueDeserializer reads OutboundMessage values of the outbox topics
+     * @param resultSerializer  writes DeliveryResult values to {@code delivery.results}
+     */
+    public SenderService(SenderConfig config, MeterRegistry registry, Deserializer<OutboundMessage> valueDeserializer,
+                         Serializer<DeliveryResult> resultSerializer, BudgetPort budget, Transport transport) {
+        AvroTrust.ensure();
+        this.config = config;
+        this.clock = Clock.systemUTC();
+        this.metrics = new SenderMetrics(registry, config.instanceId());
+        this.budget = budget;
+        this.transport = transport;
+        int maxPollRecords = Math.max(1, Math.min(500, config.bufferMaxRecords() / 4));
+        this.highWater = config.bufferMaxRecords() - maxPollRecords;
+        this.lowWater = highWater / 2;
+        this.consumer = new KafkaConsumer<>(consumerProperties(config, maxPollRecords), new StringDeserializer(),
+                valueDeserializer);
+        this.producer = new KafkaProducer<>(producerProperties(config), new StringSerializer(), resultSerializer);
+        this.processor = DeliveryProcessor.of(config, budget, transport,
+                new KafkaResultSink(producer, config.topics().deliveryResults(), offsets), metrics);
+        metrics.gaugeBuffered(this::bufferedRecords);
+        AtomicInteger n = new AtomicInteger();
+        this.senders = new ThreadPoolExecutor(config.maxInFlight(), config.maxInFlight(), 60, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "sluice-sender-send-" + config.instanceId() + "-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        this.pollThread = new Thread(this::pollLoop, "sluice-sender-poll-" + config.instanceId());
+        this.dispatchThread = new Thread(this::dispatchLoop, "sluice-sender-dispatch-" + config.instanceId());
+    }
+
+    private static BudgetPort budgetFor(SenderConfig config) {
+        return switch (config.budgetMode()) {
+            case REDIS -> new RedisGcraBudget(config.redisUrl(), config.budgetLimits(), config.redisCommandTimeout());
+            case LOCAL -> new LocalGcraBudget(config.budgetLimits());
+        };
+    }
+
+    static Map<String, Object> consumerProperties(SenderConfig c, int maxPollRecords) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrapServers());
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, c.groupId());
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "sluice-sender-" + c.instanceId());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        // The topology writes the outbox with exactly_once_v2: never read aborted records.
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords);
+        p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+        p.putAll(c.kafkaProperties());
+        return p;
+    }
+
+    static Map<String, Object> producerProperties(SenderConfig c) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrapServers());
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "sluice-sender-results-" + c.instanceId());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.putAll(c.kafkaProperties());
+        return p;
+    }
+
+    /** Starts consuming and sending. */
+    public synchronized void start() {
+        if (started) {
+            throw new IllegalStateException("sender " + config.instanceId() + " already started");
+        }
+        started = true;
+        running = true;
+        log.info("starting sender {}", config);
+        dispatchThread.start();
+        pollThread.start();
+    }
+
+    /** This instance's counters (delivered, results by status, 429s). */
+    public SenderMetrics metrics() {
+        return metrics;
+    }
+
+    public String instanceId() {
+        return config.instanceId();
+    }
+
+    /** Records held in lanes right now (bounded by {@code sender.buffer.max.records}). */
+    public int bufferedRecords() {
+        lock.lock();
+        try {
+            return scheduler.buffered();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- consumer thread
+
+    private void pollLoop() {
+        List<String> topics = new ArrayList<>(List.of(config.topics().outboxLive()));
+        if (config.consumeBackfill()) {
+            topics.add(config.topics().outboxBackfill());
+        }
+        try {
+            consumer.subscribe(topics, new Rebalance());
+            lastCommitMs = clock.millis();
+            while (running) {
+                ConsumerRecords<String, OutboundMessage> records;
+                try {
+                    records = consumer.poll(POLL_TIMEOUT);
+                } catch (RecordDeserializationException e) {
+                    skipUnreadable(e);
+                    continue;
+                } catch (WakeupException e) {
+                    break;
+                }
+                if (!records.isEmpty()) {
+                    enqueue(records);
+                }
+                applyBackpressure();
+                if (clock.millis() - lastCommitMs >= config.commitInterval().toMillis()) {
+                    commit(offsets.toCommit());
+                }
+            }
+        } catch (WakeupException e) {
+            // closing
+        } catch (RuntimeException e) {
+            log.error("sender {} consumer loop failed; stopping", config.instanceId(), e);
+        } finally {
+            shutdownFromPollThread();
+        }
+    }
+
+    private void enqueue(ConsumerRecords<String, OutboundMessage> records) {
+        long now = clock.millis();
+        lock.lock();
+        try {
+            for (ConsumerRecord<String, OutboundMessage> r : records) {
+                TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                offsets.received(tp, r.offset());
+                if (offsets.isAlreadyDone(tp, r.offset())) {
+                    offsets.done(tp, r.offset()); // the previous owner wrote its result (commit metadata)
+                    metrics.skipped();
+                    continue;
+                }
+                if (r.value() == null) {
+                    offsets.done(tp, r.offset()); // tombstone: nothing to send
+                    continue;
+                }
+                PendingMessage p = new PendingMessage(tp, r.offset(), r.value());
+                scheduler.add(p.laneKey(), p, now);
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A value that cannot be decoded has no message id to report; the topology validated it, so this is a
+     * producer bug. It is logged and skipped, never retried forever.
+     */
+    private void skipUnreadable(RecordDeserializationException e) {
+        TopicPartition tp = e.topicPartition();
+        log.error("skipping unreadable record {}@{}: {}", tp, e.offset(), e.getMessage());
+        offsets.received(tp, e.offset());
+        offsets.done(tp, e.offset());
+        consumer.seek(tp, e.offset() + 1);
+    }
+
+    private void applyBackpressure() {
+        int buffered = bufferedRecords();
+        Set<TopicPartition> assignment = consumer.assignment();
+        if (buffered >= highWater) {
+            if (!paused) {
+                metrics.paused();
+                log.info("sender {}: {} records buffered (high-water {}), pausing {} partitions",
+                        config.instanceId(), buffered, highWater, assignment.size());
+            }
+            consumer.pause(assignment); // also pauses partitions assigned since
+            paused = true;
+        } else if (paused && buffered <= lowWater) {
+            log.info("sender {}: {} records buffered (low-water {}), resuming", config.instanceId(), buffered, lowWater);
+            consumer.resume(consumer.paused());
+            paused = false;
+        }
+    }
+
+    private void commit(Map<TopicPartition, OffsetAndMetadata> toCommit) {
+        lastCommitMs = clock.millis();
+        if (toCommit.isEmpty()) {
+            return;
+        }
+        try {
+            consumer.commitSync(toCommit);
+            offsets.markCommitted(toCommit);
+        } catch (WakeupException e) {
+            consumer.commitSync(toCommit); // closing: still commit what is done
+            offsets.markCommitted(toCommit);
+            throw e;
+        } catch (RuntimeException e) {
+            log.warn("sender {}: offset commit failed ({}); will retry", config.instanceId(), e.toString());
+        }
+    }
+
+    private final class Rebalance implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            handBack(partitions, true);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            if (!partitions.isEmpty()) {
+                handBack(partitions, false);
+            }
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            log.info("sender {}: assigned {}", config.instanceId(), partitions);
+            try {
+                consumer.committed(new HashSet<>(partitions)).forEach(offsets::skipAlreadyDone);
+            } catch (RuntimeException e) {
+                log.warn("sender {}: could not read committed metadata of {} ({}); finished records above the "
+                        + "committed offset will be sent again", config.instanceId(), partitions, e.toString());
+            }
+        }
+    }
+
+    /**
+     * Revocation: drop the partitions' lanes (the new owner redelivers what has no result), let in-flight
+     * work of those partitions finish so its results are written, then commit what is done.
+     */
+    private void handBack(Collection<TopicPartition> partitions, boolean commit) {
+        Set<TopicPartition> gone = new HashSet<>(partitions);
+        int dropped = 0;
+        lock.lock();
+        try {
+            for (TopicPartition tp : gone) {
+                dropped += scheduler.dropPartition(tp).size();
+            }
+            awaitNoInFlight(gone, config.requestTimeout().plusSeconds(5));
+        } finally {
+            lock.unlock();
+        }
+        if (commit) {
+            producer.flush();
+            Map<TopicPartition, OffsetAndMetadata> toCommit = new HashMap<>(offsets.toCommit());
+            toCommit.keySet().retainAll(gone);
+            try {
+                if (!toCommit.isEmpty()) {
+                    consumer.commitSync(toCommit);
+                    offsets.markCommitted(toCommit);
+                }
+            } catch (RuntimeException e) {
+                log.warn("sender {}: commit on revocation failed ({})", config.instanceId(), e.toString());
+            }
+        }
+        gone.forEach(offsets::remove);
+        log.info("sender {}: handed back {} ({} buffered records dropped for redelivery)", config.instanceId(), gone,
+                dropped);
+    }
+
+    /** Waits (lock held) until no work of these partitions is in flight, or the bound passes. */
+    private void awaitNoInFlight(Set<TopicPartition> partitions, Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        try {
+            while (partitions.stream().anyMatch(tp -> inFlightByPartition.getOrDefault(tp, 0) > 0)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    log.warn("sender {}: in-flight sends of {} did not finish within {}", config.instanceId(),
+                            partitions, bound);
+                    return;
+                }
+                changed.awaitNanos(left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ---------------------------------------------------------------- dispatcher thread
+
+    private void dispatchLoop() {
+        lock.lock();
+        try {
+            while (dispatching) {
+                long now = clock.millis();
+                while (inFlight < config.maxInFlight()) {
+                    LaneScheduler.Head<PendingMessage> head = scheduler.pollReady(now);
+                    if (head == null) {
+                        break;
+                    }
+                    inFlight++;
+                    inFlightByPartition.merge(head.key().partition(), 1, Integer::sum);
+                    senders.execute(() -> runStep(head));
+                }
+                long next = inFlight >= config.maxInFlight() ? Long.MAX_VALUE : scheduler.nextReadyAtMs();
+                if (next == Long.MAX_VALUE) {
+                    changed.await();
+                } else if (next > now) {
+                    changed.await(next - now, TimeUnit.MILLISECONDS);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void runStep(LaneScheduler.Head<PendingMessage> head) {
+        Step step;
+        try {
+            step = processor.process(head.message());
+        } catch (RuntimeException e) {
+            log.error("sender {}: processing {} failed; the lane retries in {} ms", config.instanceId(),
+                    head.message(), config.retryBackoff().toMillis(), e);
+            step = new Step.RetryAt(clock.millis() + config.retryBackoff().toMillis());
+        }
+        lock.lock();
+        try {
+            if (step instanceof Step.RetryAt r) {
+                scheduler.reschedule(head, r.readyAtMs());
+            } else {
+                scheduler.complete(head, clock.millis());
+            }
+            inFlight--;
+            inFlightByPartition.merge(head.key().partition(), -1, (a, b) -> a + b == 0 ? null : a + b);
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- shutdown
+
+    /** Runs on the poll thread when the loop ends: finish in-flight work, write results, commit, close clients. */
+    private void shutdownFromPollThread() {
+        lock.lock();
+        try {
+            dispatching = false;
+            changed.signalAll();
+            awaitNoInFlight(new HashSet<>(inFlightByPartition.keySet()), config.requestTimeout().plusSeconds(5));
+        } finally {
+            lock.unlock();
+        }
+        try {
+            producer.flush();
+            Map<TopicPartition, OffsetAndMetadata> toCommit = offsets.toCommit();
+            if (!toCommit.isEmpty()) {
+                consumer.commitSync(toCommit);
+                offsets.markCommitted(toCommit);
+            }
+        } catch (RuntimeException e) {
+            log.warn("sender {}: final commit failed ({})", config.instanceId(), e.toString());
+        }
+        try {
+            consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+        } catch (RuntimeException e) {
+            log.warn("sender {}: consumer close failed ({})", config.instanceId(), e.toString());
+        }
+        producer.close(Duration.ofSeconds(5));
+    }
+
+    /** Graceful stop: stop polling, finish in-flight sends, write their results, commit, close every client. */
+    @Override
+    public synchronized void close() {
+        if (started) {
+            running = false;
+            consumer.wakeup();
+            join(pollThread, config.requestTimeout().plusSeconds(20));
+            join(dispatchThread, Duration.ofSeconds(5));
+        } else {
+            consumer.close();
+            producer.close(Duration.ofSeconds(5));
+        }
+        senders.shutdown();
+        try {
+            senders.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        budget.close();
+        transport.close();
+        log.info("sender {} closed: {}", config.instanceId(), metrics.resultsByStatus());
+    }
+
+    private static void join(Thread t, Duration bound) {
+        try {
+            t.join(bound.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

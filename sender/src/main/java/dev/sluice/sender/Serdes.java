@@ -1,0 +1,27 @@
+package dev.sluice.sender;
+
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.schemas.CachedSchemaRegistryClient;
+import dev.sluice.schemas.SchemaRegistryClient;
+import dev.sluice.schemas.SpecificAvroSerde;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serializer;
+
+/** Avro values in the Confluent wire format against the configured schema registry. */
+final class Serdes {
+    private Serdes() {
+    }
+
+    static SchemaRegistryClient registry(SenderConfig config) {
+        return CachedSchemaRegistryClient.fromConfigs(config.schemaRegistryProperties());
+    }
+
+    static Deserializer<OutboundMessage> outboundDeserializer(SchemaRegistryClient registry) {
+        return new SpecificAvroSerde<>(registry, OutboundMessage.class).deserializer();
+    }
+
+    static Serializer<DeliveryResult> resultSerializer(SchemaRegistryClient registry) {
+        return new SpecificAvroSerde<>(registry, DeliveryResult.class).serializer();
+    }
+}

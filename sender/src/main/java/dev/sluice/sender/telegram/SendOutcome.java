@@ -1,0 +1,46 @@
+package dev.sluice.sender.telegram;
+
+import java.time.Duration;
+
+/**
+ * A provider answer, classified. Descriptions are the provider's text with any token redacted.
+ */
+public sealed interface SendOutcome {
+
+    /** HTTP 200, {@code ok: true}: the provider accepted the message. */
+    record Delivered(long providerMessageId) implements SendOutcome {
+    }
+
+    /**
+     * HTTP 429: a schedule, not an error. Telegram's {@code parameters.retry_after} (seconds) says when
+     * the scope may be called again; calls during the penalty can extend it.
+     */
+    record RetryAfter(Duration retryAfter, PenaltyScope scope, String description) implements SendOutcome {
+    }
+
+    /**
+     * HTTP 403 ("Forbidden: bot was blocked by the user", "user is deactivated", ...): permanent for the
+     * chat; costs the same budget as a delivered message.
+     */
+    record Blocked(int errorCode, String description) implements SendOutcome {
+    }
+
+    /** HTTP 400 with {@code parameters.migrate_to_chat_id}: a group became a supergroup with a new id. */
+    record ChatMigrated(long newChatId, String description) implements SendOutcome {
+    }
+
+    /** Any other 4xx: sending again would fail again. */
+    record PermanentFailure(int errorCode, String description) implements SendOutcome {
+    }
+
+    /**
+     * 5xx or an I/O error: may succeed later (backoff). {@code errorCode} is null for I/O errors;
+     * {@code maybeDelivered} is true when the request may have reached the provider (read timeout), so a
+     * resend could duplicate it.
+     */
+    record TransientFailure(Integer errorCode, String description, boolean maybeDelivered) implements SendOutcome {
+    }
+
+    /** What a 429 penalises. Telegram does not say; the sender decides from context. */
+    enum PenaltyScope { CHAT, BOT }
+}

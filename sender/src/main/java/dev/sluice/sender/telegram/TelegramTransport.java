@@ -1,0 +1,164 @@
+package dev.sluice.sender.telegram;
+
+import com.pengrad.telegrambot.TelegramBot;
+import com.pengrad.telegrambot.model.request.ParseMode;
+import com.pengrad.telegrambot.request.SendMessage;
+import com.pengrad.telegrambot.response.SendResponse;
+import dev.sluice.sender.BotToken;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import okhttp3.Interceptor;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Response;
+import okhttp3.ResponseBody;
+
+/**
+ * Telegram Bot API {@code sendMessage} through pengrad java-telegram-bot-api: one {@link TelegramBot}
+ * per token, all built with the configured API URL and one shared OkHttp client with bounded timeouts.
+ *
+ * <p>Classification: ok → {@link SendOutcome.Delivered}; 429 → {@link SendOutcome.RetryAfter} with
+ * {@code parameters.retry_after}; 403 → {@link SendOutcome.Blocked}; 400 with
+ * {@code migrate_to_chat_id} → {@link SendOutcome.ChatMigrated}; other 4xx →
+ * {@link SendOutcome.PermanentFailure}; 5xx and I/O errors → {@link SendOutcome.TransientFailure}.
+ * The token never leaves this class: descriptions and exception texts are redacted.
+ */
+public final class TelegramTransport implements Transport {
+    private static final MediaType JSON = MediaType.parse("application/json");
+    /** Telegram's 429 always carries retry_after; if a proxy strips it, wait this long. */
+    static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
+
+    private final OkHttpClient http;
+    private final Map<String, TelegramBot> bots = new LinkedHashMap<>();
+    private final Map<String, BotToken> tokens;
+
+    /**
+     * @param apiUrl         pengrad apiUrl form, e.g. {@code https://api.telegram.org/bot}
+     * @param tokens         logical bot id → token
+     * @param connectTimeout TCP connect bound
+     * @param requestTimeout bound on the whole call
+     */
+    public TelegramTransport(String apiUrl, Map<String, BotToken> tokens, Duration connectTimeout,
+                             Duration requestTimeout) {
+        this.tokens = Map.copyOf(tokens);
+        this.http = new OkHttpClient.Builder()
+                .connectTimeout(connectTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .readTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .writeTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .callTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .addInterceptor(TelegramTransport::nonJsonErrorsAsBotApiErrors)
+                .build();
+        tokens.forEach((botId, token) -> bots.put(botId,
+                new TelegramBot.Builder(token.reveal()).apiUrl(apiUrl).okHttpClient(http).build()));
+    }
+
+    @Override
+    public SendOutcome send(String botId, String chatId, String text, String parseMode) {
+        TelegramBot bot = bots.get(botId);
+        if (bot == null) {
+            throw new IllegalArgumentException("no token configured for bot '" + botId + "' (bot." + botId + ".token)");
+        }
+        BotToken token = tokens.get(botId);
+        SendMessage request = new SendMessage(chatId, text);
+        ParseMode mode = parseMode(parseMode);
+        if (mode != null) {
+            request.parseMode(mode);
+        }
+        SendResponse response;
+        try {
+            response = bot.execute(request);
+        } catch (RuntimeException e) {
+            return classifyException(e, token);
+        }
+        return classify(response, token);
+    }
+
+    static SendOutcome classify(SendResponse r, BotToken token) {
+        if (r == null) {
+            return new SendOutcome.TransientFailure(null, "empty response from the Bot API", true);
+        }
+        String description = token.redact(r.description());
+        if (r.isOk()) {
+            Integer id = r.message() == null ? null : r.message().messageId();
+            return new SendOutcome.Delivered(id == null ? 0 : id);
+        }
+        int code = r.errorCode();
+        if (code == 429) {
+            Integer seconds = r.parameters() == null ? null : r.parameters().retryAfter();
+            Duration retryAfter = seconds == null || seconds < 0 ? DEFAULT_RETRY_AFTER : Duration.ofSeconds(seconds);
+            return new SendOutcome.RetryAfter(retryAfter, SendOutcome.PenaltyScope.CHAT, description);
+        }
+        if (code == 403) {
+            return new SendOutcome.Blocked(code, description);
+        }
+        if (code == 400 && r.parameters() != null && r.parameters().migrateToChatId() != null) {
+            return new SendOutcome.ChatMigrated(r.parameters().migrateToChatId(), description);
+        }
+        if (code >= 400 && code < 500) {
+            return new SendOutcome.PermanentFailure(code, description);
+        }
+        return new SendOutcome.TransientFailure(code == 0 ? null : code, description, false);
+    }
+
+    static SendOutcome classifyException(RuntimeException e, BotToken token) {
+        Throwable cause = e.getCause() instanceof IOException io ? io : e;
+        // Connect failures never reached Telegram; anything after the request was written may have.
+        boolean notSent = cause instanceof ConnectException || cause instanceof UnknownHostException
+                || cause instanceof NoRouteToHostException
+                || (cause.getMessage() != null && cause.getMessage().toLowerCase().contains("connect timed out"));
+        String description = cause.getClass().getSimpleName() + ": " + token.redact(String.valueOf(cause.getMessage()));
+        return new SendOutcome.TransientFailure(null, description, !notSent);
+    }
+
+    private static ParseMode parseMode(String name) {
+        if (name == null || name.isBlank()) {
+            return null;
+        }
+        for (ParseMode m : ParseMode.values()) {
+            if (m.name().equalsIgnoreCase(name.trim())) {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A proxy or load balancer may answer 502/503 with an HTML page; pengrad would fail parsing it. Turn
+     * such answers into the Bot API error shape so they classify by status code.
+     */
+    private static Response nonJsonErrorsAsBotApiErrors(Interceptor.Chain chain) throws IOException {
+        Response response = chain.proceed(chain.request());
+        if (response.isSuccessful()) {
+            return response;
+        }
+        ResponseBody body = response.body();
+        MediaType type = body == null ? null : body.contentType();
+        if (type != null && "json".equalsIgnoreCase(type.subtype())) {
+            return response;
+        }
+        if (body != null) {
+            body.close();
+        }
+        String json = "{\"ok\":false,\"error_code\":" + response.code() + ",\"description\":\"HTTP " + response.code()
+                + " from the Bot API endpoint\"}";
+        return response.newBuilder().body(ResponseBody.create(json, JSON)).build();
+    }
+
+    @Override
+    public void close() {
+        bots.values().forEach(TelegramBot::shutdown);
+        http.dispatcher().executorService().shutdown();
+        http.connectionPool().evictAll();
+    }
+
+    @Override
+    public String toString() {
+        return "TelegramTransport{bots=" + bots.keySet() + "}";
+    }
+}

@@ -1,0 +1,98 @@
+package dev.sluice.sender;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+class LaneSchedulerTest {
+    private final TopicPartition p0 = new TopicPartition("outbox.live", 0);
+    private final TopicPartition p1 = new TopicPartition("outbox.live", 1);
+    private final LaneScheduler<String> s = new LaneScheduler<>();
+
+    private LaneKey chat(String id) {
+        return new LaneKey(p0, id);
+    }
+
+    @Test
+    void a_chat_is_served_in_fifo_order_and_only_its_head_is_eligible() {
+        s.add(chat("A"), "A1", 0);
+        s.add(chat("A"), "A2", 0);
+        s.add(chat("B"), "B1", 0);
+        LaneScheduler.Head<String> a = s.pollReady(0);
+        assertThat(a.message()).isEqualTo("A1");
+        assertThat(s.pollReady(0).message()).as("A2 is not eligible while A1 is out").isEqualTo("B1");
+        assertThat(s.pollReady(0)).isNull();
+        s.complete(a, 5);
+        assertThat(s.nextReadyAtMs()).isEqualTo(5);
+        assertThat(s.pollReady(4)).isNull();
+        assertThat(s.pollReady(5).message()).isEqualTo("A2");
+    }
+
+    @Test
+    void a_penalised_chat_waits_alone_without_blocking_other_chats() {
+        s.add(chat("X"), "X1", 0);
+        s.add(chat("X"), "X2", 0);
+        for (int i = 0; i < 5; i++) {
+            s.add(chat("c" + i), "c" + i, 0);
+        }
+        LaneScheduler.Head<String> x = s.pollReady(0);
+        assertThat(x.message()).isEqualTo("X1");
+        s.reschedule(x, 10_000); // e.g. 429 retry_after 10 s
+
+        for (int i = 0; i < 5; i++) {
+            LaneScheduler.Head<String> h = s.pollReady(1);
+            assertThat(h.message()).isEqualTo("c" + i);
+            s.complete(h, 1);
+        }
+        assertThat(s.nextReadyAtMs()).isEqualTo(10_000);
+        assertThat(s.pollReady(9_999)).isNull();
+        LaneScheduler.Head<String> again = s.pollReady(10_000);
+        assertThat(again.message()).as("the same head, order kept").isEqualTo("X1");
+        s.complete(again, 10_001);
+        assertThat(s.pollReady(10_001).message()).isEqualTo("X2");
+    }
+
+    @Test
+    void lanes_that_are_ready_at_the_same_time_are_served_in_arrival_order() {
+        s.add(chat("B"), "B1", 7);
+        s.add(chat("A"), "A1", 7);
+        s.add(chat("C"), "C1", 3);
+        assertThat(s.pollReady(7).message()).isEqualTo("C1");
+        assertThat(s.pollReady(7).message()).isEqualTo("B1");
+        assertThat(s.pollReady(7).message()).isEqualTo("A1");
+    }
+
+    @Test
+    void dropping_a_partition_removes_its_lanes_and_ignores_heads_still_out() {
+        s.add(new LaneKey(p0, "A"), "A1", 0);
+        s.add(new LaneKey(p0, "A"), "A2", 0);
+        s.add(new LaneKey(p0, "B"), "B1", 0);
+        s.add(new LaneKey(p1, "C"), "C1", 0);
+        LaneScheduler.Head<String> out = s.pollReady(0);
+        assertThat(out.message()).isEqualTo("A1");
+        assertThat(s.buffered()).isEqualTo(4);
+
+        assertThat(s.dropPartition(p0)).containsExactlyInAnyOrder("A1", "A2", "B1");
+        assertThat(s.buffered()).isEqualTo(1);
+        s.complete(out, 1); // in-flight work finishing after revocation changes nothing
+        assertThat(s.buffered()).isEqualTo(1);
+        assertThat(s.pollReady(1).message()).isEqualTo("C1");
+        assertThat(s.pollReady(1)).isNull();
+
+        // the partition comes back: a fresh lane, not confused with the dropped one
+        s.add(new LaneKey(p0, "A"), "A1", 2);
+        assertThat(s.pollReady(2).message()).isEqualTo("A1");
+    }
+
+    @Test
+    void nothing_waiting_means_no_wake_up_time() {
+        assertThat(s.nextReadyAtMs()).isEqualTo(Long.MAX_VALUE);
+        s.add(chat("A"), "A1", 0);
+        LaneScheduler.Head<String> h = s.pollReady(0);
+        assertThat(s.nextReadyAtMs()).as("a busy lane is not waiting").isEqualTo(Long.MAX_VALUE);
+        s.complete(h, 0);
+        assertThat(s.laneCount()).isZero();
+        assertThat(s.buffered()).isZero();
+    }
+}

@@ -1,0 +1,43 @@
+package dev.sluice.sender;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+
+/** A clock the test moves by hand. */
+public final class ManualClock extends Clock {
+    private Instant now;
+
+    public ManualClock(Instant start) {
+        this.now = start;
+    }
+
+    public ManualClock() {
+        this(Instant.parse("2026-01-01T00:00:00Z"));
+    }
+
+    public void advance(Duration d) {
+        now = now.plus(d);
+    }
+
+    public void setMillis(long epochMs) {
+        now = Instant.ofEpochMilli(epochMs);
+    }
+
+    @Override
+    public Instant instant() {
+        return now;
+    }
+
+    @Override
+    public ZoneId getZone() {
+        return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+        return this;
+    }
+}

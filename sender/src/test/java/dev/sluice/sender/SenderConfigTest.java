@@ -1,0 +1,96 @@
+package dev.sluice.sender;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.config.ConfigException;
+import dev.sluice.config.Settings;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SenderConfigTest {
+    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+
+    private static Map<String, String> minimal() {
+        Map<String, String> m = new HashMap<>();
+        m.put("bootstrap.servers", "localhost:9092");
+        m.put("schema.registry.url", "http://localhost:8081");
+        m.put("redis.url", "redis://localhost:6379");
+        m.put("bot.alerts.token", TOKEN);
+        return m;
+    }
+
+    @Test
+    void defaults_follow_the_telegram_faq_and_the_documented_keys() {
+        SenderConfig c = new SenderConfig(Settings.of(minimal()));
+        assertThat(c.groupId()).isEqualTo("sluice-sender");
+        assertThat(c.instanceId()).endsWith("-" + ProcessHandle.current().pid());
+        assertThat(c.telegramApiUrl()).isEqualTo("https://api.telegram.org/bot");
+        assertThat(c.budgetMode()).isEqualTo(BudgetMode.REDIS);
+        assertThat(c.budgetLimits().globalRatePerS()).isEqualTo(30);
+        assertThat(c.budgetLimits().globalBurst()).isEqualTo(1);
+        assertThat(c.budgetLimits().chatRatePerS()).isEqualTo(1);
+        assertThat(c.budgetLimits().chatBurst()).isEqualTo(3);
+        assertThat(c.topics().outboxLive()).isEqualTo("outbox.live");
+        assertThat(c.topics().deliveryResults()).isEqualTo("delivery.results");
+        assertThat(c.bots()).containsOnlyKeys("alerts");
+        assertThat(c.bots().get("alerts").reveal()).isEqualTo(TOKEN);
+    }
+
+    @Test
+    void kafka_properties_pass_through_and_secrets_never_print() {
+        Map<String, String> m = minimal();
+        m.put("kafka.security.protocol", "SASL_SSL");
+        m.put("kafka.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required password=\"p\";");
+        m.put("sender.request.timeout.ms", "2500");
+        m.put("redis.url", "redis://:s3cret@redis.internal:6379");
+        SenderConfig c = new SenderConfig(Settings.of(m));
+        assertThat(c.kafkaProperties()).containsEntry("security.protocol", "SASL_SSL").containsKey("sasl.jaas.config");
+        assertThat(c.requestTimeout()).isEqualTo(Duration.ofMillis(2500));
+        assertThat(c.toString()).doesNotContain(TOKEN).doesNotContain("password=").contains("SASL_SSL")
+                .doesNotContain("s3cret").contains("redis.internal");
+    }
+
+    @Test
+    void environment_overrides_apply() {
+        SenderConfig c = new SenderConfig(Settings.of(minimal())
+                .withEnvironment(Map.of("SLUICE_BUDGET_GLOBAL_RATE_PER_S", "300", "SLUICE_BUDGET_MODE", "local")));
+        assertThat(c.budgetLimits().globalRatePerS()).isEqualTo(300);
+        assertThat(c.budgetMode()).isEqualTo(BudgetMode.LOCAL);
+    }
+
+    @Test
+    void errors_name_the_key_and_the_value() {
+        Map<String, String> m = minimal();
+        m.put("budget.chat.burst", "zero");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(m))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("budget.chat.burst").hasMessageContaining("zero");
+
+        Map<String, String> mode = minimal();
+        mode.put("budget.mode", "memcached");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(mode))).hasMessageContaining("budget.mode")
+                .hasMessageContaining("memcached").hasMessageContaining("redis, local");
+
+        Map<String, String> noRedis = minimal();
+        noRedis.remove("redis.url");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(noRedis))).hasMessageContaining("redis.url");
+        noRedis.put("budget.mode", "local");
+        assertThat(new SenderConfig(Settings.of(noRedis)).redisUrl()).isNull();
+
+        Map<String, String> badBot = minimal();
+        badBot.put("bot.{evil}.token", TOKEN);
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(badBot))).hasMessageContaining("{evil}")
+                .hasMessageNotContaining(TOKEN);
+
+        Map<String, String> noBots = minimal();
+        noBots.remove("bot.alerts.token");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(noBots))).hasMessageContaining("bot.<botId>.token");
+
+        Map<String, String> badUrl = minimal();
+        badUrl.put("telegram.api.url", "not a url");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(badUrl))).hasMessageContaining("telegram.api.url")
+                .hasMessageContaining("not a url");
+    }
+}

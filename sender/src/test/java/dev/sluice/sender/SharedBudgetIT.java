@@ -1,0 +1,210 @@
+package dev.sluice.sender;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.config.Settings;
+import dev.sluice.config.Topics;
+import dev.sluice.schemas.CachedSchemaRegistryClient;
+import dev.sluice.schemas.SpecificAvroSerde;
+import dev.sluice.testkit.EmbeddedKafka;
+import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.InProcessSchemaRegistry;
+import dev.sluice.testkit.RedisInstance;
+import dev.sluice.testkit.RedisLauncher;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 2's acceptance test: three sender instances that share nothing but Redis (each its own
+ * SenderService, consumer, producer and Redis connection) deliver 3,000 messages to 300 chats of one bot
+ * through FakeTelegram: each once, in order per chat, no 429, no 1-second window above the provider's
+ * global limit, and exactly one DeliveryResult per message. Rates are scaled ×10 (provider 300 msg/s,
+ * shared budget 270 msg/s: the margin absorbs the network jitter between decision and arrival).
+ */
+class SharedBudgetIT {
+    private static final String BOT = "alerts";
+    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final int CHATS = 300;
+    private static final int PER_CHAT = 10;
+    private static final int PROVIDER_GLOBAL_PER_S = 300;
+
+    private static EmbeddedKafka kafka;
+    private static RedisInstance redis;
+    private static InProcessSchemaRegistry registry;
+    private static FakeTelegram telegram;
+    private static final Topics topics = Topics.defaults();
+
+    @BeforeAll
+    static void startInfrastructure() {
+        kafka = EmbeddedKafka.start();
+        kafka.createTopics(6, topics.outboxLive(), topics.outboxBackfill());
+        kafka.createTopics(3, topics.deliveryResults());
+        redis = RedisLauncher.start();
+        registry = InProcessSchemaRegistry.start();
+        telegram = FakeTelegram.builder()
+                .limits(FakeTelegram.Limits.telegram().withGlobalPerSecond(PROVIDER_GLOBAL_PER_S)
+                        .withChatPerSecond(2).withChatBurst(3))
+                .threads(64)
+                .start();
+    }
+
+    @AfterAll
+    static void stopInfrastructure() {
+        for (AutoCloseable c : new AutoCloseable[] {telegram, registry, redis, kafka}) {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (Exception e) {
+                // best effort
+            }
+        }
+    }
+
+    private static SenderConfig senderConfig(int n) {
+        return SenderConfig.from(Settings.of(Map.ofEntries(
+                Map.entry("bootstrap.servers", kafka.bootstrapServers()),
+                Map.entry("schema.registry.url", registry.url()),
+                Map.entry("sender.instance.id", "sender-" + n),
+                Map.entry("telegram.api.url", telegram.apiUrl()),
+                Map.entry("bot." + BOT + ".token", TOKEN),
+                Map.entry("budget.mode", "redis"),
+                Map.entry("redis.url", redis.url()),
+                Map.entry("budget.global.rate.per.s", "270"),
+                Map.entry("budget.global.burst", "1"),
+                Map.entry("budget.chat.rate.per.s", "1.8"),
+                Map.entry("budget.chat.burst", "2"),
+                Map.entry("sender.max.in.flight", "16"),
+                Map.entry("sender.buffer.max.records", "2000"),
+                Map.entry("sender.commit.interval.ms", "200"),
+                Map.entry("sender.request.timeout.ms", "5000"))));
+    }
+
+    @Test
+    void three_senders_sharing_only_redis_deliver_every_message_once_in_order_within_the_global_limit() {
+        List<SenderService> senders = new ArrayList<>();
+        Map<String, DeliveryResult> results = new ConcurrentHashMap<>();
+        Map<String, Integer> resultCount = new ConcurrentHashMap<>();
+        try {
+            for (int i = 1; i <= 3; i++) {
+                SenderService s = new SenderService(senderConfig(i), new SimpleMeterRegistry());
+                senders.add(s);
+                s.start();
+            }
+            long startMs = System.currentTimeMillis();
+            produce();
+
+            CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+            SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(client, DeliveryResult.class);
+            Map<String, Object> cp = new HashMap<>();
+            cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+            cp.put(ConsumerConfig.GROUP_ID_CONFIG, "shared-budget-it-results");
+            cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            try (KafkaConsumer<String, DeliveryResult> consumer = new KafkaConsumer<>(cp, new StringDeserializer(),
+                    resultSerde.deserializer())) {
+                consumer.subscribe(List.of(topics.deliveryResults()));
+                await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                    for (ConsumerRecord<String, DeliveryResult> r : consumer.poll(Duration.ofMillis(200))) {
+                        results.put(r.value().getMessageId(), r.value());
+                        resultCount.merge(r.value().getMessageId(), 1, Integer::sum);
+                        assertThat(r.key()).isEqualTo(r.value().getChatId());
+                    }
+                    return results.size() >= CHATS * PER_CHAT;
+                });
+                long elapsedMs = System.currentTimeMillis() - startMs;
+
+                // every message delivered once, in order per chat
+                List<FakeTelegram.Accepted> accepted = telegram.accepted();
+                assertThat(accepted).hasSize(CHATS * PER_CHAT);
+                Map<String, List<Integer>> perChat = new HashMap<>();
+                for (FakeTelegram.Accepted a : accepted) {
+                    perChat.computeIfAbsent(a.chatId(), c -> new ArrayList<>()).add(seqOf(a.text()));
+                }
+                assertThat(perChat).hasSize(CHATS);
+                perChat.forEach((chat, seqs) -> assertThat(seqs).as("order in chat %s", chat)
+                        .containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9));
+
+                // never above the provider's limits: no 429, no 1-second window above the global limit
+                assertThat(telegram.rejected429Count()).isZero();
+                int maxPerSecond = telegram.maxBotMessagesPer(Duration.ofSeconds(1));
+                assertThat(maxPerSecond).isLessThanOrEqualTo(PROVIDER_GLOBAL_PER_S);
+
+                // exactly one DELIVERED result per message; give stragglers a moment to show duplicates
+                for (ConsumerRecord<String, DeliveryResult> r : consumer.poll(Duration.ofSeconds(1))) {
+                    resultCount.merge(r.value().getMessageId(), 1, Integer::sum);
+                }
+                assertThat(results).hasSize(CHATS * PER_CHAT);
+                assertThat(resultCount.values()).allMatch(c -> c == 1);
+                assertThat(results.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED
+                        && r.getAttempts() == 1 && r.getSentAt() != null && r.getSenderInstance() != null);
+                long instancesUsed = results.values().stream().map(DeliveryResult::getSenderInstance).distinct().count();
+                assertThat(instancesUsed).as("all three senders took part").isEqualTo(3);
+                long delivered = senders.stream().mapToLong(s -> s.metrics().delivered()).sum();
+                assertThat(delivered).isEqualTo(CHATS * PER_CHAT);
+                long first = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).min().orElseThrow();
+                long last = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).max().orElseThrow();
+                long refusals = senders.stream().flatMap(s -> s.metrics().budgetRefusals().values().stream())
+                        .mapToLong(Long::longValue).sum();
+                System.out.printf("SharedBudgetIT: %d messages, %d ms from start, %d ms first-to-last accept "
+                                + "(%.0f msg/s); max %d in any 1 s at the provider; 0 x 429; budget calls per delivered %.2f%n",
+                        accepted.size(), elapsedMs, last - first, accepted.size() * 1000.0 / (last - first),
+                        maxPerSecond, (delivered + refusals) / (double) delivered);
+                senders.forEach(s -> System.out.printf("SharedBudgetIT: %s refusals %s, results %s, skipped as done %d%n",
+                        s.instanceId(), s.metrics().budgetRefusals(), s.metrics().resultsByStatus(),
+                        s.metrics().skippedAlreadyDone()));
+            }
+        } finally {
+            senders.forEach(SenderService::close);
+        }
+    }
+
+    private static int seqOf(String text) {
+        return Integer.parseInt(text.substring(text.lastIndexOf('#') + 1));
+    }
+
+    private static void produce() {
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        SpecificAvroSerde<OutboundMessage> serde = new SpecificAvroSerde<>(client, OutboundMessage.class);
+        Map<String, Object> pp = new HashMap<>();
+        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        pp.put(ProducerConfig.ACKS_CONFIG, "all");
+        pp.put(ProducerConfig.LINGER_MS_CONFIG, 10);
+        try (KafkaProducer<String, OutboundMessage> producer = new KafkaProducer<>(pp, new StringSerializer(),
+                serde.serializer())) {
+            Instant now = Instant.now();
+            for (int seq = 0; seq < PER_CHAT; seq++) {
+                for (int c = 0; c < CHATS; c++) {
+                    String chat = Integer.toString(100_000 + c);
+                    OutboundMessage m = OutboundMessage.newBuilder()
+                            .setId("m-" + chat + "-" + seq).setBotId(BOT).setChatId(chat).setKind("quake")
+                            .setEventClass(NotificationClass.ROUTINE).setText("quake alert for " + chat + " #" + seq)
+                            .setCreatedAt(now).setDueAt(now).build();
+                    producer.send(new ProducerRecord<>(topics.outboxLive(), chat, m));
+                }
+            }
+            producer.flush();
+        }
+    }
+}
