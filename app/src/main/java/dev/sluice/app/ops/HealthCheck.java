@@ -1,0 +1,67 @@
+package dev.sluice.app.ops;
+
+import dev.sluice.metrics.BudgetState;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/** A health check evaluated on every request; it must be cheap and must not block. */
+@FunctionalInterface
+public interface HealthCheck {
+
+    Health check();
+
+    /** Always up: the process answers HTTP, so it is alive. */
+    static HealthCheck alwaysUp() {
+        return () -> Health.up(Map.of());
+    }
+
+    /**
+     * Topology readiness: up only while Kafka Streams is {@code RUNNING} (not while it is
+     * {@code REBALANCING}, {@code CREATED}, {@code PENDING_SHUTDOWN}, {@code ERROR} ...).
+     *
+     * @param streamsState e.g. {@code () -> kafkaStreams.state()}; null counts as not started
+     */
+    static HealthCheck streamsRunning(Supplier<? extends Enum<?>> streamsState) {
+        return () -> {
+            Enum<?> state = streamsState.get();
+            String name = state == null ? "NOT_STARTED" : state.name();
+            Map<String, String> d = Map.of("streams", name);
+            return "RUNNING".equals(name) ? Health.up(d) : Health.down(d);
+        };
+    }
+
+    /**
+     * Topology liveness: down once Kafka Streams has died ({@code ERROR}, {@code PENDING_ERROR}) or was
+     * shut down ({@code NOT_RUNNING}) while the process still runs, so an orchestrator restarts it.
+     */
+    static HealthCheck streamsAlive(Supplier<? extends Enum<?>> streamsState) {
+        return () -> {
+            Enum<?> state = streamsState.get();
+            String name = state == null ? "NOT_STARTED" : state.name();
+            Map<String, String> d = Map.of("streams", name);
+            boolean dead = name.equals("ERROR") || name.equals("PENDING_ERROR") || name.equals("NOT_RUNNING");
+            return dead ? Health.down(d) : Health.up(d);
+        };
+    }
+
+    /**
+     * Sender readiness: up only while its Kafka consumer runs and its budget mode is
+     * {@link BudgetState#SHARED} or one of the configured allowed fallbacks (e.g.
+     * {@link BudgetState#FALLBACK_LOCAL}; {@link BudgetState#LOCAL} when {@code budget.mode=local}).
+     */
+    static HealthCheck senderReady(BooleanSupplier consumerRunning, Supplier<BudgetState> budgetMode,
+                                   Set<BudgetState> allowedFallbacks) {
+        return () -> {
+            boolean running = consumerRunning.getAsBoolean();
+            BudgetState mode = budgetMode.get();
+            Map<String, String> d = new LinkedHashMap<>();
+            d.put("consumer", running ? "running" : "stopped");
+            d.put("budget_mode", mode == null ? "unknown" : mode.name().toLowerCase());
+            boolean modeOk = mode == BudgetState.SHARED || (mode != null && allowedFallbacks.contains(mode));
+            return running && modeOk ? Health.up(d) : Health.down(d);
+        };
+    }
+}
