@@ -61,6 +61,7 @@ class SharedBudgetIT {
         kafka = EmbeddedKafka.start();
         kafka.createTopics(6, topics.outboxLive(), topics.outboxBackfill());
         kafka.createTopics(3, topics.deliveryResults());
+        TopicsReady.await(kafka, topics.outboxLive(), topics.outboxBackfill(), topics.deliveryResults());
         redis = RedisLauncher.start();
         registry = InProcessSchemaRegistry.start();
         telegram = FakeTelegram.builder()
