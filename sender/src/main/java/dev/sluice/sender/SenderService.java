@@ -89,6 +89,7 @@ public final class SenderService implements AutoCloseable {
     private final Thread dispatchThread;
     private volatile boolean running;
     private volatile boolean started;
+    private boolean closed;
     private boolean paused;
     private long lastCommitMs;
 
@@ -175,6 +176,9 @@ public final class SenderService implements AutoCloseable {
 
     /** Starts consuming and sending. */
     public synchronized void start() {
+        if (closed) {
+            throw new IllegalStateException("sender " + config.instanceId() + " is closed");
+        }
         if (started) {
             throw new IllegalStateException("sender " + config.instanceId() + " already started");
         }
@@ -483,9 +487,17 @@ public final class SenderService implements AutoCloseable {
     /** Graceful stop: stop polling, finish in-flight sends, write their results, commit, close every client. */
     @Override
     public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         if (started) {
             running = false;
-            consumer.wakeup();
+            try {
+                consumer.wakeup();
+            } catch (RuntimeException e) {
+                // the poll loop already ended and closed the consumer
+            }
             join(pollThread, config.requestTimeout().plusSeconds(20));
             join(dispatchThread, Duration.ofSeconds(5));
         } else {
