@@ -36,6 +36,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -312,6 +313,8 @@ public final class SenderService implements AutoCloseable {
             consumer.commitSync(toCommit); // closing: still commit what is done
             offsets.markCommitted(toCommit);
             throw e;
+        } catch (RebalanceInProgressException e) {
+            log.debug("sender {}: offset commit deferred until the rebalance completes", config.instanceId());
         } catch (RuntimeException e) {
             log.warn("sender {}: offset commit failed ({}); will retry", config.instanceId(), e.toString());
         }

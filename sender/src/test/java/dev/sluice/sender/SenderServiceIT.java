@@ -249,14 +249,16 @@ class SenderServiceIT {
         // A 429 early in every partition holds its committed offset while later chats finish above it:
         // whichever partitions move, the new owner must skip those and honour what remains of the penalty.
         for (int i = 0; i < 8; i++) {
-            telegram.enqueueForChat(Integer.toString(20_000 + i), TelegramBehaviour.tooManyRequests(Duration.ofSeconds(4)));
+            telegram.enqueueForChat(Integer.toString(20_000 + i), TelegramBehaviour.tooManyRequests(Duration.ofSeconds(8)));
         }
         produce(prefix + ".outbox.live", msgs);
         Settings base = settings(prefix, prefix + "-group").with("budget.global.rate.per.s", "60");
         try (SenderService first = new SenderService(SenderConfig.from(base.with("sender.instance.id", "handover-1")),
                 new SimpleMeterRegistry())) {
             first.start();
-            await().atMost(Duration.ofSeconds(20)).until(() -> first.metrics().delivered() >= 100);
+            // hand over once every penalised chat got its 429 (all partitions hold an offset) and before any
+            // penalty ended
+            await().atMost(Duration.ofSeconds(20)).until(() -> first.metrics().provider429() >= 8);
             try (SenderService second = new SenderService(
                     SenderConfig.from(base.with("sender.instance.id", "handover-2")), new SimpleMeterRegistry())) {
                 second.start(); // the group rebalances: partitions move from first to second mid-run
@@ -272,7 +274,7 @@ class SenderServiceIT {
                     DeliveryResult r = results.get("h" + i);
                     assertThat(r.getSentAt().toEpochMilli() - r.getDueAt().toEpochMilli())
                             .as("penalised chat %d waited out its 429 (also after a hand-over)", i)
-                            .isGreaterThanOrEqualTo(4000);
+                            .isGreaterThanOrEqualTo(8000);
                 }
                 assertThat(first.metrics().skippedAlreadyDone() + second.metrics().skippedAlreadyDone())
                         .as("records finished above a held offset were skipped by the new owner, not resent")
