@@ -36,6 +36,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -89,6 +90,7 @@ public final class SenderService implements AutoCloseable {
     private final Thread dispatchThread;
     private volatile boolean running;
     private volatile boolean started;
+    private boolean closed;
     private boolean paused;
     private long lastCommitMs;
 
@@ -175,6 +177,9 @@ public final class SenderService implements AutoCloseable {
 
     /** Starts consuming and sending. */
     public synchronized void start() {
+        if (closed) {
+            throw new IllegalStateException("sender " + config.instanceId() + " is closed");
+        }
         if (started) {
             throw new IllegalStateException("sender " + config.instanceId() + " already started");
         }
@@ -308,6 +313,8 @@ public final class SenderService implements AutoCloseable {
             consumer.commitSync(toCommit); // closing: still commit what is done
             offsets.markCommitted(toCommit);
             throw e;
+        } catch (RebalanceInProgressException e) {
+            log.debug("sender {}: offset commit deferred until the rebalance completes", config.instanceId());
         } catch (RuntimeException e) {
             log.warn("sender {}: offset commit failed ({}); will retry", config.instanceId(), e.toString());
         }
@@ -483,9 +490,17 @@ public final class SenderService implements AutoCloseable {
     /** Graceful stop: stop polling, finish in-flight sends, write their results, commit, close every client. */
     @Override
     public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         if (started) {
             running = false;
-            consumer.wakeup();
+            try {
+                consumer.wakeup();
+            } catch (RuntimeException e) {
+                // the poll loop already ended and closed the consumer
+            }
             join(pollThread, config.requestTimeout().plusSeconds(20));
             join(dispatchThread, Duration.ofSeconds(5));
         } else {

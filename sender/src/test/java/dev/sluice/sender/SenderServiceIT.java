@@ -138,6 +138,7 @@ class SenderServiceIT {
             throws Exception {
         String prefix = "outcomes";
         kafka.createTopics(3, prefix + ".outbox.live", prefix + ".outbox.backfill", prefix + ".delivery.results");
+        TopicsReady.await(kafka, prefix + ".outbox.live", prefix + ".outbox.backfill", prefix + ".delivery.results");
         telegram.enqueueForChat("701", TelegramBehaviour.tooManyRequests(Duration.ofSeconds(2)));
         telegram.blockChat("702");
         telegram.enqueueForChat("703", TelegramBehaviour.chatNotFound());
@@ -205,6 +206,7 @@ class SenderServiceIT {
     void buffered_records_stay_bounded_the_partitions_pause_and_resume_and_nothing_is_lost() throws Exception {
         String prefix = "backpressure";
         kafka.createTopics(2, prefix + ".outbox.live", prefix + ".outbox.backfill", prefix + ".delivery.results");
+        TopicsReady.await(kafka, prefix + ".outbox.live", prefix + ".outbox.backfill", prefix + ".delivery.results");
         List<OutboundMessage> msgs = new java.util.ArrayList<>();
         for (int i = 0; i < 300; i++) {
             msgs.add(message("p" + i, Integer.toString(9000 + i), null));
@@ -232,6 +234,55 @@ class SenderServiceIT {
             assertThat(maxBuffered.get()).as("buffered records").isLessThanOrEqualTo(40).isGreaterThanOrEqualTo(20);
             assertThat(sender.metrics().pauses()).as("the partitions were paused (and so resumed: all got through)")
                     .isPositive();
+        }
+    }
+
+    @Test
+    void a_partition_handed_over_mid_run_sends_nothing_twice_and_loses_nothing() {
+        String prefix = "handover";
+        kafka.createTopics(4, prefix + ".outbox.live", prefix + ".outbox.backfill", prefix + ".delivery.results");
+        TopicsReady.await(kafka, prefix + ".outbox.live", prefix + ".outbox.backfill", prefix + ".delivery.results");
+        List<OutboundMessage> msgs = new java.util.ArrayList<>();
+        for (int i = 0; i < 400; i++) {
+            msgs.add(message("h" + i, Integer.toString(20_000 + i), null));
+        }
+        // A 429 early in every partition holds its committed offset while later chats finish above it:
+        // whichever partitions move, the new owner must skip those and honour what remains of the penalty.
+        for (int i = 0; i < 8; i++) {
+            telegram.enqueueForChat(Integer.toString(20_000 + i), TelegramBehaviour.tooManyRequests(Duration.ofSeconds(8)));
+        }
+        produce(prefix + ".outbox.live", msgs);
+        Settings base = settings(prefix, prefix + "-group").with("budget.global.rate.per.s", "60");
+        try (SenderService first = new SenderService(SenderConfig.from(base.with("sender.instance.id", "handover-1")),
+                new SimpleMeterRegistry())) {
+            first.start();
+            // hand over once every penalised chat got its 429 (all partitions hold an offset) and before any
+            // penalty ended
+            await().atMost(Duration.ofSeconds(20)).until(() -> first.metrics().provider429() >= 8);
+            try (SenderService second = new SenderService(
+                    SenderConfig.from(base.with("sender.instance.id", "handover-2")), new SimpleMeterRegistry())) {
+                second.start(); // the group rebalances: partitions move from first to second mid-run
+                Map<String, DeliveryResult> results = awaitResults(prefix + ".delivery.results", msgs.size(),
+                        Duration.ofSeconds(40));
+                assertThat(results).hasSize(400);
+                assertThat(second.metrics().delivered()).as("the second sender took over some work").isPositive();
+                List<String> texts = telegram.accepted().stream()
+                        .filter(a -> a.chatId().startsWith("2") && a.chatId().length() == 5)
+                        .map(FakeTelegram.Accepted::text).toList();
+                assertThat(texts).hasSize(400).doesNotHaveDuplicates();
+                for (int i = 0; i < 8; i++) {
+                    DeliveryResult r = results.get("h" + i);
+                    assertThat(r.getSentAt().toEpochMilli() - r.getDueAt().toEpochMilli())
+                            .as("penalised chat %d waited out its 429 (also after a hand-over)", i)
+                            .isGreaterThanOrEqualTo(8000);
+                }
+                assertThat(first.metrics().skippedAlreadyDone() + second.metrics().skippedAlreadyDone())
+                        .as("records finished above a held offset were skipped by the new owner, not resent")
+                        .isPositive();
+                System.out.printf("handover: first delivered %d, second %d, skipped as already done %d%n",
+                        first.metrics().delivered(), second.metrics().delivered(),
+                        first.metrics().skippedAlreadyDone() + second.metrics().skippedAlreadyDone());
+            }
         }
     }
 }

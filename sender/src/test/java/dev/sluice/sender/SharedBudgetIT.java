@@ -61,6 +61,7 @@ class SharedBudgetIT {
         kafka = EmbeddedKafka.start();
         kafka.createTopics(6, topics.outboxLive(), topics.outboxBackfill());
         kafka.createTopics(3, topics.deliveryResults());
+        TopicsReady.await(kafka, topics.outboxLive(), topics.outboxBackfill(), topics.deliveryResults());
         redis = RedisLauncher.start();
         registry = InProcessSchemaRegistry.start();
         telegram = FakeTelegram.builder()
@@ -84,7 +85,11 @@ class SharedBudgetIT {
     }
 
     private static SenderConfig senderConfig(int n) {
-        return SenderConfig.from(Settings.of(Map.ofEntries(
+        return SenderConfig.from(settings(n));
+    }
+
+    private static Settings settings(int n) {
+        return Settings.of(Map.ofEntries(
                 Map.entry("bootstrap.servers", kafka.bootstrapServers()),
                 Map.entry("schema.registry.url", registry.url()),
                 Map.entry("sender.instance.id", "sender-" + n),
@@ -99,7 +104,7 @@ class SharedBudgetIT {
                 Map.entry("sender.max.in.flight", "16"),
                 Map.entry("sender.buffer.max.records", "2000"),
                 Map.entry("sender.commit.interval.ms", "200"),
-                Map.entry("sender.request.timeout.ms", "5000"))));
+                Map.entry("sender.request.timeout.ms", "5000")));
     }
 
     @Test
@@ -107,6 +112,7 @@ class SharedBudgetIT {
         List<SenderService> senders = new ArrayList<>();
         Map<String, DeliveryResult> results = new ConcurrentHashMap<>();
         Map<String, Integer> resultCount = new ConcurrentHashMap<>();
+        telegram.reset();
         try {
             for (int i = 1; i <= 3; i++) {
                 SenderService s = new SenderService(senderConfig(i), new SimpleMeterRegistry());
@@ -114,7 +120,7 @@ class SharedBudgetIT {
                 s.start();
             }
             long startMs = System.currentTimeMillis();
-            produce();
+            produce(topics.outboxLive(), PER_CHAT);
 
             CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
             SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(client, DeliveryResult.class);
@@ -184,7 +190,7 @@ class SharedBudgetIT {
         return Integer.parseInt(text.substring(text.lastIndexOf('#') + 1));
     }
 
-    private static void produce() {
+    private static void produce(String topic, int perChat) {
         CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
         SpecificAvroSerde<OutboundMessage> serde = new SpecificAvroSerde<>(client, OutboundMessage.class);
         Map<String, Object> pp = new HashMap<>();
@@ -194,17 +200,49 @@ class SharedBudgetIT {
         try (KafkaProducer<String, OutboundMessage> producer = new KafkaProducer<>(pp, new StringSerializer(),
                 serde.serializer())) {
             Instant now = Instant.now();
-            for (int seq = 0; seq < PER_CHAT; seq++) {
+            for (int seq = 0; seq < perChat; seq++) {
                 for (int c = 0; c < CHATS; c++) {
                     String chat = Integer.toString(100_000 + c);
                     OutboundMessage m = OutboundMessage.newBuilder()
                             .setId("m-" + chat + "-" + seq).setBotId(BOT).setChatId(chat).setKind("quake")
                             .setEventClass(NotificationClass.ROUTINE).setText("quake alert for " + chat + " #" + seq)
                             .setCreatedAt(now).setDueAt(now).build();
-                    producer.send(new ProducerRecord<>(topics.outboxLive(), chat, m));
+                    producer.send(new ProducerRecord<>(topic, chat, m));
                 }
             }
             producer.flush();
+        }
+    }
+
+    /**
+     * The contrast the demo's {@code --budget local} shows: the same three senders, each with its own
+     * in-process limiter at the full rate, together exceed what the provider accepts.
+     */
+    @Test
+    void three_senders_with_local_budgets_exceed_the_provider_limit() {
+        String prefix = "local";
+        kafka.createTopics(6, prefix + ".outbox.live", prefix + ".outbox.backfill");
+        kafka.createTopics(3, prefix + ".delivery.results");
+        TopicsReady.await(kafka, prefix + ".outbox.live", prefix + ".outbox.backfill", prefix + ".delivery.results");
+        telegram.reset();
+        List<SenderService> senders = new ArrayList<>();
+        try {
+            for (int i = 1; i <= 3; i++) {
+                Settings s = settings(i).with("budget.mode", "local").with("sender.group.id", "local-senders")
+                        .with("topic.outbox.live", prefix + ".outbox.live")
+                        .with("topic.outbox.backfill", prefix + ".outbox.backfill")
+                        .with("topic.delivery.results", prefix + ".delivery.results");
+                SenderService sender = new SenderService(SenderConfig.from(s), new SimpleMeterRegistry());
+                senders.add(sender);
+                sender.start();
+            }
+            produce(prefix + ".outbox.live", 5);
+            await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(200)).until(() ->
+                    telegram.rejected429Count() > 0 || telegram.maxBotMessagesPer(Duration.ofSeconds(1)) > PROVIDER_GLOBAL_PER_S);
+            System.out.printf("SharedBudgetIT local: %d x 429, max %d in any 1 s at the provider (limit %d)%n",
+                    telegram.rejected429Count(), telegram.maxBotMessagesPer(Duration.ofSeconds(1)), PROVIDER_GLOBAL_PER_S);
+        } finally {
+            senders.forEach(SenderService::close);
         }
     }
 }
