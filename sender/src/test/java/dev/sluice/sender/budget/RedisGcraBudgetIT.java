@@ -38,8 +38,8 @@ class RedisGcraBudgetIT extends BudgetContract {
     }
 
     @Override
-    protected BudgetPort budget(BudgetLimits limits) {
-        return new RedisGcraBudget(redis.url(), limits, Duration.ofSeconds(2));
+    protected BudgetPort budget(BudgetConfig config) {
+        return new RedisGcraBudget(redis.url(), config, Duration.ofSeconds(2));
     }
 
     @Test
