@@ -246,14 +246,17 @@ public final class BudgetConfig {
     }
 
     /**
-     * The config a local fallback decides with: every bot's global rate divided by {@code budget.max.replicas},
-     * so N replicas deciding alone together stay within the bot's limit.
+     * The config a local fallback decides with: every bot's global rate divided by N =
+     * {@code budget.max.replicas} and the global burst too (at least 1), so N replicas deciding alone admit at
+     * most N·max(1, ⌊b/N⌋) + r·T together in any interval T.
      */
     public BudgetConfig fallbackShare() {
         Builder b = toBuilder();
         b.paidBroadcastBots.clear();
         b.botRates.clear();
-        b.defaults = defaults.withGlobalRate(defaults.globalRatePerS() / maxReplicas);
+        BudgetLimits d = defaults;
+        b.defaults = new BudgetLimits(d.globalRatePerS() / maxReplicas, Math.max(1, d.globalBurst() / maxReplicas),
+                d.chatRatePerS(), d.chatBurst(), d.groupRatePerMin(), d.groupBurst());
         botRates.forEach((bot, r) -> b.botRate(bot, r / maxReplicas));
         paidBroadcastBots.forEach(bot -> b.botRate(bot, paidRatePerS / maxReplicas));
         return b.build();

@@ -11,6 +11,9 @@ import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -24,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,6 +59,7 @@ public final class RedisGcraBudget implements BudgetPort {
     static final String SCRIPT_RESOURCE = "/dev/sluice/sender/budget/budget.lua";
     private static final int FIXED_ARGS = 10;
 
+    private final ClientResources resources;
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisCommands<String, String> redis;
@@ -88,7 +93,12 @@ public final class RedisGcraBudget implements BudgetPort {
         this.sha = sha1(script);
         RedisURI uri = RedisURI.create(redisUrl);
         uri.setTimeout(commandTimeout);
-        this.client = RedisClient.create(uri);
+        // Reconnect attempts back off to at most 1 s (Lettuce's default is 30 s): shared mode resumes soon
+        // after Redis returns.
+        this.resources = DefaultClientResources.builder()
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        this.client = RedisClient.create(resources, uri);
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
@@ -98,6 +108,7 @@ public final class RedisGcraBudget implements BudgetPort {
             this.connection = client.connect();
         } catch (RedisException e) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            resources.shutdown(0, 1, TimeUnit.SECONDS);
             throw new BudgetUnavailableException("cannot connect to Redis for the budget: " + e.getMessage(), e);
         }
         this.redis = connection.sync();
@@ -241,6 +252,7 @@ public final class RedisGcraBudget implements BudgetPort {
             connection.close();
         } finally {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            resources.shutdown(0, 2, TimeUnit.SECONDS);
         }
     }
 }
