@@ -69,7 +69,7 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--replay-seconds", defaultValue = "60", description = "Wall-clock seconds over which the 49 h of earthquakes are replayed (default ${DEFAULT-VALUE}).")
     int replaySeconds;
 
-    @Option(names = "--private-chats", defaultValue = "300", description = "Private subscriber chats (default ${DEFAULT-VALUE}).")
+    @Option(names = "--private-chats", defaultValue = "600", description = "Private subscriber chats (default ${DEFAULT-VALUE}).")
     int privateChats;
 
     @Option(names = "--groups", defaultValue = "4", description = "Group chats, limited to 20 messages/min each (default ${DEFAULT-VALUE}).")
