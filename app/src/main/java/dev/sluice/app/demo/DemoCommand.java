@@ -19,7 +19,10 @@ import dev.sluice.testkit.RedisLauncher;
 import dev.sluice.topology.TopicBootstrap;
 import dev.sluice.topology.TopologyConfig;
 import dev.sluice.topology.TopologyService;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import dev.sluice.app.TopologyCommand;
+import dev.sluice.app.ops.HealthCheck;
+import dev.sluice.app.ops.ProcessOps;
+import dev.sluice.app.report.HtmlReport;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -28,7 +31,6 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -67,7 +69,7 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--replay-seconds", defaultValue = "60", description = "Wall-clock seconds over which the 49 h of earthquakes are replayed (default ${DEFAULT-VALUE}).")
     int replaySeconds;
 
-    @Option(names = "--private-chats", defaultValue = "300", description = "Private subscriber chats (default ${DEFAULT-VALUE}).")
+    @Option(names = "--private-chats", defaultValue = "600", description = "Private subscriber chats (default ${DEFAULT-VALUE}).")
     int privateChats;
 
     @Option(names = "--groups", defaultValue = "4", description = "Group chats, limited to 20 messages/min each (default ${DEFAULT-VALUE}).")
@@ -92,6 +94,13 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--report-json", paramLabel = "PATH", description = "Also write the report as JSON.")
     Path reportJson;
 
+    @Option(names = "--report-html", paramLabel = "PATH", description = "Also write a self-contained HTML page with charts.")
+    Path reportHtml;
+
+    @Option(names = "--digest-flush-ms", defaultValue = "10000",
+            description = "The topology's digest.flush.interval.ms; short, because the replay compresses 49 h into a minute (default ${DEFAULT-VALUE}).")
+    long digestFlushMs;
+
     @Override
     public Integer call() throws Exception {
         AvroTrust.ensure();
@@ -99,7 +108,7 @@ public final class DemoCommand implements Callable<Integer> {
         List<Quake> quakes = QuakeCatalog.kamchatka();
         Audience audience = Audience.demo(quakes, seed, privateChats, groups, blocked);
         List<DemoScenario.Planned> plan = DemoScenario.plan(quakes, audience, Duration.ofSeconds(replaySeconds), started);
-        say("%d real earthquakes (USGS, 2025-07-29..31, M8.8 Kamchatka) -> %d notifications to %d chats; %d sender(s), budget=%s",
+        say("%d real earthquakes (USGS, 2025-07-29..31, M8.8 Kamchatka) -> %d notifications to %d chats (M7+ critical, aftershocks collapsible); %d sender(s), budget=%s",
                 quakes.size(), plan.size(), audience.subscriptions().size(), senders, budget);
 
         FakeTelegram.Limits limits = FakeTelegram.Limits.telegram().withGlobalPerSecond(providerBotPerSecond);
@@ -129,12 +138,17 @@ public final class DemoCommand implements Callable<Integer> {
             Settings common = Settings.of(Map.of(
                     "bootstrap.servers", kafka.bootstrapServers(),
                     "schema.registry.url", registry.url()));
-            TopologyService topology = new TopologyService(TopologyConfig.from(common
+            Settings opsLocal = Settings.of(Map.of("ops.port", "0", "ops.bind.address", "127.0.0.1"));
+            ProcessOps topologyOps = ProcessOps.create("topology", opsLocal, 0);
+            closeables.add(topologyOps);
+            TopologyService topology = TopologyCommand.start(TopologyConfig.from(common
                     .with("application.id", "sluice-demo-topology")
                     .with("state.dir", stateDir.toString())
-                    .with("commit.interval.ms", "100")));
+                    .with("commit.interval.ms", "100")
+                    .with("digest.flush.interval.ms", Long.toString(digestFlushMs))), topologyOps);
             closeables.add(topology);
-            topology.start();
+            List<String> metricsUrls = new ArrayList<>();
+            metricsUrls.add("topology http://127.0.0.1:" + topologyOps.port() + "/metrics");
 
             for (int i = 0; i < senders; i++) {
                 Settings s = common
@@ -148,10 +162,15 @@ public final class DemoCommand implements Callable<Integer> {
                 if (redis != null) {
                     s = s.with("redis.url", redis.url());
                 }
-                SenderService sender = new SenderService(SenderConfig.from(s), new SimpleMeterRegistry());
+                ProcessOps senderOps = ProcessOps.create("sender", opsLocal, 0);
+                closeables.add(senderOps);
+                SenderService sender = new SenderService(SenderConfig.from(s), senderOps.registry());
                 closeables.add(sender);
+                senderOps.serve(HealthCheck.alwaysUp(), HealthCheck.alwaysUp());
                 sender.start();
+                metricsUrls.add("sender-" + (i + 1) + " http://127.0.0.1:" + senderOps.port() + "/metrics");
             }
+            say("metrics: %s", String.join(", ", metricsUrls));
 
             SchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
             SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(client, DeliveryResult.class);
@@ -174,6 +193,22 @@ public final class DemoCommand implements Callable<Integer> {
             if (reportJson != null) {
                 report.writeJson(reportJson);
                 say("report written to %s", reportJson);
+            }
+            if (reportHtml != null) {
+                HtmlReport.builder("Sluice demo: " + senders + " sender(s), budget=" + budget)
+                        .startedAtMillis(started.toEpochMilli())
+                        .bot(DemoScenario.BOT_ID, providerBotPerSecond, accepted.stream().map(ProviderMessage::acceptedAtMillis).toList())
+                        .results(collector.results())
+                        .summary("notifications_in", report.notificationsIn())
+                        .summary("provider_429", report.provider429())
+                        .summary("max_bot_msgs_per_1s", report.maxBotMsgsPer1s())
+                        .summary("order_violations", report.orderViolations())
+                        .summary("duplicates", report.duplicates())
+                        .summary("unaccounted", report.unaccounted())
+                        .summary("folded", report.folded())
+                        .summary("digests", report.digests())
+                        .build().write(reportHtml);
+                say("HTML report written to %s", reportHtml);
             }
             return completed ? 0 : 2;
         } finally {
@@ -229,7 +264,7 @@ public final class DemoCommand implements Callable<Integer> {
         long deadline = start + Duration.ofSeconds(timeoutSeconds).toNanos();
         long nextProgress = System.nanoTime();
         while (System.nanoTime() < deadline) {
-            int settled = collector.resultCount() + collector.deadLetteredIds().size();
+            long settled = collector.settledNotifications();
             if (settled >= expected) {
                 return true;
             }
@@ -243,8 +278,8 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     private static void progress(long elapsedMs, int produced, int planned, ResultCollector collector, FakeTelegram telegram) {
-        say("t+%3ds produced %d/%d, results %d %s, provider accepted %d, 429s %d", elapsedMs / 1000, produced, planned,
-                collector.resultCount(), collector.countByStatus(), telegram.accepted().size(), telegram.rejected429Count());
+        say("t+%3ds produced %d/%d, settled %d, results %s, provider accepted %d, 429s %d", elapsedMs / 1000, produced, planned,
+                collector.settledNotifications(), collector.countByStatus(), telegram.accepted().size(), telegram.rejected429Count());
     }
 
     /** A random token in Telegram's shape; it exists only in this JVM and is never printed. */
