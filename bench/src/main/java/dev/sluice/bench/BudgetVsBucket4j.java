@@ -101,13 +101,19 @@ final class BudgetVsBucket4j {
 
             BudgetLimits limits = new BudgetLimits(rate, burst, 1_000_000, 1_000_000);
             try (RedisGcraBudget sluice = new RedisGcraBudget(redis.url(), BudgetConfig.of(limits), Duration.ofSeconds(5));
-                 Bucket4jSide bucket4j = new Bucket4jSide(redis.url(), rate, burst)) {
+                 Bucket4jSide bucket4j = new Bucket4jSide(redis.url(), rate, burst);
+                 CommandStats stats = new CommandStats(redis.url())) {
                 for (int clients : clientCounts) {
                     // warm up both on throw-away keys, then measure each on a fresh (full) key
                     measure(clients, Duration.ofSeconds(2), sluiceDecider(sluice, "warm" + clients));
                     measure(clients, Duration.ofSeconds(2), bucket4j.decider("warm" + clients));
+                    long c0 = stats.commands();
                     Measured s = measure(clients, Duration.ofSeconds(seconds), sluiceDecider(sluice, "hot" + clients));
+                    long c1 = stats.commands();
                     Measured b = measure(clients, Duration.ofSeconds(seconds), bucket4j.decider("hot" + clients));
+                    long c2 = stats.commands();
+                    double sluiceCalls = (c1 - c0) / (double) s.decisions();
+                    double b4jCalls = (c2 - c1) / (double) b.decisions();
                     ObjectNode r = results.addObject();
                     r.put("clients", clients);
                     r.put("sluice_ops_per_s", Math.round(s.opsPerS()));
@@ -122,11 +128,14 @@ final class BudgetVsBucket4j {
                     r.put("bucket4j_granted", b.granted());
                     r.put("allowed_by_limit", (long) Math.floor(burst + rate * s.seconds()));
                     r.put("speedup", Math.round(100 * s.opsPerS() / b.opsPerS()) / 100.0);
+                    r.put("sluice_redis_commands_per_decision", round3(sluiceCalls));
+                    r.put("bucket4j_redis_commands_per_decision", round3(b4jCalls));
                     rows.add(new String[] {Integer.toString(clients),
                             String.format(Locale.ROOT, "%,.0f", s.opsPerS()), String.format(Locale.ROOT, "%,.0f", b.opsPerS()),
                             String.format(Locale.ROOT, "%.2f×", s.opsPerS() / b.opsPerS()),
                             Long.toString(s.p99Micros()), Long.toString(b.p99Micros()),
-                            Long.toString(s.overAdmitted(rate, burst)), Long.toString(b.overAdmitted(rate, burst))});
+                            Long.toString(s.overAdmitted(rate, burst)), Long.toString(b.overAdmitted(rate, burst)),
+                            String.format(Locale.ROOT, "%.2f", sluiceCalls), String.format(Locale.ROOT, "%.2f", b4jCalls)});
                 }
             }
 
@@ -144,11 +153,12 @@ final class BudgetVsBucket4j {
             root.put("drain_description", DRAIN_DESCRIPTION);
 
             System.out.println();
-            System.out.printf("%-8s %14s %14s %8s %10s %10s %10s %10s%n", "clients", "sluice ops/s", "bucket4j ops/s",
-                    "ratio", "sluice p99", "b4j p99", "sluice over", "b4j over");
+            System.out.printf("%-8s %14s %14s %8s %11s %11s %11s %9s %12s %12s%n", "clients", "sluice ops/s", "bucket4j ops/s",
+                    "ratio", "sluice p99", "b4j p99", "sluice over", "b4j over", "sluice cmds", "b4j cmds");
             for (String[] row : rows) {
-                System.out.printf("%-8s %14s %14s %8s %8s µs %8s µs %10s %10s%n", (Object[]) row);
+                System.out.printf("%-8s %14s %14s %8s %8s µs %8s µs %11s %9s %12s %12s%n", (Object[]) row);
             }
+            System.out.println("(cmds = commands redis-server executed per decision, from INFO commandstats, calls made inside scripts included)");
             System.out.println();
             System.out.println(DRAIN_DESCRIPTION);
             System.out.printf(Locale.ROOT, "round trips per delivered, global burst 1:  batch %.3f   single-message baseline %.3f%n",
@@ -334,6 +344,35 @@ final class BudgetVsBucket4j {
             double seconds = (lastGrant - firstCall) / 1e9;
             long over = Math.max(0, delivered - (long) Math.floor(globalBurst + rate * seconds));
             return new Drain(trips, delivered, over);
+        }
+    }
+
+    /** Counts the commands redis-server executed (INFO commandstats; calls inside scripts included), INFO excluded. */
+    static final class CommandStats implements AutoCloseable {
+        private final RedisClient client;
+        private final StatefulRedisConnection<String, String> connection;
+
+        CommandStats(String url) {
+            this.client = RedisClient.create(url);
+            this.connection = client.connect();
+        }
+
+        long commands() {
+            long total = 0;
+            for (String line : connection.sync().info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
+                    int at = line.indexOf("calls=");
+                    int end = line.indexOf(',', at);
+                    total += Long.parseLong(line.substring(at + 6, end));
+                }
+            }
+            return total;
+        }
+
+        @Override
+        public void close() {
+            connection.close();
+            client.shutdown();
         }
     }
 }
