@@ -58,6 +58,9 @@ public final class ProduceCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (!isStdin() && !Files.isReadable(file)) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--file " + file + ": no such readable file");
+        }
         Settings s = config.load();
         String target = topic != null ? topic : Topics.from(s).notifications();
         NotificationJson parser = new NotificationJson(Clock.systemUTC());
