@@ -23,6 +23,7 @@ import dev.sluice.app.TopologyCommand;
 import dev.sluice.app.ops.HealthCheck;
 import dev.sluice.app.ops.ProcessOps;
 import dev.sluice.app.report.HtmlReport;
+import dev.sluice.app.tools.Progress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -100,6 +101,10 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--digest-flush-ms", defaultValue = "10000",
             description = "The topology's digest.flush.interval.ms; short, because the replay compresses 49 h into a minute (default ${DEFAULT-VALUE}).")
     long digestFlushMs;
+
+    private Progress bar;
+    private long barSettled;
+    private long nextPlainLine;
 
     @Override
     public Integer call() throws Exception {
@@ -179,8 +184,15 @@ public final class DemoCommand implements Callable<Integer> {
             closeables.add(collector);
             collector.start();
 
+            if (System.console() != null) {
+                bar = Progress.open(Progress.Mode.BAR, "settled", plan.size(), null);
+            }
             List<Notification> produced = replay(plan, kafka.bootstrapServers(), client, topics.notifications(), collector, telegram);
             boolean completed = awaitResults(produced.size(), collector, telegram);
+            if (bar != null) {
+                bar.close(); // before the report, so the bar does not redraw over it
+                bar = null;
+            }
 
             List<ProviderMessage> accepted = telegram.accepted().stream()
                     .map(a -> new ProviderMessage(a.chatId(), a.text(), a.acceptedAtMillis())).toList();
@@ -212,6 +224,9 @@ public final class DemoCommand implements Callable<Integer> {
             }
             return completed ? 0 : 2;
         } finally {
+            if (bar != null) {
+                bar.close();
+            }
             say("stopping ...");
             for (int i = closeables.size() - 1; i >= 0; i--) {
                 try {
@@ -235,7 +250,6 @@ public final class DemoCommand implements Callable<Integer> {
         List<Notification> produced = new ArrayList<>(plan.size());
         Deque<DemoScenario.Planned> queue = new ArrayDeque<>(plan);
         long start = System.nanoTime();
-        long nextProgress = 0;
         try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(p, new StringSerializer(),
                 new SpecificAvroSerde<>(client, Notification.class).serializer())) {
             while (!queue.isEmpty()) {
@@ -245,12 +259,9 @@ public final class DemoCommand implements Callable<Integer> {
                     producer.send(new ProducerRecord<>(topic, n.getChatId(), n));
                     produced.add(n);
                 }
-                if (elapsedMs >= nextProgress) {
-                    progress(elapsedMs, produced.size(), plan.size(), collector, telegram);
-                    nextProgress = elapsedMs + 10_000;
-                }
+                progress(elapsedMs, produced.size(), plan.size(), collector, telegram);
                 if (!queue.isEmpty()) {
-                    long waitMs = Math.min(queue.peekFirst().releaseOffset().toMillis() - elapsedMs, nextProgress - elapsedMs);
+                    long waitMs = Math.min(queue.peekFirst().releaseOffset().toMillis() - elapsedMs, 200);
                     Thread.sleep(Math.max(1, waitMs)); // paces the replay clock, not a retry
                 }
             }
@@ -262,24 +273,37 @@ public final class DemoCommand implements Callable<Integer> {
     private boolean awaitResults(int expected, ResultCollector collector, FakeTelegram telegram) throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + Duration.ofSeconds(timeoutSeconds).toNanos();
-        long nextProgress = System.nanoTime();
         while (System.nanoTime() < deadline) {
             long settled = collector.settledNotifications();
             if (settled >= expected) {
+                progress((System.nanoTime() - start) / 1_000_000, expected, expected, collector, telegram);
                 return true;
             }
-            if (System.nanoTime() >= nextProgress) {
-                progress((System.nanoTime() - start) / 1_000_000, expected, expected, collector, telegram);
-                nextProgress = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            }
-            Thread.sleep(200); // polling the collector's counters for the progress line
+            progress((System.nanoTime() - start) / 1_000_000, expected, expected, collector, telegram);
+            Thread.sleep(200); // polling the collector's counters for the progress display
         }
         return false;
     }
 
-    private static void progress(long elapsedMs, int produced, int planned, ResultCollector collector, FakeTelegram telegram) {
+    /**
+     * On a terminal a progress bar of settled notifications (me.tongfei progressbar); otherwise a plain
+     * line every 10 s, so logs and CI output stay readable.
+     */
+    private void progress(long elapsedMs, int produced, int planned, ResultCollector collector, FakeTelegram telegram) {
+        long settled = collector.settledNotifications();
+        if (bar != null) {
+            bar.step(settled - barSettled);
+            barSettled = settled;
+            bar.message("produced " + produced + ", accepted " + telegram.accepted().size() + ", 429s " + telegram.rejected429Count());
+            return;
+        }
+        long now = System.nanoTime();
+        if (now < nextPlainLine) {
+            return;
+        }
+        nextPlainLine = now + Duration.ofSeconds(10).toNanos();
         say("t+%3ds produced %d/%d, settled %d, results %s, provider accepted %d, 429s %d", elapsedMs / 1000, produced, planned,
-                collector.settledNotifications(), collector.countByStatus(), telegram.accepted().size(), telegram.rejected429Count());
+                settled, collector.countByStatus(), telegram.accepted().size(), telegram.rejected429Count());
     }
 
     /** A random token in Telegram's shape; it exists only in this JVM and is never printed. */
