@@ -49,7 +49,8 @@ public final class ConfigKeys {
                 SenderConfig.CHAT_BURST, SenderConfig.MAX_IN_FLIGHT, SenderConfig.BUFFER_MAX_RECORDS,
                 SenderConfig.REQUEST_TIMEOUT_MS, SenderConfig.CONNECT_TIMEOUT_MS, SenderConfig.REDIS_COMMAND_TIMEOUT_MS,
                 SenderConfig.MAX_ATTEMPTS, SenderConfig.RETRY_BACKOFF_MS, SenderConfig.RETRY_BACKOFF_MAX_MS,
-                SenderConfig.RETRY_AFTER_JITTER_MS, SenderConfig.COMMIT_INTERVAL_MS));
+                SenderConfig.RETRY_AFTER_JITTER_MS, SenderConfig.COMMIT_INTERVAL_MS,
+                SenderConfig.BOT_PENALTY_WINDOW_MS, SenderConfig.BOT_PENALTY_MIN_CHATS));
         return keys;
     }
 

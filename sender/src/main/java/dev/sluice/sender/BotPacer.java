@@ -31,6 +31,11 @@ final class BotPacer {
         this.toleranceMicros = (limits.globalBurst() - 1L) * intervalMicros;
     }
 
+    /** The spacing of attempt slots, whole ms rounded up. */
+    long intervalMillis() {
+        return (intervalMicros + 999) / 1000;
+    }
+
     /** Reserves the next attempt slot of {@code botId} at or after {@code nowMs}; returns it, epoch ms. */
     synchronized long reserve(String botId, long nowMs) {
         long now = nowMs * 1000;

@@ -3,6 +3,7 @@ package dev.sluice.sender;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.metrics.RateLimitScope;
 import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetUnavailableException;
@@ -55,12 +56,14 @@ public final class DeliveryProcessor {
     private final Duration backoffMax;
     private final Duration retryAfterJitter;
     private final BotPacer pacer;
+    private final RateLimitAttribution attribution;
 
     public DeliveryProcessor(BudgetPort budget, Transport transport, ResultSink results, Clock clock,
                              RandomGenerator random, SenderMetrics metrics, Set<String> knownBots, String instanceId,
                              int maxAttempts, Duration backoff, Duration backoffMax, Duration retryAfterJitter,
-                             BudgetLimits limits) {
+                             BudgetLimits limits, RateLimitAttribution attribution) {
         this.pacer = new BotPacer(limits);
+        this.attribution = Objects.requireNonNull(attribution);
         this.budget = Objects.requireNonNull(budget);
         this.transport = Objects.requireNonNull(transport);
         this.results = Objects.requireNonNull(results);
@@ -80,7 +83,8 @@ public final class DeliveryProcessor {
                                        SenderMetrics metrics) {
         return new DeliveryProcessor(budget, transport, results, Clock.systemUTC(), RandomGenerator.getDefault(),
                 metrics, config.bots().keySet(), config.instanceId(), config.maxAttempts(), config.retryBackoff(),
-                config.retryBackoffMax(), config.retryAfterJitter(), config.budgetLimits());
+                config.retryBackoffMax(), config.retryAfterJitter(), config.budgetLimits(),
+                new RateLimitAttribution(config.botPenaltyWindow(), config.botPenaltyMinChats()));
     }
 
     public Step process(PendingMessage p) {
@@ -94,6 +98,13 @@ public final class DeliveryProcessor {
         if (!knownBots.contains(m.getBotId())) {
             return finish(p, DeliveryStatus.FAILED, "no token configured for bot '" + m.getBotId() + "'", null, null,
                     null);
+        }
+        long botGate = attribution.botGateUntilMs(m.getBotId());
+        if (botGate > now) {
+            // A bot-wide penalty is running: any call would be refused and extend it. Wait it out, spread by
+            // the jitter so the lanes come back one by one through the pacer, not as a burst.
+            p.releaseAttemptSlot();
+            return retryAt(botGate + jitterMs(), expiresAt);
         }
         if (!p.holdsAttemptSlot()) {
             long slot = pacer.reserve(m.getBotId(), now);
@@ -114,6 +125,12 @@ public final class DeliveryProcessor {
         }
         if (!decision.granted()) {
             metrics.refused(decision.limit());
+            if (decision.limit() == Limit.GLOBAL && decision.retryIn().toMillis() < pacer.intervalMillis()) {
+                // Early by less than one slot (the slot was rounded to whole ms, or the clocks of this host and
+                // Redis differ): keep this lane's turn and ask again exactly then.
+                p.holdAttemptSlot();
+                return retryAt(now + decision.retryIn().toMillis(), expiresAt);
+            }
             if (decision.limit() == Limit.GLOBAL) {
                 // Another replica (or clock skew) took the slot: no slot of this instance before the budget
                 // admits again, and this lane reserves the next free one. Lanes never pile up retrying.
@@ -132,17 +149,7 @@ public final class DeliveryProcessor {
             return finish(p, DeliveryStatus.DELIVERED, null, null, d.providerMessageId(), null);
         }
         if (outcome instanceof SendOutcome.RetryAfter r) {
-            metrics.tooManyRequests();
-            try {
-                budget.penalizeChat(m.getBotId(), m.getChatId(), r.retryAfter());
-            } catch (BudgetUnavailableException e) {
-                metrics.budgetError();
-                log.warn("could not write the penalty gate for bot {}: {}", m.getBotId(), e.getMessage());
-            }
-            long jitter = retryAfterJitter.isZero() ? 0 : random.nextLong(retryAfterJitter.toMillis() + 1);
-            log.info("429 for bot {} chat {}: retry after {} s", m.getBotId(), m.getChatId(),
-                    r.retryAfter().toSeconds());
-            return retryAt(after + r.retryAfter().toMillis() + jitter, expiresAt);
+            return onTooManyRequests(p, r, after, expiresAt);
         }
         if (outcome instanceof SendOutcome.Blocked b) {
             return finish(p, DeliveryStatus.BLOCKED, b.description(), b.errorCode(), null, null);
@@ -160,6 +167,36 @@ public final class DeliveryProcessor {
                     + t.description(), t.errorCode(), null, null);
         }
         return retryAt(after + fullJitterBackoffMs(p.transientFailures()), expiresAt);
+    }
+
+    /**
+     * A 429: attribute it (chat, group or the whole bot), write the shared gate for that scope, and park the
+     * lane until retry_after plus a one-sided jitter. A bot-wide penalty also defers the bot's pacer, so no
+     * lane of this instance calls the bot before the gate lifts and the first call after it is a single probe.
+     */
+    private Step onTooManyRequests(PendingMessage p, SendOutcome.RetryAfter r, long after, Long expiresAt) {
+        OutboundMessage m = p.message();
+        metrics.tooManyRequests();
+        RateLimitScope scope = attribution.attribute(m.getBotId(), m.getChatId(), r.retryAfter(), after);
+        long gateUntil = after + r.retryAfter().toMillis();
+        try {
+            budget.penalizeChat(m.getBotId(), m.getChatId(), r.retryAfter());
+        } catch (BudgetUnavailableException e) {
+            metrics.budgetError();
+            log.warn("could not write the penalty gate for bot {}: {}", m.getBotId(), e.getMessage());
+        }
+        if (scope == RateLimitScope.GLOBAL) {
+            pacer.deferTo(m.getBotId(), attribution.botGateUntilMs(m.getBotId()));
+            gateUntil = Math.max(gateUntil, attribution.botGateUntilMs(m.getBotId()));
+        }
+        log.info("429 for bot {} chat {}: retry after {} s, attributed to {}", m.getBotId(), m.getChatId(),
+                r.retryAfter().toSeconds(), scope);
+        return retryAt(gateUntil + jitterMs(), expiresAt);
+    }
+
+    /** One-sided jitter in [0, sender.retry.after.jitter.ms]: never earlier than retry_after. */
+    private long jitterMs() {
+        return retryAfterJitter.isZero() ? 0 : random.nextLong(retryAfterJitter.toMillis() + 1);
     }
 
     /** Full jitter: uniform in [0, min(cap, base·2^(n−1))], at least 1 ms. */

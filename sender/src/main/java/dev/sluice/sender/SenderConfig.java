@@ -44,6 +44,9 @@ import java.util.TreeMap;
  *     (full jitter), default 500 and 30000</td></tr>
  * <tr><td>{@code sender.retry.after.jitter.ms}</td><td>one-sided jitter added to a 429's retry_after, default 250</td></tr>
  * <tr><td>{@code sender.commit.interval.ms}</td><td>offset commit period, default 1000</td></tr>
+ * <tr><td>{@code sender.penalty.bot.window.ms}, {@code sender.penalty.bot.min.chats}</td><td>a 429 is attributed to
+ *     the whole bot when at least min.chats distinct chats of it were refused within window (Telegram's 429 does
+ *     not name its scope), default 1000 and 2</td></tr>
  * <tr><td>{@code kafka.<prop>}</td><td>passed to the consumer and producer as {@code <prop>} (SASL_SSL etc.)</td></tr>
  * </table>
  */
@@ -72,6 +75,8 @@ public final class SenderConfig {
     public static final String RETRY_BACKOFF_MAX_MS = "sender.retry.backoff.max.ms";
     public static final String RETRY_AFTER_JITTER_MS = "sender.retry.after.jitter.ms";
     public static final String COMMIT_INTERVAL_MS = "sender.commit.interval.ms";
+    public static final String BOT_PENALTY_WINDOW_MS = "sender.penalty.bot.window.ms";
+    public static final String BOT_PENALTY_MIN_CHATS = "sender.penalty.bot.min.chats";
     public static final String KAFKA_PREFIX = "kafka.";
     public static final String DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org/bot";
 
@@ -96,6 +101,8 @@ public final class SenderConfig {
     private final Duration retryBackoffMax;
     private final Duration retryAfterJitter;
     private final Duration commitInterval;
+    private final Duration botPenaltyWindow;
+    private final int botPenaltyMinChats;
     private final Map<String, String> kafkaProperties;
     private final Map<String, String> schemaRegistryProperties;
 
@@ -136,6 +143,9 @@ public final class SenderConfig {
         }
         this.retryAfterJitter = s.millis(RETRY_AFTER_JITTER_MS, Duration.ofMillis(250));
         this.commitInterval = positiveMillis(s, COMMIT_INTERVAL_MS, 1_000);
+        this.botPenaltyWindow = positiveMillis(s, BOT_PENALTY_WINDOW_MS, 1_000);
+        this.botPenaltyMinChats = Math.toIntExact(s.longValue(BOT_PENALTY_MIN_CHATS, 2, v -> v >= 2 && v <= 1000,
+                "an integer from 2 to 1000"));
         this.kafkaProperties = Collections.unmodifiableMap(new TreeMap<>(s.withPrefix(KAFKA_PREFIX)));
         Map<String, String> registry = new TreeMap<>();
         s.asMap().forEach((k, v) -> {
@@ -299,6 +309,16 @@ public final class SenderConfig {
 
     public Duration commitInterval() {
         return commitInterval;
+    }
+
+    /** 429s of distinct chats of one bot this close together are one bot-wide penalty. */
+    public Duration botPenaltyWindow() {
+        return botPenaltyWindow;
+    }
+
+    /** Distinct chats refused within {@link #botPenaltyWindow()} that mean the whole bot is penalised. */
+    public int botPenaltyMinChats() {
+        return botPenaltyMinChats;
     }
 
     /** Kafka client properties given as {@code kafka.<prop>}, prefix removed. May hold secrets: never log. */

@@ -29,7 +29,8 @@ class DeliveryProcessorTest {
     private DeliveryProcessor processor(RandomGenerator random) {
         return new DeliveryProcessor(budget, transport, sink, clock, random, metrics, Set.of("bot"), "test-1", 3,
                 Duration.ofMillis(100), Duration.ofMillis(1000), Duration.ofMillis(200),
-                new BudgetLimits(1000, 1000, 1000, 1000));
+                new BudgetLimits(1000, 1000, 1000, 1000),
+                new RateLimitAttribution(Duration.ofSeconds(1), 2));
     }
 
     private PendingMessage pending(String id, String chat) {

@@ -51,7 +51,7 @@ final class Fakes {
     }
 
     /** A transport answering per chat from a script, Delivered when nothing is scripted; records calls. */
-    static final class ScriptedTransport implements Transport {
+    static class ScriptedTransport implements Transport {
         final Map<String, Deque<SendOutcome>> perChat = new HashMap<>();
         final List<String> sent = new ArrayList<>();
         Function<String, Long> clockMs = c -> 0L;
