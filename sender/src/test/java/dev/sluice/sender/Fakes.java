@@ -3,7 +3,10 @@ package dev.sluice.sender;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.metrics.BudgetState;
 import dev.sluice.sender.budget.BudgetPort;
+import dev.sluice.sender.budget.BudgetRequest;
+import dev.sluice.sender.budget.PenaltyScope;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.telegram.SendOutcome;
 import dev.sluice.sender.telegram.Transport;
@@ -35,14 +38,19 @@ final class Fakes {
         int calls;
 
         @Override
-        public Decision tryAcquire(String botId, String chatId) {
+        public Decision tryAcquire(BudgetRequest request) {
             calls++;
             return decisions.isEmpty() ? Decision.grant() : decisions.poll();
         }
 
         @Override
-        public void penalizeChat(String botId, String chatId, Duration penalty) {
+        public void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
             penalties.add(chatId + ":" + penalty.toMillis());
+        }
+
+        @Override
+        public BudgetState state() {
+            return BudgetState.SHARED;
         }
 
         @Override

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.sender.budget.BudgetLimits;
+import dev.sluice.metrics.BudgetState;
 import dev.sluice.sender.budget.BudgetPort;
+import dev.sluice.sender.budget.BudgetRequest;
+import dev.sluice.sender.budget.PenaltyScope;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.LocalGcraBudget;
 import dev.sluice.sender.telegram.SendOutcome;
@@ -44,14 +47,19 @@ class SchedulingSimulationTest {
         LocalGcraBudget local = new LocalGcraBudget(limits, clock);
         BudgetPort counting = new BudgetPort() {
             @Override
-            public Decision tryAcquire(String botId, String chatId) {
+            public Decision tryAcquire(BudgetRequest request) {
                 budgetCalls.incrementAndGet();
-                return local.tryAcquire(botId, chatId);
+                return local.tryAcquire(request);
             }
 
             @Override
-            public void penalizeChat(String botId, String chatId, Duration penalty) {
-                local.penalizeChat(botId, chatId, penalty);
+            public void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
+                local.penalize(botId, scope, chatId, penalty);
+            }
+
+            @Override
+            public BudgetState state() {
+                return local.state();
             }
 
             @Override

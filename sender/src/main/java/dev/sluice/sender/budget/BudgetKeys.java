@@ -26,6 +26,10 @@ public final class BudgetKeys {
         return tag(botId) + ":gate:chat:" + chatId;
     }
 
+    public static String botGate(String botId) {
+        return tag(botId) + ":gate:bot";
+    }
+
     /** {@code sluice:{<botId>}}; fails on a bot id that is not a plain name. */
     public static String tag(String botId) {
         if (botId == null || !BOT_ID.matcher(botId).matches()) {

@@ -1,31 +1,77 @@
 package dev.sluice.sender.budget;
 
+import dev.sluice.avro.Lane;
+import dev.sluice.metrics.BudgetState;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * The shared provider budget of a bot (DESIGN.md, Budget). One call decides atomically the penalty gate
- * of the chat, the bot's global GCRA and the chat's GCRA, and consumes budget from both or from neither.
+ * The shared provider budget of a bot (DESIGN.md, Budget). One decision checks atomically the penalty
+ * gates (bot, group, chat), the bot's global GCRA (lowered by AIMD after bot-wide 429s), the chat's GCRA
+ * and, for groups, the group's GCRA (Telegram Bot API FAQ: 20 messages per minute per group), and
+ * consumes budget from all of them or from none.
  *
- * <p>Implementations: {@link RedisGcraBudget} (shared by every sender replica; the production mode) and
- * {@link LocalGcraBudget} (in-process; each process sees only its own traffic). Both are thread-safe.
+ * <p>Implementations: {@link RedisGcraBudget} (shared by every sender replica; the production mode),
+ * {@link LocalGcraBudget} (in-process; each process sees only its own traffic) and {@link ResilientBudget}
+ * (Redis behind a circuit breaker with a local-fallback or fail-closed outage mode). All are thread-safe.
  */
 public interface BudgetPort extends AutoCloseable {
 
     /**
-     * Asks for budget to send one message from {@code botId} to {@code chatId}.
+     * One atomic decision for one message. Lane {@link Lane#BACKFILL} only uses budget above the live
+     * headroom.
      *
-     * @return granted (budget consumed), or refused with the wait (rounded up to ms) and the limit
-     * @throws BudgetUnavailableException when the budget store cannot be reached (retriable)
+     * @return granted (budget consumed), or refused with the wait (rounded up to whole ms: waiting exactly
+     *     that long passes unless someone else took the budget meanwhile) and the limit that refused
+     * @throws BudgetUnavailableException when the budget store cannot be reached (retriable); a
+     *     {@link ResilientBudget} never throws it
      */
-    Decision tryAcquire(String botId, String chatId);
+    Decision tryAcquire(BudgetRequest request);
 
     /**
-     * Writes a penalty gate for a chat after a 429 with {@code retry_after}: the chat is refused with
-     * {@link Limit#GATE} until {@code penalty} has passed. An existing longer gate is kept.
+     * Up to K candidates of ONE bot in one round trip (one EVALSHA for Redis): each candidate is decided
+     * in order, all or nothing (a refused candidate consumes nothing), later candidates see what earlier
+     * ones consumed.
+     *
+     * @param botId    the bot every request must name
+     * @param requests the candidates, in priority order
+     * @return one decision per request, same order
+     * @throws IllegalArgumentException if a request names another bot
+     * @throws BudgetUnavailableException when the budget store cannot be reached (retriable)
+     */
+    default List<Decision> tryAcquireAll(String botId, List<BudgetRequest> requests) {
+        List<Decision> out = new ArrayList<>(requests.size());
+        for (BudgetRequest r : requests) {
+            if (!r.botId().equals(botId)) {
+                throw new IllegalArgumentException("request for bot " + r.botId() + " in a batch of bot " + botId);
+            }
+            out.add(tryAcquire(r));
+        }
+        return out;
+    }
+
+    /**
+     * After a 429: a shared penalty gate for its scope (CHAT, GROUP or BOT) lifting after
+     * {@code retryAfter}; BOT scope also lowers the bot's effective rate multiplicatively (AIMD; it climbs
+     * back additively over time). An existing longer gate is kept.
      *
      * @throws BudgetUnavailableException when the budget store cannot be reached (retriable)
      */
-    void penalizeChat(String botId, String chatId, Duration penalty);
+    void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter);
+
+    /** How this instance decides right now: SHARED, LOCAL, FALLBACK_LOCAL or PAUSED. */
+    BudgetState state();
+
+    /** A live request for one message. */
+    default Decision tryAcquire(String botId, String chatId) {
+        return tryAcquire(new BudgetRequest(botId, chatId, Lane.LIVE));
+    }
+
+    /** {@link #penalize} with scope CHAT. */
+    default void penalizeChat(String botId, String chatId, Duration d) {
+        penalize(botId, PenaltyScope.CHAT, chatId, d);
+    }
 
     @Override
     void close();

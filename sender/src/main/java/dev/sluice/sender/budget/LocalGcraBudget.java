@@ -2,6 +2,7 @@ package dev.sluice.sender.budget;
 
 import dev.sluice.limits.GcraPolicy;
 import dev.sluice.limits.Rate;
+import dev.sluice.metrics.BudgetState;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -47,12 +48,23 @@ public final class LocalGcraBudget implements BudgetPort {
     }
 
     @Override
-    public synchronized Decision tryAcquire(String botId, String chatId) {
+    public BudgetState state() {
+        return BudgetState.LOCAL;
+    }
+
+    @Override
+    public synchronized Decision tryAcquire(BudgetRequest request) {
+        String botId = request.botId();
+        String chatId = request.chatId();
         long now = clock.millis();
         sweepIfLarge(now);
+        Long botGate = gates.get(BudgetKeys.botGate(botId));
+        if (botGate != null && botGate > now) {
+            return Decision.refused(botGate - now, Limit.GATE_BOT);
+        }
         Long gate = gates.get(BudgetKeys.chatGate(botId, chatId));
         if (gate != null && gate > now) {
-            return Decision.refused(gate - now, Limit.GATE);
+            return Decision.refused(gate - now, Limit.GATE_CHAT);
         }
         String chatKey = BudgetKeys.chatTat(botId, chatId);
         String globalKey = BudgetKeys.globalTat(botId);
@@ -70,9 +82,10 @@ public final class LocalGcraBudget implements BudgetPort {
     }
 
     @Override
-    public synchronized void penalizeChat(String botId, String chatId, Duration penalty) {
+    public synchronized void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
         long until = clock.millis() + Math.max(1, penalty.toMillis());
-        gates.merge(BudgetKeys.chatGate(botId, chatId), until, Math::max);
+        String key = scope == PenaltyScope.BOT ? BudgetKeys.botGate(botId) : BudgetKeys.chatGate(botId, chatId);
+        gates.merge(key, until, Math::max);
     }
 
     private void sweepIfLarge(long now) {

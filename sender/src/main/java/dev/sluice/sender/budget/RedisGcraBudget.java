@@ -1,5 +1,6 @@
 package dev.sluice.sender.budget;
 
+import dev.sluice.metrics.BudgetState;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
@@ -57,9 +58,17 @@ public final class RedisGcraBudget implements BudgetPort {
     }
 
     @Override
-    public Decision tryAcquire(String botId, String chatId) {
+    public BudgetState state() {
+        return BudgetState.SHARED;
+    }
+
+    @Override
+    public Decision tryAcquire(BudgetRequest request) {
+        String botId = request.botId();
+        String chatId = request.chatId();
         List<Long> reply = call(new String[] {
-                BudgetKeys.globalTat(botId), BudgetKeys.chatTat(botId, chatId), BudgetKeys.chatGate(botId, chatId)},
+                BudgetKeys.globalTat(botId), BudgetKeys.chatTat(botId, chatId), BudgetKeys.chatGate(botId, chatId),
+                BudgetKeys.botGate(botId)},
                 "acquire",
                 Long.toString(limits.globalIntervalMicros()), Long.toString(limits.globalToleranceMicros()),
                 Long.toString(limits.chatIntervalMicros()), Long.toString(limits.chatToleranceMicros()));
@@ -70,9 +79,10 @@ public final class RedisGcraBudget implements BudgetPort {
     }
 
     @Override
-    public void penalizeChat(String botId, String chatId, Duration penalty) {
+    public void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
+        String gate = scope == PenaltyScope.BOT ? BudgetKeys.botGate(botId) : BudgetKeys.chatGate(botId, chatId);
         call(new String[] {
-                BudgetKeys.globalTat(botId), BudgetKeys.chatTat(botId, chatId), BudgetKeys.chatGate(botId, chatId)},
+                BudgetKeys.globalTat(botId), BudgetKeys.chatTat(botId, chatId), gate, BudgetKeys.botGate(botId)},
                 "penalize", Long.toString(Math.max(1, penalty.toMillis())));
     }
 

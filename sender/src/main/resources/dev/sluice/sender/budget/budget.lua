@@ -51,7 +51,7 @@ if op == 'penalize' then
   end
   local ttl_ms = ceil_ms(until_us - now) + 1
   redis.call('SET', KEYS[3], fmt(until_us), 'PX', ttl_ms)
-  return {1, ceil_ms(until_us - now), 3}
+  return {1, ceil_ms(until_us - now), 4}
 end
 
 if op ~= 'acquire' then
@@ -63,10 +63,14 @@ local g_tolerance = tonumber(ARGV[3])
 local c_interval = tonumber(ARGV[4])
 local c_tolerance = tonumber(ARGV[5])
 
--- 1. penalty gate of the chat
+-- 1. penalty gates of the bot (KEYS[4]) and of the chat
+local bot_gate = read_us(KEYS[4])
+if bot_gate and bot_gate > now then
+  return {0, ceil_ms(bot_gate - now), 6}
+end
 local gate = read_us(KEYS[3])
 if gate and gate > now then
-  return {0, ceil_ms(gate - now), 3}
+  return {0, ceil_ms(gate - now), 4}
 end
 
 -- 2. both GCRAs are evaluated before anything is written: all or nothing

@@ -108,7 +108,7 @@ abstract class BudgetContract {
             b.penalizeChat(bot, "X", Duration.ofMillis(600));
             b.penalizeChat(bot, "X", Duration.ofMillis(50));
             Decision d = b.tryAcquire(bot, "X");
-            assertThat(d.limit()).isEqualTo(Limit.GATE);
+            assertThat(d.limit()).isEqualTo(Limit.GATE_CHAT);
             assertThat(d.retryIn()).isGreaterThan(Duration.ofMillis(400)).isLessThanOrEqualTo(Duration.ofMillis(600));
             assertThat(b.tryAcquire(bot, "Y").granted()).isTrue();
             waitFor(d.retryIn());

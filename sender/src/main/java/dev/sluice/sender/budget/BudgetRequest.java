@@ -1,0 +1,46 @@
+package dev.sluice.sender.budget;
+
+import dev.sluice.avro.Lane;
+import java.util.Objects;
+
+/**
+ * One message asking for budget.
+ *
+ * @param botId  logical bot id ({@link BudgetKeys#BOT_ID}); never the token
+ * @param chatId the chat id as a string (normalised); negative ids and {@code @username}s are groups
+ * @param lane   {@link Lane#LIVE} or {@link Lane#BACKFILL}: backfill only uses budget above the live headroom
+ */
+public record BudgetRequest(String botId, String chatId, Lane lane) {
+
+    public BudgetRequest {
+        BudgetKeys.tag(botId); // validates the bot id
+        if (chatId == null || chatId.isEmpty()) {
+            throw new IllegalArgumentException("chatId: must not be empty, got '" + chatId + "'");
+        }
+        Objects.requireNonNull(lane, "lane");
+    }
+
+    /** A live request. */
+    public static BudgetRequest live(String botId, String chatId) {
+        return new BudgetRequest(botId, chatId, Lane.LIVE);
+    }
+
+    /** A backfill request. */
+    public static BudgetRequest backfill(String botId, String chatId) {
+        return new BudgetRequest(botId, chatId, Lane.BACKFILL);
+    }
+
+    /**
+     * Telegram convention: group and supergroup ids are negative; channels are addressed as
+     * {@code @username} or by a negative id. Such chats get the group limit (Telegram Bot API FAQ: 20
+     * messages per minute per group) on top of the per-chat limit.
+     */
+    public boolean isGroup() {
+        return isGroup(chatId);
+    }
+
+    /** See {@link #isGroup()}. */
+    public static boolean isGroup(String chatId) {
+        return chatId.startsWith("-") || chatId.startsWith("@");
+    }
+}
