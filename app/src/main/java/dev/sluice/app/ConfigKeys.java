@@ -50,7 +50,10 @@ public final class ConfigKeys {
                 SenderConfig.REQUEST_TIMEOUT_MS, SenderConfig.CONNECT_TIMEOUT_MS, SenderConfig.REDIS_COMMAND_TIMEOUT_MS,
                 SenderConfig.MAX_ATTEMPTS, SenderConfig.RETRY_BACKOFF_MS, SenderConfig.RETRY_BACKOFF_MAX_MS,
                 SenderConfig.RETRY_AFTER_JITTER_MS, SenderConfig.COMMIT_INTERVAL_MS,
-                SenderConfig.BOT_PENALTY_WINDOW_MS, SenderConfig.BOT_PENALTY_MIN_CHATS));
+                SenderConfig.BOT_PENALTY_WINDOW_MS, SenderConfig.BOT_PENALTY_MIN_CHATS, SenderConfig.MAX_IN_FLIGHT_PER_BOT,
+                SenderConfig.MAX_RESCHEDULES, SenderConfig.RESEND_UNCERTAIN_CLASSES, SenderConfig.SENT_MARK_TTL_MS,
+                SenderConfig.BREAKER_FAILURE_RATE_PERCENT, SenderConfig.BREAKER_WINDOW_CALLS, SenderConfig.BREAKER_OPEN_MS,
+                SenderConfig.BREAKER_HALF_OPEN_CALLS, SenderConfig.STATUS_INTERVAL_MS));
         return keys;
     }
 

@@ -66,10 +66,16 @@ class SchedulingSimulationTest {
             public void close() {
             }
         };
-        return new DeliveryProcessor(counting, transport, sink, clock,
-                new SplittableRandom(1), new SenderMetrics(new SimpleMeterRegistry(), "sim"), Set.of("bot"), "sim", 5,
-                Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofMillis(100), limits,
-                new RateLimitAttribution(Duration.ofSeconds(1), 2));
+        SenderConfig config = Fakes.config("budget.global.rate.per.s", Double.toString(limits.globalRatePerS()),
+                "budget.global.burst", Integer.toString(limits.globalBurst()),
+                "budget.chat.rate.per.s", Double.toString(limits.chatRatePerS()),
+                "budget.chat.burst", Integer.toString(limits.chatBurst()),
+                "sender.max.attempts", "5", "sender.retry.backoff.max.ms", "5000", "sender.retry.after.jitter.ms", "100",
+                "sender.max.in.flight.per.bot", "1000");
+        return new DeliveryProcessor(config, counting, transport, sink,
+                new dev.sluice.sender.idempotency.InMemorySentMarks(Duration.ofDays(1), clock),
+                Fakes.metrics(new SimpleMeterRegistry()), clock, new SplittableRandom(1), new BotSlots(1000),
+                new ChatRegistry(1000));
     }
 
     private void add(String id, String chat) {
