@@ -79,6 +79,7 @@ public final class DeliveryProcessor {
     private final BotSlots slots;
     private final ProviderBreakers breakers;
     private final ChatRegistry chats;
+    private final String backfillTopic;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -93,6 +94,7 @@ public final class DeliveryProcessor {
         this.slots = Objects.requireNonNull(slots);
         this.chats = Objects.requireNonNull(chats);
         this.knownBots = Set.copyOf(config.bots().keySet());
+        this.backfillTopic = config.topics().outboxBackfill();
         this.instanceId = config.instanceId();
         this.maxAttempts = config.maxAttempts();
         this.maxReschedules = config.maxReschedules();
@@ -171,7 +173,7 @@ public final class DeliveryProcessor {
             }
             Decision decision;
             try {
-                decision = budget.tryAcquire(new BudgetRequest(bot, target, m.getLane()));
+                decision = budget.tryAcquire(new BudgetRequest(bot, target, laneOf(p)));
             } catch (BudgetUnavailableException e) {
                 breakers.release(bot);
                 slots.release(bot);
@@ -194,6 +196,11 @@ public final class DeliveryProcessor {
             return new Step.WaitForBot(full);
         }
         return retryAt(wait, expiresAt);
+    }
+
+    /** Records of {@code outbox.backfill} ask as BACKFILL whatever their field says: live keeps its headroom. */
+    private dev.sluice.avro.Lane laneOf(PendingMessage p) {
+        return p.partition().topic().equals(backfillTopic) ? dev.sluice.avro.Lane.BACKFILL : p.message().getLane();
     }
 
     /** The pool's configured bots in the pool's order, else the message's bot; unknown bots are left out. */

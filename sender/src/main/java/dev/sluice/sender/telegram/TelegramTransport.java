@@ -49,6 +49,8 @@ public final class TelegramTransport implements Transport {
                 .readTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .writeTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .callTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                // No silent resend by OkHttp after a dropped connection: the sender decides (backoff, breaker).
+                .retryOnConnectionFailure(false)
                 .addInterceptor(TelegramTransport::nonJsonErrorsAsBotApiErrors)
                 .build();
         tokens.forEach((botId, token) -> bots.put(botId,
