@@ -3,6 +3,7 @@ package dev.sluice.sender;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
+import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetKeys;
 import dev.sluice.sender.budget.BudgetLimits;
 import java.lang.management.ManagementFactory;
@@ -37,11 +38,15 @@ import dev.sluice.avro.NotificationClass;
  * <tr><td>{@code redis.url}</td><td>required in redis mode, e.g. {@code redis://localhost:6379}</td></tr>
  * <tr><td>{@code budget.global.rate.per.s}, {@code budget.global.burst}</td><td>default 30, 1 (Telegram FAQ)</td></tr>
  * <tr><td>{@code budget.chat.rate.per.s}, {@code budget.chat.burst}</td><td>default 1, 3 (Telegram FAQ)</td></tr>
+ * <tr><td>{@code budget.group.*}, {@code bot.<id>.rate.per.s}, {@code bot.<id>.paid.broadcast},
+ *     {@code budget.backfill.headroom}, {@code budget.aimd.*}, {@code budget.redis.outage.mode},
+ *     {@code budget.max.replicas}, {@code budget.redis.probe.interval.ms}</td><td>see {@link BudgetConfig}</td></tr>
  * <tr><td>{@code sender.max.in.flight}</td><td>concurrent budget+provider calls per instance, default 16</td></tr>
  * <tr><td>{@code sender.buffer.max.records}</td><td>records held in lanes before partitions pause, default 10000</td></tr>
  * <tr><td>{@code sender.request.timeout.ms}</td><td>whole provider call, default 10000</td></tr>
  * <tr><td>{@code sender.connect.timeout.ms}</td><td>provider connect, default 5000</td></tr>
- * <tr><td>{@code redis.command.timeout.ms}</td><td>each budget decision, default 1000</td></tr>
+ * <tr><td>{@code redis.command.timeout.ms}</td><td>each budget decision, default 250 (short: an outage must
+ *     open the circuit fast)</td></tr>
  * <tr><td>{@code sender.max.attempts}</td><td>provider calls per message for 5xx / I/O errors, default 5</td></tr>
  * <tr><td>{@code sender.retry.backoff.ms}, {@code sender.retry.backoff.max.ms}</td><td>exponential backoff base and cap
  *     (full jitter), default 500 and 30000</td></tr>
@@ -118,6 +123,7 @@ public final class SenderConfig {
     private final BudgetMode budgetMode;
     private final String redisUrl;
     private final BudgetLimits budgetLimits;
+    private final BudgetConfig budgetConfig;
     private final int maxInFlight;
     private final int bufferMaxRecords;
     private final Duration requestTimeout;
@@ -161,15 +167,14 @@ public final class SenderConfig {
         this.bots = readBots(s);
         this.budgetMode = s.enumValue(BUDGET_MODE, BudgetMode.class, BudgetMode.REDIS);
         this.redisUrl = budgetMode == BudgetMode.REDIS ? redisUrl(s) : s.string(REDIS_URL, null);
-        this.budgetLimits = new BudgetLimits(
-                s.positiveDouble(GLOBAL_RATE, 30), s.positiveInt(GLOBAL_BURST, 1),
-                s.positiveDouble(CHAT_RATE, 1), s.positiveInt(CHAT_BURST, 3));
+        this.budgetConfig = BudgetConfig.from(s);
+        this.budgetLimits = budgetConfig.defaults();
         this.maxInFlight = s.positiveInt(MAX_IN_FLIGHT, 16);
         this.bufferMaxRecords = Math.toIntExact(s.longValue(BUFFER_MAX_RECORDS, 10_000,
                 v -> v >= 2 && v <= Integer.MAX_VALUE, "an integer >= 2"));
         this.requestTimeout = positiveMillis(s, REQUEST_TIMEOUT_MS, 10_000);
         this.connectTimeout = positiveMillis(s, CONNECT_TIMEOUT_MS, 5_000);
-        this.redisCommandTimeout = positiveMillis(s, REDIS_COMMAND_TIMEOUT_MS, 1_000);
+        this.redisCommandTimeout = positiveMillis(s, REDIS_COMMAND_TIMEOUT_MS, 250);
         this.maxAttempts = s.positiveInt(MAX_ATTEMPTS, 5);
         this.retryBackoff = positiveMillis(s, RETRY_BACKOFF_MS, 500);
         this.retryBackoffMax = positiveMillis(s, RETRY_BACKOFF_MAX_MS, 30_000);
@@ -338,6 +343,11 @@ public final class SenderConfig {
         return budgetLimits;
     }
 
+    /** Per-bot limits, headroom, AIMD and the Redis outage mode ({@link BudgetConfig}). */
+    public BudgetConfig budgetConfig() {
+        return budgetConfig;
+    }
+
     public int maxInFlight() {
         return maxInFlight;
     }
@@ -449,7 +459,7 @@ public final class SenderConfig {
         return "SenderConfig{instance=" + instanceId + ", group=" + groupId + ", bootstrap=" + bootstrapServers
                 + ", topics=" + topics.outboxLive() + (consumeBackfill ? "+" + topics.outboxBackfill() : "")
                 + "->" + topics.deliveryResults() + ", bots=" + bots.keySet() + ", budget=" + budgetMode
-                + " " + budgetLimits + ", redis=" + withoutCredentials(redisUrl) + ", maxInFlight=" + maxInFlight
+                + " " + budgetConfig + ", redis=" + withoutCredentials(redisUrl) + ", maxInFlight=" + maxInFlight
                 + ", bufferMaxRecords=" + bufferMaxRecords + ", kafka=" + safeKafka + "}";
     }
 }

@@ -22,7 +22,8 @@ import dev.sluice.schemas.AvroTrust;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.LocalGcraBudget;
-import dev.sluice.sender.budget.RedisGcraBudget;
+import dev.sluice.sender.budget.BudgetListener;
+import dev.sluice.sender.budget.ResilientBudget;
 import dev.sluice.sender.telegram.TelegramTransport;
 import dev.sluice.sender.telegram.Transport;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -221,8 +222,9 @@ public final class SenderService implements AutoCloseable {
 
     private static BudgetPort budgetFor(SenderConfig config) {
         return switch (config.budgetMode()) {
-            case REDIS -> new RedisGcraBudget(config.redisUrl(), config.budgetLimits(), config.redisCommandTimeout());
-            case LOCAL -> new LocalGcraBudget(config.budgetLimits());
+            case REDIS -> ResilientBudget.connect(config.redisUrl(), config.budgetConfig(), config.redisCommandTimeout(),
+                    BudgetListener.NONE, Clock.systemUTC());
+            case LOCAL -> new LocalGcraBudget(config.budgetConfig(), Clock.systemUTC());
         };
     }
 

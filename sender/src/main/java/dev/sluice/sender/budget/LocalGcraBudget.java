@@ -1,5 +1,6 @@
 package dev.sluice.sender.budget;
 
+import dev.sluice.avro.Lane;
 import dev.sluice.limits.GcraPolicy;
 import dev.sluice.limits.Rate;
 import dev.sluice.metrics.BudgetState;
@@ -11,31 +12,74 @@ import java.util.Objects;
 
 /**
  * The same decision as {@code budget.lua}, inside one process, on the pure-Java GCRA of module
- * {@code limits} ({@link GcraPolicy}): penalty gate, global GCRA and chat GCRA, all or nothing, waits
- * rounded up to whole milliseconds.
+ * {@code limits} ({@link GcraPolicy}, exact integer arithmetic in ms): penalty gates (bot, group, chat), the
+ * global GCRA at its AIMD-adjusted rate, the chat GCRA, the group GCRA, the backfill headroom (the rule of
+ * {@link RedisGcraBudget}), all or nothing, waits rounded up to whole milliseconds.
  *
  * <p>It only sees this process's traffic: N senders with a local budget each send up to N times the
  * bot's limit. That is the point of the demo's {@code --budget local} mode, and the reason the shared
- * {@link RedisGcraBudget} exists.
+ * {@link RedisGcraBudget} exists. {@link ResilientBudget} uses it, at rate / {@code budget.max.replicas},
+ * while Redis is unreachable.
  */
 public final class LocalGcraBudget implements BudgetPort {
     /** Idle entries are swept when the tables grow past this size, so memory stays bounded by activity. */
     private static final int SWEEP_THRESHOLD = 10_000;
+    private static final long PPM = 1_000_000L;
+    /** Rates are kept as count per 10^6 ms: thousandths of a message per second, exact. */
+    private static final long BASE_PERIOD_MS = 1_000_000L;
+    private static final long MAX_PERIOD_MS = 366L * 86_400_000L;
 
-    private final GcraPolicy global;
-    private final GcraPolicy chat;
+    private final BudgetConfig config;
     private final Clock clock;
-    /** Key (same names as in Redis) → TAT in the policy's scaled units. */
-    private final Map<String, Long> tats = new HashMap<>();
+    private final BudgetState state;
+    private final Map<String, Bot> bots = new HashMap<>();
+    /** Key (same names as in Redis) → TAT in its policy's scaled units and the instant the entry is idle. */
+    private final Map<String, Entry> tats = new HashMap<>();
     /** Gate key → epoch ms when the gate lifts. */
     private final Map<String, Long> gates = new HashMap<>();
     private int sweepAt = SWEEP_THRESHOLD;
 
-    public LocalGcraBudget(BudgetLimits limits, Clock clock) {
-        Objects.requireNonNull(limits, "limits");
-        this.global = new GcraPolicy(rate(limits.globalRatePerS()), limits.globalBurst());
-        this.chat = new GcraPolicy(rate(limits.chatRatePerS()), limits.chatBurst());
+    private record Entry(long tat, long idleAtMs) {
+    }
+
+    /** Per-bot policies and AIMD state. */
+    private final class Bot {
+        final BudgetLimits limits;
+        final long globalCount;
+        final GcraPolicy chat;
+        final GcraPolicy group;
+        long multiplierPpm = PPM;
+        long climbFromMs;
+
+        Bot(BudgetLimits limits) {
+            this.limits = limits;
+            this.globalCount = count(limits.globalRatePerS());
+            this.chat = new GcraPolicy(rate(limits.chatRatePerS()), limits.chatBurst());
+            this.group = new GcraPolicy(new Rate(count(limits.groupRatePerMin()), 60 * BASE_PERIOD_MS), limits.groupBurst());
+        }
+
+        long multiplier(long now) {
+            if (multiplierPpm >= PPM || now <= climbFromMs) {
+                return multiplierPpm;
+            }
+            long climbed = multiplierPpm + (long) Math.floor(config.aimdIncreasePerS() * PPM * (now - climbFromMs) / 1000d);
+            return Math.min(PPM, climbed);
+        }
+    }
+
+    public LocalGcraBudget(BudgetConfig config, Clock clock) {
+        this(config, clock, BudgetState.LOCAL);
+    }
+
+    /** @param state what {@link #state()} reports: LOCAL, or FALLBACK_LOCAL inside {@link ResilientBudget} */
+    LocalGcraBudget(BudgetConfig config, Clock clock, BudgetState state) {
+        this.config = Objects.requireNonNull(config, "config");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.state = Objects.requireNonNull(state, "state");
+    }
+
+    public LocalGcraBudget(BudgetLimits limits, Clock clock) {
+        this(BudgetConfig.of(limits), clock);
     }
 
     public LocalGcraBudget(BudgetLimits limits) {
@@ -44,48 +88,155 @@ public final class LocalGcraBudget implements BudgetPort {
 
     /** A rate per second as an exact {@link Rate} in thousandths, rounded down (never above the configured rate). */
     static Rate rate(double ratePerS) {
-        return new Rate(Math.max(1, (long) Math.floor(ratePerS * 1000)), 1_000_000L);
+        return new Rate(count(ratePerS), BASE_PERIOD_MS);
+    }
+
+    private static long count(double ratePer) {
+        return Math.min(Rate.MAX_COUNT, Math.max(1, (long) Math.floor(ratePer * 1000)));
+    }
+
+    private static long ceilDiv(long x, long y) {
+        return -Math.floorDiv(-x, y);
     }
 
     @Override
     public BudgetState state() {
-        return BudgetState.LOCAL;
+        return state;
+    }
+
+    private Bot bot(String botId) {
+        return bots.computeIfAbsent(botId, id -> new Bot(config.limitsFor(id)));
     }
 
     @Override
     public synchronized Decision tryAcquire(BudgetRequest request) {
         String botId = request.botId();
         String chatId = request.chatId();
+        boolean group = request.isGroup();
+        boolean backfill = request.lane() == Lane.BACKFILL;
         long now = clock.millis();
         sweepIfLarge(now);
-        Long botGate = gates.get(BudgetKeys.botGate(botId));
-        if (botGate != null && botGate > now) {
-            return Decision.refused(botGate - now, Limit.GATE_BOT);
+        Bot bot = bot(botId);
+
+        // 1. gates: the longest active one refuses
+        Limit limit = Limit.NONE;
+        long wait = 0;
+        long w = gateWait(BudgetKeys.botGate(botId), now);
+        if (w > wait) {
+            limit = Limit.GATE_BOT;
+            wait = w;
         }
-        Long gate = gates.get(BudgetKeys.chatGate(botId, chatId));
-        if (gate != null && gate > now) {
-            return Decision.refused(gate - now, Limit.GATE_CHAT);
+        if (group && (w = gateWait(BudgetKeys.groupGate(botId, chatId), now)) > wait) {
+            limit = Limit.GATE_GROUP;
+            wait = w;
         }
+        if ((w = gateWait(BudgetKeys.chatGate(botId, chatId), now)) > wait) {
+            limit = Limit.GATE_CHAT;
+            wait = w;
+        }
+        if (limit != Limit.NONE) {
+            return Decision.refused(wait, limit);
+        }
+
+        // 2. every GCRA decided before anything is stored: all or nothing
+        long m = bot.multiplier(now);
+        long period = Math.min(MAX_PERIOD_MS, ceilDiv(BASE_PERIOD_MS * PPM, m));
+        GcraPolicy global = new GcraPolicy(new Rate(bot.globalCount, period), bot.limits.globalBurst());
         String chatKey = BudgetKeys.chatTat(botId, chatId);
+        String groupKey = BudgetKeys.groupTat(botId, chatId);
         String globalKey = BudgetKeys.globalTat(botId);
-        GcraPolicy.Result c = chat.decide(tats.getOrDefault(chatKey, GcraPolicy.EMPTY_TAT), now);
-        GcraPolicy.Result g = global.decide(tats.getOrDefault(globalKey, GcraPolicy.EMPTY_TAT), now);
-        if (!c.decision().allowed() || !g.decision().allowed()) {
-            long chatWait = c.decision().allowed() ? 0 : c.decision().waitMillis();
-            long globalWait = g.decision().allowed() ? 0 : g.decision().waitMillis();
-            return chatWait >= globalWait ? Decision.refused(chatWait, Limit.CHAT)
-                    : Decision.refused(globalWait, Limit.GLOBAL);
+        String backfillKey = BudgetKeys.backfillTat(botId);
+        GcraPolicy.Result c = bot.chat.decide(tat(chatKey), now);
+        GcraPolicy.Result p = group ? bot.group.decide(tat(groupKey), now) : null;
+        GcraPolicy.Result g = global.decide(tat(globalKey), now);
+        if ((w = waitOf(c)) > wait) {
+            limit = Limit.CHAT;
+            wait = w;
         }
-        tats.put(chatKey, c.tat());
-        tats.put(globalKey, g.tat());
+        if (p != null && (w = waitOf(p)) > wait) {
+            limit = Limit.GROUP;
+            wait = w;
+        }
+        if ((w = waitOf(g)) > wait) {
+            limit = Limit.GLOBAL;
+            wait = w;
+        }
+        GcraPolicy backfillPolicy = null;
+        GcraPolicy.Result bf = null;
+        long headroomPpm = config.backfillHeadroomPpm();
+        if (backfill && headroomPpm > 0 && g.decision().allowed()) {
+            // (a) the live reserve R = ceil(h*b*I) off the global tolerance, (b) the backfill lane's own rate
+            long reserveMs = ceilDiv(ceilDiv(headroomPpm * bot.limits.globalBurst() * period, PPM), bot.globalCount);
+            long hw = waitOf(global.decide(tat(globalKey), now - reserveMs));
+            long bfPeriod = Math.min(MAX_PERIOD_MS, ceilDiv(period * PPM, PPM - headroomPpm));
+            long bfBurst = Math.max(1, (long) Math.floor(bot.limits.globalBurst() * (PPM - headroomPpm) / (double) PPM));
+            backfillPolicy = new GcraPolicy(new Rate(bot.globalCount, bfPeriod), bfBurst);
+            bf = backfillPolicy.decide(tat(backfillKey), now);
+            hw = Math.max(hw, waitOf(bf));
+            if (hw > wait) {
+                limit = Limit.HEADROOM;
+                wait = hw;
+            }
+        }
+        if (limit != Limit.NONE) {
+            return Decision.refused(wait, limit);
+        }
+        store(chatKey, c.tat(), bot.chat, now);
+        if (p != null) {
+            store(groupKey, p.tat(), bot.group, now);
+        }
+        store(globalKey, g.tat(), global, now);
+        if (bf != null) {
+            store(backfillKey, bf.tat(), backfillPolicy, now);
+        }
         return Decision.grant();
+    }
+
+    private static long waitOf(GcraPolicy.Result r) {
+        return r.decision().allowed() ? 0 : r.decision().waitMillis();
+    }
+
+    private long tat(String key) {
+        Entry e = tats.get(key);
+        return e == null ? GcraPolicy.EMPTY_TAT : e.tat();
+    }
+
+    private void store(String key, long tat, GcraPolicy policy, long now) {
+        tats.put(key, new Entry(tat, now + policy.millisUntilIdle(tat, now)));
+    }
+
+    private long gateWait(String key, long now) {
+        Long until = gates.get(key);
+        return until == null ? 0 : Math.max(0, until - now);
     }
 
     @Override
     public synchronized void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
-        long until = clock.millis() + Math.max(1, penalty.toMillis());
-        String key = scope == PenaltyScope.BOT ? BudgetKeys.botGate(botId) : BudgetKeys.chatGate(botId, chatId);
-        gates.merge(key, until, Math::max);
+        long now = clock.millis();
+        long until = now + Math.max(1, penalty.toMillis());
+        PenaltyScope effective = scope == PenaltyScope.GROUP && !BudgetRequest.isGroup(chatId) ? PenaltyScope.CHAT : scope;
+        String key = switch (effective) {
+            case BOT -> BudgetKeys.botGate(botId);
+            case GROUP -> BudgetKeys.groupGate(botId, chatId);
+            case CHAT -> BudgetKeys.chatGate(botId, chatId);
+        };
+        boolean active = gateWait(key, now) > 0;
+        long lifts = gates.merge(key, until, Math::max);
+        if (effective == PenaltyScope.BOT) {
+            Bot bot = bot(botId);
+            long m = bot.multiplier(now);
+            if (!active) {
+                long floor = Math.round(config.aimdFloor() * PPM);
+                m = Math.max(floor, (long) Math.floor(m * config.aimdDecreaseFactor()));
+            }
+            bot.multiplierPpm = m;
+            bot.climbFromMs = lifts;
+        }
+    }
+
+    /** The bot's AIMD rate multiplier now, 1.0 = the configured rate. */
+    public synchronized double rateMultiplier(String botId) {
+        return bot(botId).multiplier(clock.millis()) / (double) PPM;
     }
 
     private void sweepIfLarge(long now) {
@@ -93,13 +244,9 @@ public final class LocalGcraBudget implements BudgetPort {
             return;
         }
         // An idle TAT (bucket full again) or a lifted gate is the same as a missing entry.
-        tats.entrySet().removeIf(e -> policyOf(e.getKey()).millisUntilIdle(e.getValue(), now) == 0);
+        tats.values().removeIf(e -> e.idleAtMs() <= now);
         gates.values().removeIf(until -> until <= now);
         sweepAt = Math.max(SWEEP_THRESHOLD, (tats.size() + gates.size()) * 2);
-    }
-
-    private GcraPolicy policyOf(String key) {
-        return key.endsWith(":tat:global") ? global : chat;
     }
 
     @Override

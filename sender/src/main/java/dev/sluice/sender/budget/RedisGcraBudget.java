@@ -1,60 +1,118 @@
 package dev.sluice.sender.budget;
 
 import dev.sluice.metrics.BudgetState;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The shared budget in Redis: every decision is one call of {@code budget.lua} (EVALSHA; on NOSCRIPT the
- * script is loaded again and the call repeated), which checks the chat's penalty gate, the bot's global
- * GCRA and the chat's GCRA atomically on Redis server time. One Lettuce connection per instance; Lettuce
- * connections are thread-safe and pipeline concurrent callers.
+ * The shared budget in Redis: every decision (one message or a batch of one bot's messages) is one call of
+ * {@code budget.lua} by EVALSHA (on NOSCRIPT the script is loaded again and the call repeated), which
+ * checks atomically, on Redis server time, the penalty gates (bot, group, chat), the bot's global GCRA at
+ * its AIMD-adjusted rate, each chat's GCRA and each group's GCRA.
+ *
+ * <p><b>Backfill headroom</b> (h = {@code budget.backfill.headroom}, global rate r, burst b, effective
+ * interval I): a backfill message passes only if (a) the global GCRA would pass it with R = ⌈h·b·I⌉ taken off
+ * its tolerance ({@code t ≥ TAT − (b−1)·I + R}), so a live caller that waits its returned wait always comes
+ * before a waiting backfill caller, and (b) the backfill lane's own GCRA at rate (1−h)·r with burst
+ * max(1, ⌊(1−h)·b⌋) passes, so backfill alone never takes more than (1−h)·r and h·r stays free for live.
+ * A backfill refusal caused only by (a) or (b) reports {@link Limit#HEADROOM}.
+ *
+ * <p><b>AIMD</b>: {@link #penalize} with scope BOT multiplies the bot's rate by
+ * {@code budget.aimd.decrease.factor} (at most once per penalty episode, down to {@code budget.aimd.floor});
+ * from the moment the gate lifts, the multiplier climbs back by {@code budget.aimd.increase.per.s} of the
+ * configured rate per second, computed lazily in the script from the stored (multiplier, instant).
+ *
+ * <p>One Lettuce connection per instance; Lettuce connections are thread-safe and pipeline concurrent
+ * callers. Commands fail fast while disconnected (no buffering) and time out after the command timeout.
+ * The client never reads its own clock for a decision.
  */
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
     static final String SCRIPT_RESOURCE = "/dev/sluice/sender/budget/budget.lua";
+    private static final int FIXED_ARGS = 10;
 
+    private final ClientResources resources;
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisCommands<String, String> redis;
-    private final BudgetLimits limits;
+    private final BudgetConfig config;
     private final String script;
-    private volatile String sha;
+    private final String sha;
+    /** Per bot: the acquire arguments before the per-candidate flags. */
+    private final Map<String, String[]> acquireArgs = new ConcurrentHashMap<>();
+    private final Map<String, Long> multiplierPpm = new ConcurrentHashMap<>();
+    private final LongAdder roundTrips = new LongAdder();
 
     /**
      * @param redisUrl       e.g. {@code redis://localhost:6379}
-     * @param limits         the GCRA parameters applied to every bot
+     * @param limits         the GCRA parameters applied to every bot (other settings at their defaults)
      * @param commandTimeout bound on each Redis command
+     * @throws BudgetUnavailableException if Redis cannot be reached
      */
     public RedisGcraBudget(String redisUrl, BudgetLimits limits, Duration commandTimeout) {
-        this.limits = Objects.requireNonNull(limits, "limits");
+        this(redisUrl, BudgetConfig.of(limits), commandTimeout);
+    }
+
+    /**
+     * @param redisUrl       e.g. {@code redis://localhost:6379}
+     * @param config         limits per bot, headroom, AIMD
+     * @param commandTimeout bound on each Redis command (and on connecting)
+     * @throws BudgetUnavailableException if Redis cannot be reached
+     */
+    public RedisGcraBudget(String redisUrl, BudgetConfig config, Duration commandTimeout) {
+        this.config = Objects.requireNonNull(config, "config");
         this.script = loadScript();
+        this.sha = sha1(script);
         RedisURI uri = RedisURI.create(redisUrl);
         uri.setTimeout(commandTimeout);
-        this.client = RedisClient.create(uri);
+        // Reconnect attempts back off to at most 1 s (Lettuce's default is 30 s): shared mode resumes soon
+        // after Redis returns.
+        this.resources = DefaultClientResources.builder()
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        this.client = RedisClient.create(resources, uri);
+        client.setOptions(ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .build());
         try {
             this.connection = client.connect();
         } catch (RedisException e) {
-            client.shutdown();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            resources.shutdown(0, 1, TimeUnit.SECONDS);
             throw new BudgetUnavailableException("cannot connect to Redis for the budget: " + e.getMessage(), e);
         }
         this.redis = connection.sync();
-        this.sha = redis.scriptLoad(script);
-        log.info("budget script loaded (sha {}), limits {}", sha, limits);
+        log.info("budget script sha {}, {}", sha, config);
     }
 
     @Override
@@ -64,36 +122,103 @@ public final class RedisGcraBudget implements BudgetPort {
 
     @Override
     public Decision tryAcquire(BudgetRequest request) {
-        String botId = request.botId();
-        String chatId = request.chatId();
-        List<Long> reply = call(new String[] {
-                BudgetKeys.globalTat(botId), BudgetKeys.chatTat(botId, chatId), BudgetKeys.chatGate(botId, chatId),
-                BudgetKeys.botGate(botId)},
-                "acquire",
-                Long.toString(limits.globalIntervalMicros()), Long.toString(limits.globalToleranceMicros()),
-                Long.toString(limits.chatIntervalMicros()), Long.toString(limits.chatToleranceMicros()));
-        if (reply.get(0) == 1L) {
-            return Decision.grant();
-        }
-        return Decision.refused(reply.get(1), Limit.ofCode(reply.get(2)));
+        return tryAcquireAll(request.botId(), List.of(request)).get(0);
     }
 
     @Override
-    public void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
-        String gate = scope == PenaltyScope.BOT ? BudgetKeys.botGate(botId) : BudgetKeys.chatGate(botId, chatId);
-        call(new String[] {
-                BudgetKeys.globalTat(botId), BudgetKeys.chatTat(botId, chatId), gate, BudgetKeys.botGate(botId)},
-                "penalize", Long.toString(Math.max(1, penalty.toMillis())));
+    public List<Decision> tryAcquireAll(String botId, List<BudgetRequest> requests) {
+        if (requests.isEmpty()) {
+            return List.of();
+        }
+        String[] fixed = acquireArgs.computeIfAbsent(botId, this::acquireArgsFor);
+        String[] args = new String[FIXED_ARGS + requests.size()];
+        System.arraycopy(fixed, 0, args, 0, FIXED_ARGS);
+        List<String> keys = new ArrayList<>(4 + requests.size() * 4);
+        String tag = BudgetKeys.tag(botId);
+        keys.add(tag + BudgetKeys.GLOBAL_TAT);
+        keys.add(tag + BudgetKeys.BOT_GATE);
+        keys.add(tag + BudgetKeys.AIMD);
+        keys.add(tag + BudgetKeys.BACKFILL_TAT);
+        for (int i = 0; i < requests.size(); i++) {
+            BudgetRequest r = requests.get(i);
+            if (!r.botId().equals(botId)) {
+                throw new IllegalArgumentException("request for bot " + r.botId() + " in a batch of bot " + botId);
+            }
+            boolean group = r.isGroup();
+            keys.add(tag + BudgetKeys.CHAT_TAT + r.chatId());
+            keys.add(tag + BudgetKeys.CHAT_GATE + r.chatId());
+            if (group) {
+                keys.add(tag + BudgetKeys.GROUP_TAT + r.chatId());
+                keys.add(tag + BudgetKeys.GROUP_GATE + r.chatId());
+            }
+            int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0);
+            args[FIXED_ARGS + i] = Integer.toString(flags);
+        }
+        List<Long> reply = call(keys.toArray(new String[0]), args);
+        multiplierPpm.put(botId, reply.get(0));
+        List<Decision> out = new ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) {
+            long code = reply.get(1 + 2 * i);
+            out.add(code == 0 ? Decision.grant() : Decision.refused(reply.get(2 + 2 * i), Limit.ofCode(code)));
+        }
+        return out;
     }
 
-    private List<Long> call(String[] keys, String... args) {
+    private String[] acquireArgsFor(String botId) {
+        BudgetLimits l = config.limitsFor(botId);
+        long headroomPpm = config.backfillHeadroomPpm();
+        long backfillBurst = Math.max(1, (long) Math.floor(l.globalBurst() * (1_000_000 - headroomPpm) / 1e6));
+        return new String[] {"acquire",
+                Long.toString(l.globalIntervalMicros()), Integer.toString(l.globalBurst()),
+                Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
+                Long.toString(l.groupIntervalMicros()), Long.toString(l.groupToleranceMicros()),
+                Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm())};
+    }
+
+    private long aimdIncreasePpm() {
+        return Math.max(1, Math.round(config.aimdIncreasePerS() * 1e6));
+    }
+
+    @Override
+    public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
+        String tag = BudgetKeys.tag(botId);
+        PenaltyScope effective = scope == PenaltyScope.GROUP && !BudgetRequest.isGroup(chatId) ? PenaltyScope.CHAT : scope;
+        String gate = switch (effective) {
+            case BOT -> tag + BudgetKeys.BOT_GATE;
+            case GROUP -> tag + BudgetKeys.GROUP_GATE + chatId;
+            case CHAT -> tag + BudgetKeys.CHAT_GATE + chatId;
+        };
+        List<Long> reply = call(new String[] {gate, tag + BudgetKeys.AIMD},
+                new String[] {"penalize", effective == PenaltyScope.BOT ? "bot" : "gate",
+                        Long.toString(Math.max(1, retryAfter.toMillis())),
+                        Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6)),
+                        Long.toString(Math.round(config.aimdFloor() * 1e6)), Long.toString(aimdIncreasePpm())});
+        multiplierPpm.put(botId, reply.get(1));
+    }
+
+    /**
+     * The bot's rate multiplier (AIMD) as last seen by this instance, 1.0 = the configured rate. For the
+     * budget-rate metric; not used for decisions.
+     */
+    public double rateMultiplier(String botId) {
+        return multiplierPpm.getOrDefault(botId, 1_000_000L) / 1e6;
+    }
+
+    /** EVALSHA/EVAL calls made so far (for the round-trips-per-delivered measurement). */
+    public long roundTrips() {
+        return roundTrips.sum();
+    }
+
+    private List<Long> call(String[] keys, String[] args) {
         try {
             try {
+                roundTrips.increment();
                 return redis.evalsha(sha, ScriptOutputType.MULTI, keys, args);
             } catch (RedisNoScriptException e) {
-                // SCRIPT FLUSH or a failover to a replica without the script: load it again once.
+                // SCRIPT FLUSH, a restart or a failover to a node without the script: load it again once.
                 log.warn("budget script missing in Redis (NOSCRIPT); loading it again");
-                sha = redis.scriptLoad(script);
+                redis.scriptLoad(script);
+                roundTrips.increment();
                 return redis.evalsha(sha, ScriptOutputType.MULTI, keys, args);
             }
         } catch (RedisException e) {
@@ -113,12 +238,21 @@ public final class RedisGcraBudget implements BudgetPort {
         }
     }
 
+    static String sha1(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     @Override
     public void close() {
         try {
             connection.close();
         } finally {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            resources.shutdown(0, 2, TimeUnit.SECONDS);
         }
     }
 }

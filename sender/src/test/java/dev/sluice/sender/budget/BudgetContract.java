@@ -1,6 +1,7 @@
 package dev.sluice.sender.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,8 +22,13 @@ import org.junit.jupiter.api.Test;
  */
 abstract class BudgetContract {
 
-    /** A fresh budget with these limits; closed by the test. */
-    protected abstract BudgetPort budget(BudgetLimits limits);
+    /** A fresh budget with this config; closed by the test. */
+    protected abstract BudgetPort budget(BudgetConfig config);
+
+    /** A fresh budget with these limits and every other setting at its default; closed by the test. */
+    protected BudgetPort budget(BudgetLimits limits) {
+        return budget(BudgetConfig.of(limits));
+    }
 
     /** A bot id no other test uses, so state in a shared store cannot leak between tests. */
     protected final String bot = "bot-" + UUID.randomUUID().toString().substring(0, 8);
@@ -152,6 +158,165 @@ abstract class BudgetContract {
                     .isLessThanOrEqualTo((int) Math.floor(burst + rate * elapsedS))
                     // no false refusals: callers that wait the returned wait get close to the rate
                     .isGreaterThanOrEqualTo((int) Math.floor(burst + rate * 1.5 * 0.85));
+        }
+    }
+
+    @Test
+    void a_wait_of_1800_ms_is_reported_as_1800_not_1_and_waiting_it_exactly_passes() {
+        // redis-cell reported a wait of 1.8 s as 1 (whole seconds, rounded down): the retry was refused.
+        try (BudgetPort b = budget(new BudgetLimits(1 / 1.8, 1, 1000, 1000))) {
+            assertThat(b.tryAcquire(bot, "a").granted()).isTrue();
+            Decision d = b.tryAcquire(bot, "b");
+            assertThat(d.limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(d.retryIn()).isBetween(Duration.ofMillis(1700), Duration.ofMillis(1810));
+            waitFor(d.retryIn().minusMillis(30));
+            assertThat(b.tryAcquire(bot, "b").granted()).as("30 ms early is still refused").isFalse();
+            waitFor(Duration.ofMillis(30));
+            assertThat(b.tryAcquire(bot, "b").granted()).as("after exactly the first returned wait").isTrue();
+        }
+    }
+
+    @Test
+    void groups_get_the_group_limit_on_top_of_the_chat_limit_private_chats_do_not() {
+        // group: 600/min = 10/s, burst 2; chat 1000/s
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100, 600, 2))) {
+            for (String group : List.of("-1001234", "@news")) {
+                assertThat(b.tryAcquire(bot, group).granted()).isTrue();
+                assertThat(b.tryAcquire(bot, group).granted()).isTrue();
+                Decision d = b.tryAcquire(bot, group);
+                assertThat(d.limit()).as(group).isEqualTo(Limit.GROUP);
+                assertThat(d.retryIn()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(100));
+                waitFor(d.retryIn());
+                assertThat(b.tryAcquire(bot, group).granted()).as("%s after the group wait", group).isTrue();
+            }
+            for (int i = 0; i < 5; i++) {
+                assertThat(b.tryAcquire(bot, "555").granted()).as("private chat, message %d", i).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void the_group_limit_of_20_per_minute_admits_exactly_20_in_a_minute_with_burst_1() {
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
+            assertThat(b.tryAcquire(bot, "-42").granted()).isTrue();
+            Decision d = b.tryAcquire(bot, "-42");
+            assertThat(d.limit()).isEqualTo(Limit.GROUP);
+            // 60 s / 20 = 3 s between messages
+            assertThat(d.retryIn()).isBetween(Duration.ofMillis(2900), Duration.ofMillis(3000));
+        }
+    }
+
+    @Test
+    void gates_per_scope_chat_group_bot() {
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100, 6000, 100))) {
+            b.penalize(bot, PenaltyScope.GROUP, "-7", Duration.ofSeconds(5));
+            assertThat(b.tryAcquire(bot, "-7").limit()).isEqualTo(Limit.GATE_GROUP);
+            assertThat(b.tryAcquire(bot, "-8").granted()).as("another group").isTrue();
+            b.penalize(bot, PenaltyScope.GROUP, "9", Duration.ofSeconds(5));
+            assertThat(b.tryAcquire(bot, "9").limit()).as("GROUP on a private chat gates the chat")
+                    .isEqualTo(Limit.GATE_CHAT);
+            b.penalize(bot, PenaltyScope.CHAT, "-8", Duration.ofSeconds(7));
+            assertThat(b.tryAcquire(bot, "-8").limit()).isEqualTo(Limit.GATE_CHAT);
+            assertThat(b.tryAcquire(bot, "10").granted()).isTrue();
+
+            b.penalize(bot, PenaltyScope.BOT, "10", Duration.ofMillis(400));
+            for (String chat : List.of("10", "11", "-12", "@x")) {
+                Decision d = b.tryAcquire(bot, chat);
+                assertThat(d.limit()).as(chat).isEqualTo(Limit.GATE_BOT);
+                assertThat(d.retryIn()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(400));
+            }
+            // the longest gate refuses: -7's group gate (5 s) outlasts the bot gate (0.4 s)
+            Decision longest = b.tryAcquire(bot, "-7");
+            assertThat(longest.limit()).isEqualTo(Limit.GATE_GROUP);
+            assertThat(longest.retryIn()).isGreaterThan(Duration.ofSeconds(4));
+            assertThat(b.tryAcquire("other-" + bot, "10").granted()).as("other bots are not gated").isTrue();
+        }
+    }
+
+    @Test
+    void a_batch_is_decided_in_order_each_all_or_nothing() {
+        try (BudgetPort b = budget(new BudgetLimits(1, 3, 1, 1))) {
+            b.penalizeChat(bot, "gated", Duration.ofSeconds(10));
+            List<Decision> d = b.tryAcquireAll(bot, List.of(
+                    BudgetRequest.live(bot, "a"), BudgetRequest.live(bot, "gated"), BudgetRequest.live(bot, "a"),
+                    BudgetRequest.live(bot, "b"), BudgetRequest.live(bot, "c"), BudgetRequest.live(bot, "d")));
+            assertThat(d).extracting(Decision::limit).containsExactly(
+                    Limit.NONE, Limit.GATE_CHAT, Limit.CHAT, Limit.NONE, Limit.NONE, Limit.GLOBAL);
+            assertThat(d.get(5).retryIn()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(1));
+            assertThat(b.tryAcquireAll(bot, List.of())).isEmpty();
+            assertThatThrownBy(() -> b.tryAcquireAll(bot, List.of(BudgetRequest.live("x" + bot, "a"))))
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void backfill_never_takes_the_live_headroom() {
+        // rate 10/s, burst 10, headroom 0.2: backfill may use 8 of the 10 tokens, live the last 2
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(10, 10, 1000, 1000)).backfillHeadroom(0.2).build();
+        try (BudgetPort b = budget(config)) {
+            int backfill = 0;
+            Decision refused = null;
+            for (int i = 0; i < 12 && refused == null; i++) {
+                Decision d = b.tryAcquire(BudgetRequest.backfill(bot, "c" + i));
+                if (d.granted()) {
+                    backfill++;
+                } else {
+                    refused = d;
+                }
+            }
+            assertThat(backfill).isEqualTo(8);
+            assertThat(refused.limit()).isEqualTo(Limit.HEADROOM);
+            assertThat(b.tryAcquire(BudgetRequest.live(bot, "l1")).granted()).isTrue();
+            assertThat(b.tryAcquire(BudgetRequest.live(bot, "l2")).granted()).isTrue();
+            assertThat(b.tryAcquire(BudgetRequest.live(bot, "l3")).limit()).isEqualTo(Limit.GLOBAL);
+            Decision bf = b.tryAcquire(BudgetRequest.backfill(bot, "x"));
+            assertThat(bf.limit()).isIn(Limit.GLOBAL, Limit.HEADROOM);
+        }
+    }
+
+    @Test
+    void backfill_alone_gets_at_most_the_rate_above_the_headroom() {
+        // rate 50/s burst 1, headroom 0.5: backfill alone is held to 25/s
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(50, 1, 1000, 1000)).backfillHeadroom(0.5).build();
+        try (BudgetPort b = budget(config)) {
+            long start = System.nanoTime();
+            int granted = 0;
+            int i = 0;
+            while (System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(1000)) {
+                Decision d = b.tryAcquire(BudgetRequest.backfill(bot, "c" + i++));
+                if (d.granted()) {
+                    granted++;
+                } else {
+                    waitFor(d.retryIn());
+                }
+            }
+            double s = (System.nanoTime() - start) / 1e9;
+            assertThat(granted).isLessThanOrEqualTo((int) Math.floor(1 + 25 * s)).isGreaterThanOrEqualTo(18);
+            // live still has its share right now
+            assertThat(b.tryAcquire(BudgetRequest.live(bot, "live")).granted()).isTrue();
+        }
+    }
+
+    @Test
+    void a_bot_penalty_halves_the_rate_once_per_episode_then_it_climbs_back() {
+        // 10/s: interval 100 ms; after the penalty 5/s: 200 ms; climbing 2.0 of the rate per second: back
+        // to full 250 ms after the gate lifts
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(10, 1, 1000, 1000)).aimd(0.5, 2.0, 0.1).build();
+        try (BudgetPort b = budget(config)) {
+            b.penalize(bot, PenaltyScope.BOT, "1", Duration.ofMillis(100));
+            b.penalize(bot, PenaltyScope.BOT, "2", Duration.ofMillis(100)); // same episode: no second cut
+            Decision gate = b.tryAcquire(bot, "a");
+            assertThat(gate.limit()).isEqualTo(Limit.GATE_BOT);
+            waitFor(gate.retryIn());
+            assertThat(b.tryAcquire(bot, "a").granted()).isTrue();
+            Decision d = b.tryAcquire(bot, "b");
+            assertThat(d.limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(d.retryIn()).as("halved rate, not quartered").isGreaterThan(Duration.ofMillis(130))
+                    .isLessThanOrEqualTo(Duration.ofMillis(200));
+            waitFor(Duration.ofMillis(400));
+            assertThat(b.tryAcquire(bot, "c").granted()).isTrue();
+            Decision full = b.tryAcquire(bot, "d");
+            assertThat(full.retryIn()).as("back at the configured rate").isLessThanOrEqualTo(Duration.ofMillis(100));
         }
     }
 }

@@ -10,8 +10,8 @@ import org.junit.jupiter.api.Test;
 class LocalGcraBudgetTest extends BudgetContract {
 
     @Override
-    protected BudgetPort budget(BudgetLimits limits) {
-        return new LocalGcraBudget(limits);
+    protected BudgetPort budget(BudgetConfig config) {
+        return new LocalGcraBudget(config, java.time.Clock.systemUTC());
     }
 
     @Test

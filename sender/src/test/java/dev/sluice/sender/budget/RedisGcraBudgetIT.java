@@ -38,8 +38,8 @@ class RedisGcraBudgetIT extends BudgetContract {
     }
 
     @Override
-    protected BudgetPort budget(BudgetLimits limits) {
-        return new RedisGcraBudget(redis.url(), limits, Duration.ofSeconds(2));
+    protected BudgetPort budget(BudgetConfig config) {
+        return new RedisGcraBudget(redis.url(), config, Duration.ofSeconds(2));
     }
 
     @Test
@@ -83,5 +83,69 @@ class RedisGcraBudgetIT extends BudgetContract {
             b.close();
             own.close();
         }
+    }
+
+    @Test
+    void a_drained_bucket_of_3_refilling_1_per_300ms_is_full_again_only_after_900ms_key_expiry_never_refills_early() {
+        // the "3 refilling 1 per 15 s, full only after 45 s", scaled by 1/50
+        RedisCommands<String, String> r = inspection.sync();
+        String key = "sluice:{" + bot + "}:tat:global";
+        try (BudgetPort b = budget(new BudgetLimits(1 / 0.3, 3, 1000, 1000))) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(b.tryAcquire(bot, "d" + i).granted()).isTrue();
+            }
+            long drained = System.nanoTime();
+            assertThat(b.tryAcquire(bot, "x").limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(r.pttl(key)).as("TTL = time until full again").isBetween(850L, 900L);
+            waitFor(Duration.ofNanos(drained + Duration.ofMillis(700).toNanos() - System.nanoTime()));
+            long left = r.pttl(key);
+            assertThat(left).as("still there after 700 ms of idleness").isBetween(1L, 200L);
+            assertThat(b.tryAcquire(bot, "a").granted()).isTrue();
+            assertThat(b.tryAcquire(bot, "b").granted()).isTrue();
+            Decision third = b.tryAcquire(bot, "c");
+            assertThat(third.granted()).as("only 2 of 3 tokens back after 700 ms").isFalse();
+            assertThat(third.retryIn()).isLessThanOrEqualTo(Duration.ofMillis(200));
+        }
+        String bot2 = bot + "-full";
+        try (BudgetPort b = budget(new BudgetLimits(1 / 0.3, 3, 1000, 1000))) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(b.tryAcquire(bot2, "d" + i).granted()).isTrue();
+            }
+            waitFor(Duration.ofMillis(900));
+            assertThat(r.exists("sluice:{" + bot2 + "}:tat:global")).as("expired exactly when full").isZero();
+            for (int i = 0; i < 3; i++) {
+                assertThat(b.tryAcquire(bot2, "e" + i).granted()).as("full again after 900 ms: %d", i).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void group_backfill_gate_and_aimd_keys_have_ttls_of_at_least_their_time_to_refill() {
+        RedisCommands<String, String> r = inspection.sync();
+        String tag = "sluice:{" + bot + "}:";
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(10, 1, 1, 1)).backfillHeadroom(0.5)
+                .aimd(0.5, 0.1, 0.1).build();
+        try (BudgetPort b = budget(config)) {
+            assertThat(b.tryAcquire(BudgetRequest.backfill(bot, "-100")).granted()).isTrue();
+            // group 20/min burst 1: 3 s; chat 1/s: 1 s; global 10/s: 100 ms; backfill (1-0.5)*10/s: 200 ms
+            assertThat(r.pttl(tag + "tat:group:-100")).isBetween(2900L, 3000L);
+            assertThat(r.pttl(tag + "tat:chat:-100")).isBetween(900L, 1000L);
+            assertThat(r.pttl(tag + "tat:global")).isBetween(1L, 100L);
+            assertThat(r.pttl(tag + "tat:backfill")).isBetween(100L, 200L);
+            b.penalize(bot, PenaltyScope.GROUP, "-100", Duration.ofSeconds(20));
+            b.penalize(bot, PenaltyScope.BOT, "-100", Duration.ofSeconds(2));
+            assertThat(r.pttl(tag + "gate:group:-100")).isBetween(19_000L, 20_000L);
+            assertThat(r.pttl(tag + "gate:bot")).isBetween(1_900L, 2_000L);
+            // multiplier 0.5 climbs at 0.1/s from when the gate lifts: 2 s + 5 s
+            assertThat(r.hget(tag + "aimd", "m")).isEqualTo("500000");
+            assertThat(r.pttl(tag + "aimd")).isBetween(6_900L, 7_001L);
+        }
+    }
+
+    @Test
+    void the_script_uses_only_declared_keys_of_one_hash_tag() {
+        String script = RedisGcraBudget.loadScript();
+        assertThat(script).contains("redis.call('TIME')").doesNotContain("KEYS[0]").doesNotContain("redis.call('KEYS'");
+        assertThat(script).as("no key names built inside the script").doesNotContain("'sluice:");
     }
 }

@@ -1,0 +1,225 @@
+package dev.sluice.sender.budget;
+
+import dev.sluice.metrics.BudgetState;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shared Redis budget behind a Resilience4j circuit breaker, with the configured outage mode
+ * ({@code budget.redis.outage.mode}, DESIGN.md: "never silently above the limit"):
+ * <ul>
+ *   <li>{@code local-fallback}: while Redis cannot decide, this instance decides alone with a
+ *       {@link LocalGcraBudget} at the bot's global rate / {@code budget.max.replicas} and the per-chat and
+ *       per-group limits of the chats it owns (state {@link BudgetState#FALLBACK_LOCAL});</li>
+ *   <li>{@code fail-closed}: every request is refused with {@link Limit#UNAVAILABLE} and a wait of
+ *       {@code budget.redis.probe.interval.ms}; nothing is sent, messages wait in Kafka
+ *       ({@link BudgetState#PAUSED}).</li>
+ * </ul>
+ * The circuit opens after {@code budget.circuit.minimum.calls} failed calls in a row; while open, nothing
+ * is sent to Redis. After the probe interval the next request is a half-open probe: on success the shared
+ * state ({@link BudgetState#SHARED}) resumes by itself; on failure the circuit opens again. A request that
+ * meets a failing Redis is decided by the outage mode at once, so callers never see
+ * {@link BudgetUnavailableException}. Penalties are always recorded locally too, so the fallback honours
+ * them; while Redis is down they are not shared.
+ *
+ * <p>The Redis client is created lazily, so a sender starts even when Redis is down at start.
+ */
+public final class ResilientBudget implements BudgetPort {
+    private static final Logger log = LoggerFactory.getLogger(ResilientBudget.class);
+
+    private final Supplier<BudgetPort> sharedFactory;
+    private final BudgetConfig config;
+    private final BudgetListener listener;
+    private final CircuitBreaker breaker;
+    private final LocalGcraBudget fallback;
+    private final BudgetState outageState;
+    private final Map<BudgetState, Long> nanosInState = new EnumMap<>(BudgetState.class);
+    private BudgetPort shared;
+    private BudgetState state = BudgetState.SHARED;
+    private long stateSinceNanos = System.nanoTime();
+    private boolean closed;
+
+    /**
+     * Connects to Redis (lazily; Redis may be down now) and decides there, with the outage mode of
+     * {@code config} while it cannot.
+     *
+     * @param commandTimeout bound on each Redis command; keep it short (e.g. 250 ms)
+     * @param clock          time of the local fallback only (the shared decision uses Redis server time)
+     */
+    public static ResilientBudget connect(String redisUrl, BudgetConfig config, Duration commandTimeout,
+                                          BudgetListener listener, Clock clock) {
+        Objects.requireNonNull(redisUrl, "redisUrl");
+        return new ResilientBudget(() -> new RedisGcraBudget(redisUrl, config, commandTimeout), config, listener, clock);
+    }
+
+    /**
+     * @param sharedFactory makes the shared budget; may throw {@link BudgetUnavailableException}; called again
+     *                      on a probe after it failed or after a connection error
+     */
+    public ResilientBudget(Supplier<BudgetPort> sharedFactory, BudgetConfig config, BudgetListener listener, Clock clock) {
+        this.sharedFactory = Objects.requireNonNull(sharedFactory, "sharedFactory");
+        this.config = Objects.requireNonNull(config, "config");
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.fallback = new LocalGcraBudget(config.fallbackShare(), Objects.requireNonNull(clock, "clock"), BudgetState.FALLBACK_LOCAL);
+        this.outageState = config.outageMode() == BudgetConfig.OutageMode.FAIL_CLOSED
+                ? BudgetState.PAUSED : BudgetState.FALLBACK_LOCAL;
+        int calls = config.circuitMinimumCalls();
+        this.breaker = CircuitBreaker.of("sluice-budget-redis", CircuitBreakerConfig.custom()
+                .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+                .slidingWindowSize(calls)
+                .minimumNumberOfCalls(calls)
+                .failureRateThreshold(100)
+                .waitDurationInOpenState(config.probeInterval())
+                .permittedNumberOfCallsInHalfOpenState(1)
+                .automaticTransitionFromOpenToHalfOpenEnabled(false)
+                .recordExceptions(BudgetUnavailableException.class)
+                .build());
+        breaker.getEventPublisher().onStateTransition(e -> log.warn("budget circuit {}", e.getStateTransition()));
+        for (BudgetState s : BudgetState.values()) {
+            nanosInState.put(s, 0L);
+        }
+        listener.stateChanged(state);
+    }
+
+    @Override
+    public Decision tryAcquire(BudgetRequest request) {
+        return tryAcquireAll(request.botId(), List.of(request)).get(0);
+    }
+
+    @Override
+    public List<Decision> tryAcquireAll(String botId, List<BudgetRequest> requests) {
+        if (requests.isEmpty()) {
+            return List.of();
+        }
+        if (breaker.tryAcquirePermission()) {
+            long start = System.nanoTime();
+            try {
+                List<Decision> decided = shared().tryAcquireAll(botId, requests);
+                breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+                enter(BudgetState.SHARED);
+                return decided;
+            } catch (BudgetUnavailableException e) {
+                failed(start, e);
+            } catch (RuntimeException e) {
+                breaker.releasePermission();
+                throw e;
+            }
+        }
+        enter(outageState);
+        if (outageState == BudgetState.PAUSED) {
+            long waitMs = Math.max(1, config.probeInterval().toMillis());
+            List<Decision> out = new ArrayList<>(requests.size());
+            for (BudgetRequest r : requests) {
+                if (!r.botId().equals(botId)) {
+                    throw new IllegalArgumentException("request for bot " + r.botId() + " in a batch of bot " + botId);
+                }
+                out.add(Decision.refused(waitMs, Limit.UNAVAILABLE));
+            }
+            return out;
+        }
+        return fallback.tryAcquireAll(botId, requests);
+    }
+
+    @Override
+    public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
+        fallback.penalize(botId, scope, chatId, retryAfter);
+        if (!breaker.tryAcquirePermission()) {
+            return;
+        }
+        long start = System.nanoTime();
+        try {
+            shared().penalize(botId, scope, chatId, retryAfter);
+            breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        } catch (BudgetUnavailableException e) {
+            failed(start, e);
+        } catch (RuntimeException e) {
+            breaker.releasePermission();
+            throw e;
+        }
+    }
+
+    private void failed(long startNanos, BudgetUnavailableException e) {
+        breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, e);
+        listener.redisError(e.kind());
+        if (e.kind().equals("connection")) {
+            dropShared(); // a fresh client on the next probe; Lettuce may still be backing off its reconnect
+        }
+        log.debug("budget decision without Redis: {}", e.getMessage());
+    }
+
+    private synchronized BudgetPort shared() {
+        if (closed) {
+            throw new IllegalStateException("budget is closed");
+        }
+        if (shared == null) {
+            shared = sharedFactory.get();
+        }
+        return shared;
+    }
+
+    private synchronized void dropShared() {
+        BudgetPort s = shared;
+        shared = null;
+        if (s != null) {
+            try {
+                s.close();
+            } catch (RuntimeException ex) {
+                log.debug("closing the failed Redis budget client: {}", ex.toString());
+            }
+        }
+    }
+
+    private void enter(BudgetState next) {
+        synchronized (nanosInState) {
+            if (state == next) {
+                return;
+            }
+            long now = System.nanoTime();
+            nanosInState.merge(state, now - stateSinceNanos, Long::sum);
+            log.warn("budget state {} -> {}", state, next);
+            state = next;
+            stateSinceNanos = now;
+        }
+        listener.stateChanged(next);
+    }
+
+    @Override
+    public BudgetState state() {
+        synchronized (nanosInState) {
+            return state;
+        }
+    }
+
+    /** Time spent in each state so far, including the current one. */
+    public Map<BudgetState, Duration> timeInState() {
+        synchronized (nanosInState) {
+            Map<BudgetState, Duration> out = new EnumMap<>(BudgetState.class);
+            long now = System.nanoTime();
+            nanosInState.forEach((s, n) -> out.put(s, Duration.ofNanos(n + (s == state ? now - stateSinceNanos : 0))));
+            return out;
+        }
+    }
+
+    /** The circuit breaker's state (CLOSED, OPEN, HALF_OPEN), for health checks and tests. */
+    public CircuitBreaker.State circuitState() {
+        return breaker.getState();
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        dropShared();
+        fallback.close();
+    }
+}

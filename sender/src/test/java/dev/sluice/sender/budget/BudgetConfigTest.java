@@ -1,0 +1,54 @@
+package dev.sluice.sender.budget;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.config.ConfigException;
+import dev.sluice.config.Settings;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class BudgetConfigTest {
+
+    @Test
+    void defaults_follow_the_telegram_faq() {
+        BudgetConfig c = BudgetConfig.from(Settings.of(Map.of()));
+        BudgetLimits l = c.limitsFor("any");
+        assertThat(l.globalRatePerS()).isEqualTo(30);
+        assertThat(l.chatRatePerS()).isEqualTo(1);
+        assertThat(l.groupRatePerMin()).isEqualTo(20);
+        assertThat(l.groupIntervalMicros()).isEqualTo(3_000_000);
+        assertThat(c.backfillHeadroom()).isEqualTo(0.2);
+        assertThat(c.outageMode()).isEqualTo(BudgetConfig.OutageMode.LOCAL_FALLBACK);
+    }
+
+    @Test
+    void per_bot_rate_and_paid_broadcast() {
+        BudgetConfig c = BudgetConfig.from(Settings.of(Map.of(
+                "bot.slow.rate.per.s", "5", "bot.news.paid.broadcast", "true", "bot.other.paid.broadcast", "false",
+                "budget.max.replicas", "4", "budget.redis.outage.mode", "fail-closed")));
+        assertThat(c.limitsFor("slow").globalRatePerS()).isEqualTo(5);
+        assertThat(c.limitsFor("news").globalRatePerS()).isEqualTo(1000);
+        assertThat(c.limitsFor("other").globalRatePerS()).isEqualTo(30);
+        assertThat(c.outageMode()).isEqualTo(BudgetConfig.OutageMode.FAIL_CLOSED);
+        BudgetConfig share = c.fallbackShare();
+        assertThat(share.limitsFor("news").globalRatePerS()).isEqualTo(250);
+        assertThat(share.limitsFor("slow").globalRatePerS()).isEqualTo(1.25);
+        assertThat(share.limitsFor("other").globalRatePerS()).isEqualTo(7.5);
+    }
+
+    @Test
+    void bad_values_name_the_key_and_the_value() {
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.backfill.headroom", "1.5"))))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("budget.backfill.headroom")
+                .hasMessageContaining("1.5");
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.backfill.headroom", "1"))))
+                .hasMessageContaining("budget.backfill.headroom");
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.redis.outage.mode", "maybe"))))
+                .hasMessageContaining("budget.redis.outage.mode").hasMessageContaining("fail-closed");
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("bot.x.rate.per.s", "-3"))))
+                .hasMessageContaining("bot.x.rate.per.s");
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.aimd.floor", "0"))))
+                .hasMessageContaining("budget.aimd.floor");
+    }
+}

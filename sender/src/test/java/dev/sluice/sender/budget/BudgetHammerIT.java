@@ -1,0 +1,93 @@
+package dev.sluice.sender.budget;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.testkit.RedisInstance;
+import dev.sluice.testkit.RedisLauncher;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The issue's exactness check: 3 JVM processes × 16 threads hammer one bot for 10 s at rate 10/s, burst
+ * 10. Admitted must equal 10 + 10·T within one token, T being the time from the first to the last grant
+ * (all processes on one machine, one wall clock): no over-admission, and no refusal while tokens remain.
+ * The three processes' budget clients run with clocks offset by −10 s, 0 and +10 s: the script ignores
+ * client time, so this changes nothing.
+ */
+class BudgetHammerIT {
+    private static final Pattern RESULT = Pattern.compile(
+            "RESULT granted=(\\d+) refused=(\\d+) first=(-?\\d+) last=(-?\\d+) state=(\\w+) errors=(\\d+)");
+
+    @Test
+    void three_processes_of_16_threads_get_exactly_burst_plus_rate_times_T() throws Exception {
+        double rate = 10;
+        int burst = 10;
+        long durationMs = 10_000;
+        String bot = "hammer-" + UUID.randomUUID().toString().substring(0, 8);
+        try (RedisInstance redis = RedisLauncher.start()) {
+            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            List<Process> children = new ArrayList<>();
+            List<BufferedReader> outs = new ArrayList<>();
+            List<StringBuilder> outputs = new ArrayList<>();
+            long[] offsets = {-10_000, 0, 10_000};
+            for (long offset : offsets) {
+                Process p = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                        HammerMain.class.getName(), redis.url(), bot, Double.toString(rate), Integer.toString(burst),
+                        "16", Long.toString(durationMs), Long.toString(offset))
+                        .redirectErrorStream(true).start();
+                children.add(p);
+                outs.add(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));
+                outputs.add(new StringBuilder());
+            }
+            for (int i = 0; i < children.size(); i++) {
+                String line;
+                while ((line = outs.get(i).readLine()) != null && !line.equals("READY")) {
+                    outputs.get(i).append(line).append('\n');
+                }
+                assertThat(line).as("child %d did not get ready:%n%s", i, outputs.get(i)).isEqualTo("READY");
+            }
+            long startAt = System.currentTimeMillis() + 300;
+            for (Process p : children) {
+                p.getOutputStream().write((startAt + "\n").getBytes(StandardCharsets.UTF_8));
+                p.getOutputStream().flush();
+            }
+            long granted = 0;
+            long first = Long.MAX_VALUE;
+            long last = Long.MIN_VALUE;
+            for (int i = 0; i < children.size(); i++) {
+                String result = null;
+                for (String line; (line = outs.get(i).readLine()) != null; ) {
+                    outputs.get(i).append(line).append('\n');
+                    if (line.startsWith("RESULT")) {
+                        result = line;
+                    }
+                }
+                assertThat(children.get(i).waitFor(60, TimeUnit.SECONDS)).isTrue();
+                assertThat(result).as("child output:%n%s", outputs.get(i)).isNotNull();
+                System.out.println(result);
+                Matcher m = RESULT.matcher(result);
+                assertThat(m.matches()).as(result).isTrue();
+                assertThat(m.group(5)).as("decided by Redis throughout").isEqualTo("SHARED");
+                assertThat(m.group(6)).as("no Redis failure").isEqualTo("0");
+                assertThat(Long.parseLong(m.group(1))).as("every process got grants: %s", result).isPositive();
+                granted += Long.parseLong(m.group(1));
+                first = Math.min(first, Long.parseLong(m.group(3)));
+                last = Math.max(last, Long.parseLong(m.group(4)));
+            }
+            double seconds = (last - first) / 1000d;
+            double expected = burst + rate * seconds;
+            assertThat(seconds).as("the run lasted about 10 s").isBetween(9.0, 10.5);
+            assertThat((double) granted).as("granted %d in T = %.3f s; burst + rate·T = %.1f", granted, seconds, expected)
+                    .isBetween(expected - 1, expected + 1);
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package dev.sluice.sender.budget;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.metrics.BudgetState;
+import dev.sluice.sender.ManualClock;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.lettuce.core.RedisConnectionException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The circuit breaker and the outage modes, against a shared budget that fails on demand. */
+class ResilientBudgetTest {
+    private final AtomicBoolean down = new AtomicBoolean();
+    private final AtomicInteger sharedCalls = new AtomicInteger();
+    private final AtomicInteger factoryCalls = new AtomicInteger();
+    private final List<String> events = new ArrayList<>();
+    private final BudgetListener listener = new BudgetListener() {
+        @Override
+        public synchronized void redisError(String kind) {
+            events.add("error:" + kind);
+        }
+
+        @Override
+        public synchronized void stateChanged(BudgetState state) {
+            events.add("state:" + state);
+        }
+    };
+
+    /** Grants everything while up; throws a connection error while down. */
+    private BudgetPort shared() {
+        factoryCalls.incrementAndGet();
+        return new BudgetPort() {
+            @Override
+            public Decision tryAcquire(BudgetRequest request) {
+                sharedCalls.incrementAndGet();
+                if (down.get()) {
+                    throw new BudgetUnavailableException("down", new RedisConnectionException("Connection refused"));
+                }
+                return Decision.grant();
+            }
+
+            @Override
+            public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
+                tryAcquire(BudgetRequest.live(botId, chatId));
+            }
+
+            @Override
+            public BudgetState state() {
+                return BudgetState.SHARED;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    private ResilientBudget budget(BudgetConfig.OutageMode mode, ManualClock clock) {
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(30, 3, 1000, 1000)).outageMode(mode)
+                .maxReplicas(3).probeInterval(Duration.ofMillis(200)).circuitMinimumCalls(3).build();
+        return new ResilientBudget(this::shared, config, listener, clock);
+    }
+
+    @Test
+    void local_fallback_decides_at_rate_over_replicas_then_a_probe_returns_to_shared() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.LOCAL_FALLBACK, clock)) {
+            assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
+            assertThat(b.state()).isEqualTo(BudgetState.SHARED);
+            down.set(true);
+            // the failing calls are decided by the fallback at once: 30/3 = 10/s, burst max(1, 3/3) = 1
+            assertThat(b.tryAcquire("bot", "2").granted()).isTrue();
+            assertThat(b.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+            Decision refused = b.tryAcquire("bot", "3");
+            assertThat(refused.limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(refused.retryIn()).isEqualTo(Duration.ofMillis(100));
+            b.tryAcquire("bot", "4");
+            assertThat(b.circuitState()).isEqualTo(CircuitBreaker.State.OPEN);
+            int callsWhenOpen = sharedCalls.get();
+            clock.advance(Duration.ofMillis(100));
+            assertThat(b.tryAcquire("bot", "5").granted()).isTrue();
+            assertThat(sharedCalls.get()).as("an open circuit does not call Redis").isEqualTo(callsWhenOpen);
+
+            down.set(false);
+            await().atMost(Duration.ofSeconds(2)).until(() -> {
+                b.tryAcquire("bot", "probe");
+                return b.state() == BudgetState.SHARED;
+            });
+            assertThat(b.circuitState()).isEqualTo(CircuitBreaker.State.CLOSED);
+            assertThat(factoryCalls.get()).as("a fresh client after connection errors").isGreaterThan(1);
+            assertThat(b.timeInState().get(BudgetState.FALLBACK_LOCAL)).isPositive();
+            assertThat(events).contains("state:SHARED", "error:connection", "state:FALLBACK_LOCAL");
+            assertThat(events.get(events.size() - 1)).isEqualTo("state:SHARED");
+        }
+    }
+
+    @Test
+    void fail_closed_refuses_with_unavailable_and_a_probe_wait_then_resumes() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.FAIL_CLOSED, clock)) {
+            down.set(true);
+            for (int i = 0; i < 5; i++) {
+                Decision d = b.tryAcquire("bot", "c" + i);
+                assertThat(d.limit()).isEqualTo(Limit.UNAVAILABLE);
+                assertThat(d.retryIn()).isEqualTo(Duration.ofMillis(200));
+            }
+            assertThat(b.state()).isEqualTo(BudgetState.PAUSED);
+            assertThat(b.tryAcquireAll("bot", List.of(BudgetRequest.live("bot", "a"), BudgetRequest.backfill("bot", "b"))))
+                    .extracting(Decision::limit).containsExactly(Limit.UNAVAILABLE, Limit.UNAVAILABLE);
+            down.set(false);
+            await().atMost(Duration.ofSeconds(2)).until(() -> b.tryAcquire("bot", "x").granted());
+            assertThat(b.state()).isEqualTo(BudgetState.SHARED);
+            assertThat(b.timeInState().get(BudgetState.PAUSED)).isPositive();
+        }
+    }
+
+    @Test
+    void penalties_reach_the_fallback_even_while_redis_is_down() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.LOCAL_FALLBACK, clock)) {
+            down.set(true);
+            b.penalize("bot", PenaltyScope.BOT, "1", Duration.ofSeconds(5));
+            Decision d = b.tryAcquire("bot", "2");
+            assertThat(d.limit()).isEqualTo(Limit.GATE_BOT);
+            assertThat(d.retryIn()).isEqualTo(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void redis_down_at_start_is_an_outage_not_a_crash() {
+        ManualClock clock = new ManualClock();
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(30, 3, 1000, 1000)).build();
+        try (ResilientBudget b = new ResilientBudget(() -> {
+            throw new BudgetUnavailableException("no Redis", new RedisConnectionException("refused"));
+        }, config, listener, clock)) {
+            assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
+            assertThat(b.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+        }
+    }
+}
