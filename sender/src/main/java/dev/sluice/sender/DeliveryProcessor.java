@@ -102,7 +102,7 @@ public final class DeliveryProcessor {
         this.backoff = config.retryBackoff();
         this.backoffMax = config.retryBackoffMax();
         this.retryAfterJitter = config.retryAfterJitter();
-        this.pacer = new BotPacer(config.budgetLimits());
+        this.pacer = new BotPacer(config.budgetConfig()::limitsFor);
         this.attribution = new RateLimitAttribution(config.botPenaltyWindow(), config.botPenaltyMinChats());
         this.breakers = new ProviderBreakers(config.breakerFailureRatePercent(), config.breakerWindowCalls(),
                 config.breakerOpen(), config.breakerHalfOpenCalls());
@@ -276,7 +276,7 @@ public final class DeliveryProcessor {
             return now + waitMs + jitterMs();
         }
         if (single && decision.limit() == Limit.GLOBAL) {
-            if (waitMs < pacer.intervalMillis()) {
+            if (waitMs < pacer.intervalMillis(bot)) {
                 // Early by less than one slot (the slot was rounded to whole ms, or the clocks of this host and
                 // Redis differ): keep this lane's turn and ask again exactly then.
                 p.holdAttemptSlot();

@@ -101,7 +101,6 @@ public final class SenderService implements AutoCloseable {
     private final DeliveryProcessor processor;
     private final BotSlots botSlots;
     private final ScheduledExecutorService statusTimer;
-    private BudgetState lastBudgetState;
     private volatile boolean statusPublished;
     private final int highWater;
     private final int lowWater;
@@ -147,12 +146,36 @@ public final class SenderService implements AutoCloseable {
      * against {@code schema.registry.url}.
      */
     public SenderService(SenderConfig config, MeterRegistry registry) {
-        this(config, registry, ports(config, Serdes.registry(config)));
+        this(config, registry, new ForwardingBudgetListener());
     }
 
-    private static Ports ports(SenderConfig config, SchemaRegistryClient schemas) {
+    private SenderService(SenderConfig config, MeterRegistry registry, ForwardingBudgetListener listener) {
+        this(config, registry, ports(config, Serdes.registry(config), listener));
+        listener.forwardTo(BudgetListener.of(metrics));
+    }
+
+    /** The budget is built before the metrics it reports to; this forwards once they exist. */
+    private static final class ForwardingBudgetListener implements BudgetListener {
+        private volatile BudgetListener target = BudgetListener.NONE;
+
+        void forwardTo(BudgetListener target) {
+            this.target = target;
+        }
+
+        @Override
+        public void redisError(String kind) {
+            target.redisError(kind);
+        }
+
+        @Override
+        public void stateChanged(BudgetState state) {
+            target.stateChanged(state);
+        }
+    }
+
+    private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener) {
         return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas),
-                Serdes.statusSerializer(schemas), budgetFor(config),
+                Serdes.statusSerializer(schemas), budgetFor(config, listener),
                 new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
                         config.requestTimeout()),
                 sentMarksFor(config));
@@ -167,10 +190,9 @@ public final class SenderService implements AutoCloseable {
         this.budget = ports.budget();
         this.transport = ports.transport();
         this.sentMarks = ports.sentMarks();
-        this.lastBudgetState = budget.state();
-        this.metrics = SenderMetrics.bind(registry, config.bots().keySet(), lastBudgetState);
+        this.metrics = SenderMetrics.bind(registry, config.bots().keySet(), budget.state());
         config.bots().keySet().forEach(bot -> {
-            metrics.budgetRate(bot, config.budgetLimits().globalRatePerS());
+            metrics.budgetRate(bot, config.budgetConfig().limitsFor(bot).globalRatePerS());
             metrics.backlog(bot, () -> backlog(bot));
         });
         this.skipped = Counter.builder("sluice.sender.redelivered.skipped")
@@ -220,10 +242,10 @@ public final class SenderService implements AutoCloseable {
         };
     }
 
-    private static BudgetPort budgetFor(SenderConfig config) {
+    private static BudgetPort budgetFor(SenderConfig config, BudgetListener listener) {
         return switch (config.budgetMode()) {
             case REDIS -> ResilientBudget.connect(config.redisUrl(), config.budgetConfig(), config.redisCommandTimeout(),
-                    BudgetListener.NONE, Clock.systemUTC());
+                    listener, Clock.systemUTC());
             case LOCAL -> new LocalGcraBudget(config.budgetConfig(), Clock.systemUTC());
         };
     }
@@ -312,15 +334,10 @@ public final class SenderService implements AutoCloseable {
 
     /**
      * One report per bot to the compacted {@code sender.status} (key {@code <bot>/<instance>}): backlog and
-     * drain rate, read by the topology for pressure. Also follows the budget state into the metrics.
+     * drain rate, read by the topology for pressure.
      */
     private void publishStatus() {
         try {
-            BudgetState state = budget.state();
-            if (state != lastBudgetState) {
-                metrics.budgetState(state);
-                lastBudgetState = state;
-            }
             Instant now = clock.instant();
             for (String bot : config.bots().keySet()) {
                 SenderStatus status = SenderStatus.newBuilder().setBotId(bot).setInstanceId(config.instanceId())
