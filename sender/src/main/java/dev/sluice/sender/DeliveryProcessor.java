@@ -102,7 +102,17 @@ public final class DeliveryProcessor {
         this.backoff = config.retryBackoff();
         this.backoffMax = config.retryBackoffMax();
         this.retryAfterJitter = config.retryAfterJitter();
-        this.pacer = new BotPacer(config.budgetConfig()::limitsFor);
+        dev.sluice.sender.budget.BudgetConfig budgetConfig = config.budgetConfig();
+        this.pacer = new BotPacer(key -> {
+            if (!key.endsWith(BACKFILL_PACER)) {
+                return budgetConfig.limitsFor(key);
+            }
+            // Backfill lanes take slots of their own at the share above the live headroom, so live lanes never
+            // queue behind a backfill backlog in the pacer; the budget still decides (HEADROOM refusals).
+            dev.sluice.sender.budget.BudgetLimits l = budgetConfig.limitsFor(
+                    key.substring(0, key.length() - BACKFILL_PACER.length()));
+            return l.withGlobalRate(Math.max(0.01, l.globalRatePerS() * (1 - budgetConfig.backfillHeadroom())));
+        });
         this.attribution = new RateLimitAttribution(config.botPenaltyWindow(), config.botPenaltyMinChats());
         this.breakers = new ProviderBreakers(config.breakerFailureRatePercent(), config.breakerWindowCalls(),
                 config.breakerOpen(), config.breakerHalfOpenCalls());
@@ -155,7 +165,7 @@ public final class DeliveryProcessor {
                 continue;
             }
             if (single && !p.holdsAttemptSlot()) {
-                long slot = pacer.reserve(bot, now);
+                long slot = pacer.reserve(pacerKey(bot, p), now);
                 p.holdAttemptSlot();
                 if (slot > now) {
                     wait = Math.min(wait, slot);
@@ -193,9 +203,23 @@ public final class DeliveryProcessor {
             wait = Math.min(wait, refused(p, bot, decision, now, single));
         }
         if (!full.isEmpty()) {
-            return new Step.WaitForBot(full);
+            // Wake when a call of a full bot ends, or when another bot of the pool admits again: a lane never
+            // waits only on a bot whose calls may not come back soon, nor past a bot that admits sooner.
+            return new Step.WaitForBot(full, expiresAt == null ? wait : Math.min(wait, expiresAt));
         }
         return retryAt(wait, expiresAt);
+    }
+
+    private static final String BACKFILL_PACER = "#backfill";
+
+    /** Live and backfill lanes of a bot have separate attempt schedules. */
+    private String pacerKey(String bot, PendingMessage p) {
+        return laneOf(p) == dev.sluice.avro.Lane.BACKFILL ? bot + BACKFILL_PACER : bot;
+    }
+
+    private void deferBoth(String bot, long untilMs) {
+        pacer.deferTo(bot, untilMs);
+        pacer.deferTo(bot + BACKFILL_PACER, untilMs);
     }
 
     /** Records of {@code outbox.backfill} ask as BACKFILL whatever their field says: live keeps its headroom. */
@@ -271,12 +295,12 @@ public final class DeliveryProcessor {
             p.recordReschedule();
             p.releaseAttemptSlot();
             if (decision.limit() == Limit.GATE_BOT) {
-                pacer.deferTo(bot, now + waitMs); // another replica saw the bot's penalty
+                deferBoth(bot, now + waitMs); // another replica saw the bot's penalty
             }
             return now + waitMs + jitterMs();
         }
         if (single && decision.limit() == Limit.GLOBAL) {
-            if (waitMs < pacer.intervalMillis(bot)) {
+            if (waitMs < pacer.intervalMillis(pacerKey(bot, p))) {
                 // Early by less than one slot (the slot was rounded to whole ms, or the clocks of this host and
                 // Redis differ): keep this lane's turn and ask again exactly then.
                 p.holdAttemptSlot();
@@ -284,9 +308,9 @@ public final class DeliveryProcessor {
             }
             // Another replica took the slot: no slot of this instance before the budget admits again, and this
             // lane reserves the next free one. Lanes never pile up retrying.
-            pacer.deferTo(bot, now + waitMs);
+            pacer.deferTo(pacerKey(bot, p), now + waitMs);
             p.holdAttemptSlot();
-            return pacer.reserve(bot, now);
+            return pacer.reserve(pacerKey(bot, p), now);
         }
         return now + waitMs;
     }
@@ -392,7 +416,7 @@ public final class DeliveryProcessor {
         }
         if (scope == RateLimitScope.GLOBAL) {
             gateUntil = Math.max(gateUntil, attribution.botGateUntilMs(bot));
-            pacer.deferTo(bot, gateUntil);
+            deferBoth(bot, gateUntil);
         }
         p.recordReschedule();
         log.info("429 for bot {} chat {}: retry after {} s, attributed to {}", bot, target,

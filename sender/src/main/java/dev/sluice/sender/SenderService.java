@@ -111,6 +111,9 @@ public final class SenderService implements AutoCloseable {
     private final Map<TopicPartition, Integer> inFlightByPartition = new HashMap<>();
     /** Lanes parked because their bot(s) had no free in-flight slot, per bot (a lane may wait on several). */
     private final Map<String, ArrayDeque<Parked>> parkedByBot = new HashMap<>();
+    private final java.util.NavigableSet<Parked> parkedByTime = new java.util.TreeSet<>(
+            java.util.Comparator.<Parked>comparingLong(x -> x.latestMs).thenComparingLong(x -> x.seq));
+    private long parkSeq;
     /** Messages buffered per bot ({@code bot_id}), for the backlog gauge and {@code sender.status}. */
     private final Map<String, Integer> backlogByBot = new HashMap<>();
     private int inFlight;
@@ -577,6 +580,7 @@ public final class SenderService implements AutoCloseable {
         try {
             while (dispatching) {
                 long now = clock.millis();
+                long nextParkedLimit = wakeTimedOut(now);
                 while (inFlight < config.maxInFlight()) {
                     LaneScheduler.Head<PendingMessage> head = scheduler.pollReady(now);
                     if (head == null) {
@@ -586,7 +590,8 @@ public final class SenderService implements AutoCloseable {
                     inFlightByPartition.merge(head.key().partition(), 1, Integer::sum);
                     senders.execute(() -> runStep(head));
                 }
-                long next = inFlight >= config.maxInFlight() ? Long.MAX_VALUE : scheduler.nextReadyAtMs();
+                long next = Math.min(nextParkedLimit,
+                        inFlight >= config.maxInFlight() ? Long.MAX_VALUE : scheduler.nextReadyAtMs());
                 if (next == Long.MAX_VALUE) {
                     changed.await();
                 } else if (next > now) {
@@ -614,7 +619,7 @@ public final class SenderService implements AutoCloseable {
             if (step instanceof Step.RetryAt r) {
                 scheduler.reschedule(head, r.readyAtMs());
             } else if (step instanceof Step.WaitForBot w) {
-                park(head, w.botIds());
+                park(head, w.botIds(), w.latestMs());
             } else {
                 scheduler.complete(head, clock.millis());
                 backlogByBot.merge(head.message().message().getBotId(), -1, (a, b) -> a + b <= 0 ? null : a + b);
@@ -627,28 +632,53 @@ public final class SenderService implements AutoCloseable {
         }
     }
 
-    /** A lane waiting for a free in-flight slot of one of its bots. */
+    /** A lane waiting for a free in-flight slot of one of its bots, or until {@code latestMs}. */
     private static final class Parked {
         final LaneScheduler.Head<PendingMessage> head;
+        final long latestMs;
+        final long seq;
         boolean woken;
 
-        Parked(LaneScheduler.Head<PendingMessage> head) {
+        Parked(LaneScheduler.Head<PendingMessage> head, long latestMs, long seq) {
             this.head = head;
+            this.latestMs = latestMs;
+            this.seq = seq;
         }
     }
 
-    /** Lock held. Parks the lane until a call of one of the bots ends, unless one has room already. */
-    private void park(LaneScheduler.Head<PendingMessage> head, java.util.Set<String> bots) {
+    /** Lock held. Parks the lane until a call of one of the bots ends (or latestMs), unless one has room already. */
+    private void park(LaneScheduler.Head<PendingMessage> head, java.util.Set<String> bots, long latestMs) {
         for (String bot : bots) {
             if (botSlots.hasRoom(bot)) {
                 scheduler.reschedule(head, clock.millis()); // released meanwhile: ready at once
                 return;
             }
         }
-        Parked parked = new Parked(head);
+        Parked parked = new Parked(head, latestMs, parkSeq++);
         for (String bot : bots) {
             parkedByBot.computeIfAbsent(bot, b -> new ArrayDeque<>()).addLast(parked);
         }
+        if (latestMs != Long.MAX_VALUE) {
+            parkedByTime.add(parked);
+        }
+    }
+
+    /** Lock held. Lanes parked with a time limit that has passed become ready; returns the next limit. */
+    private long wakeTimedOut(long now) {
+        while (!parkedByTime.isEmpty()) {
+            Parked first = parkedByTime.first();
+            if (first.woken) {
+                parkedByTime.pollFirst();
+                continue;
+            }
+            if (first.latestMs > now) {
+                return first.latestMs;
+            }
+            parkedByTime.pollFirst();
+            first.woken = true;
+            scheduler.reschedule(first.head, now);
+        }
+        return Long.MAX_VALUE;
     }
 
     /** A call of {@code bot} ended: the first lane parked on it becomes ready. */
@@ -660,6 +690,7 @@ public final class SenderService implements AutoCloseable {
                 Parked parked = queue.pollFirst();
                 if (!parked.woken) {
                     parked.woken = true;
+                    parkedByTime.remove(parked);
                     scheduler.reschedule(parked.head, clock.millis());
                     changed.signalAll();
                     break;
