@@ -172,12 +172,13 @@ public final class DeliveryProcessor {
                     continue;
                 }
             }
-            if (!slots.tryAcquire(bot)) {
+            // The in-flight cap counts provider calls only: a budget round trip does not hold a bot slot, so
+            // lanes refused by the budget (a backfill backlog) never crowd out lanes that would be granted.
+            if (!slots.hasRoom(bot)) {
                 full.add(bot);
                 continue;
             }
             if (!breakers.tryAcquire(bot)) {
-                slots.release(bot);
                 wait = Math.min(wait, now + breakers.openWait().toMillis() + jitterMs());
                 continue;
             }
@@ -186,7 +187,6 @@ public final class DeliveryProcessor {
                 decision = budget.tryAcquire(new BudgetRequest(bot, target, laneOf(p)));
             } catch (BudgetUnavailableException e) {
                 breakers.release(bot);
-                slots.release(bot);
                 metrics.redisError("connection");
                 log.warn("budget unavailable for bot {} ({}); chat waits {} ms", bot, e.getMessage(),
                         BUDGET_UNAVAILABLE_WAIT.toMillis());
@@ -196,10 +196,15 @@ public final class DeliveryProcessor {
             if (decision.granted()) {
                 p.releaseAttemptSlot();
                 metrics.budgetGranted(bot, 1);
+                if (!slots.tryAcquire(bot)) {
+                    // Another lane took the last slot meanwhile (rare): this grant is spent, the cap holds.
+                    breakers.release(bot);
+                    full.add(bot);
+                    continue;
+                }
                 return call(p, bot, target, expiresAt);
             }
             breakers.release(bot);
-            slots.release(bot);
             wait = Math.min(wait, refused(p, bot, decision, now, single));
         }
         if (!full.isEmpty()) {
@@ -299,7 +304,9 @@ public final class DeliveryProcessor {
             }
             return now + waitMs + jitterMs();
         }
-        if (single && decision.limit() == Limit.GLOBAL) {
+        if (single && (decision.limit() == Limit.GLOBAL || decision.limit() == Limit.HEADROOM)) {
+            // HEADROOM is the backfill share of the global limit: paced the same way, so a refused backfill
+            // backlog does not come back all at once (one budget call per waiting lane per slot).
             if (waitMs < pacer.intervalMillis(pacerKey(bot, p))) {
                 // Early by less than one slot (the slot was rounded to whole ms, or the clocks of this host and
                 // Redis differ): keep this lane's turn and ask again exactly then.

@@ -126,6 +126,17 @@ final class SenderIt {
         }
     }
 
+    /** A producer of outbound messages kept open (paced producing in tests). */
+    static KafkaProducer<String, OutboundMessage> producer() {
+        SpecificAvroSerde<OutboundMessage> serde = new SpecificAvroSerde<>(
+                new CachedSchemaRegistryClient(registry().url()), OutboundMessage.class);
+        Map<String, Object> pp = new HashMap<>();
+        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        pp.put(ProducerConfig.ACKS_CONFIG, "all");
+        pp.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        return new KafkaProducer<>(pp, new StringSerializer(), serde.serializer());
+    }
+
     /** Reads a results topic from the start; keeps every record (duplicates included). */
     static final class Results implements AutoCloseable {
         private final KafkaConsumer<String, DeliveryResult> consumer;
