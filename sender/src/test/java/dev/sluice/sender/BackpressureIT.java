@@ -36,6 +36,7 @@ class BackpressureIT {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), Map.of(BOT, TOKEN));
             s.put("budget.global.rate.per.s", "2000");
             s.put("sender.buffer.max.records", Integer.toString(bound));
+            s.put("sender.status.interval.ms", "500");
             List<OutboundMessage> msgs = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 msgs.add(SenderIt.message("q" + i, BOT, Integer.toString(100_000 + i)).build());
@@ -69,6 +70,17 @@ class BackpressureIT {
                 // each pause was followed by a resume (or nothing more could have been consumed)
                 assertThat(pauses).as("pause/resume cycles").isGreaterThanOrEqualTo(5);
             }
+            // sender.status: while the backlog drained the instance reported it for its bot, and withdrew on close
+            Map<String, List<dev.sluice.avro.SenderStatus>> reports = SenderIt.statusReports(prefix + ".sender.status");
+            List<dev.sluice.avro.SenderStatus> mine = reports.get(BOT + "/" + prefix + "-group-1");
+            assertThat(mine).as("reports of %s", reports.keySet()).isNotNull().hasSizeGreaterThan(2);
+            assertThat(mine.stream().filter(java.util.Objects::nonNull))
+                    .anySatisfy(r -> {
+                        assertThat(r.getBacklog()).isPositive();
+                        assertThat(r.getDrainRatePerS()).isPositive();
+                    })
+                    .allSatisfy(r -> assertThat(r.getBotId()).isEqualTo(BOT));
+            assertThat(mine.get(mine.size() - 1)).as("a tombstone when the instance left").isNull();
         }
     }
 }

@@ -137,6 +137,33 @@ final class SenderIt {
         return new KafkaProducer<>(pp, new StringSerializer(), serde.serializer());
     }
 
+    /** Every record of a {@code sender.status} topic from the start: key → values in order (null = tombstone). */
+    static Map<String, List<dev.sluice.avro.SenderStatus>> statusReports(String topic) {
+        SpecificAvroSerde<dev.sluice.avro.SenderStatus> serde = new SpecificAvroSerde<>(
+                new CachedSchemaRegistryClient(registry().url()), dev.sluice.avro.SenderStatus.class);
+        Map<String, Object> cp = new HashMap<>();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        cp.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-reader-" + System.nanoTime());
+        cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        Map<String, List<dev.sluice.avro.SenderStatus>> out = new LinkedHashMap<>();
+        try (KafkaConsumer<String, dev.sluice.avro.SenderStatus> c = new KafkaConsumer<>(cp, new StringDeserializer(),
+                serde.deserializer())) {
+            c.subscribe(List.of(topic));
+            long until = System.currentTimeMillis() + 5_000;
+            int empty = 0;
+            while (System.currentTimeMillis() < until && empty < 5) {
+                var records = c.poll(Duration.ofMillis(300));
+                if (records.isEmpty() && !out.isEmpty()) {
+                    empty++;
+                }
+                for (ConsumerRecord<String, dev.sluice.avro.SenderStatus> r : records) {
+                    out.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value());
+                }
+            }
+        }
+        return out;
+    }
+
     /** Reads a results topic from the start; keeps every record (duplicates included). */
     static final class Results implements AutoCloseable {
         private final KafkaConsumer<String, DeliveryResult> consumer;
