@@ -2,17 +2,26 @@ package dev.sluice.sender;
 
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
-import dev.sluice.sender.budget.BudgetLimits;
+import dev.sluice.metrics.ProviderOutcome;
+import dev.sluice.metrics.RateLimitScope;
+import dev.sluice.metrics.SenderMetrics;
 import dev.sluice.sender.budget.BudgetPort;
+import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.BudgetUnavailableException;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
+import dev.sluice.sender.budget.PenaltyScope;
+import dev.sluice.sender.idempotency.SentMarks;
+import dev.sluice.sender.idempotency.SentMarksUnavailableException;
 import dev.sluice.sender.telegram.SendOutcome;
 import dev.sluice.sender.telegram.Transport;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -21,66 +30,92 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One processing step of a lane's head: deadline, budget decision, provider call, classified outcome.
- * Never sleeps: everything that must wait returns {@link Step.RetryAt} and the scheduler parks the lane.
+ * One processing step of a lane's head: deadline, idempotency key, bot choice, budget decision, provider
+ * call, classified outcome. Never sleeps: everything that must wait returns {@link Step.RetryAt} (or
+ * {@link Step.WaitForBot}) and the scheduler parks the lane.
  *
  * <ul>
- * <li>past {@code expires_at} → EXPIRED (a wait that would end after the deadline is cut to it)</li>
- * <li>before asking the budget, a lane reserves an attempt slot from the bot's {@link BotPacer}, so
- *     waiting lanes ask one after another instead of all at once</li>
- * <li>budget refused → retry at now + the returned wait (rounded up by the budget); a GLOBAL refusal
- *     defers the bot's pacer to then and the lane takes the next free slot</li>
- * <li>200 → DELIVERED; 403 → BLOCKED; 400 migrate → FAILED with {@code migrated_to_chat_id}; other 4xx → FAILED</li>
- * <li>429 → a penalty gate for the chat in the budget (every replica sees it) and retry at
- *     now + retry_after + one-sided jitter; 429s do not use up the attempt budget</li>
- * <li>5xx / I/O → exponential backoff with full jitter (base·2^(n−1), capped), FAILED after
- *     {@code sender.max.attempts} such failures</li>
+ * <li>past {@code expires_at} → EXPIRED (a wait that would end after the deadline is cut to it); more than
+ *     {@code sender.max.reschedules} waits forced by the provider (429, 5xx, gates) → EXPIRED</li>
+ * <li>the chat blocked this bot earlier (403 seen by this sender) → SKIPPED_INACTIVE, no call; a group that
+ *     migrated is sent to its new id, so the lane follows the migration in order</li>
+ * <li>the message id is already marked sent in Redis (a redelivery after a crash) → not sent again</li>
+ * <li>pools ({@code bot_pool}): each bot is tried in turn and the first whose budget grants sends; when all
+ *     refuse, the lane waits for the earliest of their waits (the earliest gate decides)</li>
+ * <li>at most {@code sender.max.in.flight.per.bot} calls per bot in flight; a circuit breaker per bot stops
+ *     calls while 5xx and connect errors dominate</li>
+ * <li>200 → DELIVERED (marked sent); 403 → BLOCKED (chat inactive); 400 migrate → resend to the new id;
+ *     other 4xx → FAILED</li>
+ * <li>429 → attributed to chat, group or bot ({@link RateLimitAttribution}), written as a shared gate of
+ *     that scope, and the lane waits retry_after plus a one-sided jitter (a pool message moves to the other
+ *     bots at once); 429s do not use up the attempt budget</li>
+ * <li>5xx / connect errors → exponential backoff with full jitter (base·2^(n−1), capped), FAILED after
+ *     {@code sender.max.attempts} such failures; a read timeout after the request was sent → UNCERTAIN
+ *     (marked sent), or resent like a 5xx for classes in {@code sender.resend.uncertain.classes}</li>
  * </ul>
  */
 public final class DeliveryProcessor {
     private static final Logger log = LoggerFactory.getLogger(DeliveryProcessor.class);
-    /** When the budget store is unreachable the lane waits this long and asks again (fail-closed). */
+    /** When the budget store is unreachable (and the budget throws) the lane waits this long and asks again. */
     static final Duration BUDGET_UNAVAILABLE_WAIT = Duration.ofSeconds(1);
 
     private final BudgetPort budget;
     private final Transport transport;
     private final ResultSink results;
+    private final SentMarks sentMarks;
     private final Clock clock;
     private final RandomGenerator random;
     private final SenderMetrics metrics;
     private final Set<String> knownBots;
     private final String instanceId;
     private final int maxAttempts;
+    private final int maxReschedules;
+    private final Set<NotificationClass> resendUncertain;
     private final Duration backoff;
     private final Duration backoffMax;
     private final Duration retryAfterJitter;
     private final BotPacer pacer;
+    private final RateLimitAttribution attribution;
+    private final BotSlots slots;
+    private final ProviderBreakers breakers;
+    private final ChatRegistry chats;
+    private final String backfillTopic;
 
-    public DeliveryProcessor(BudgetPort budget, Transport transport, ResultSink results, Clock clock,
-                             RandomGenerator random, SenderMetrics metrics, Set<String> knownBots, String instanceId,
-                             int maxAttempts, Duration backoff, Duration backoffMax, Duration retryAfterJitter,
-                             BudgetLimits limits) {
-        this.pacer = new BotPacer(limits);
+    DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
+                      SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
+                      ChatRegistry chats) {
         this.budget = Objects.requireNonNull(budget);
         this.transport = Objects.requireNonNull(transport);
         this.results = Objects.requireNonNull(results);
+        this.sentMarks = Objects.requireNonNull(sentMarks);
+        this.metrics = Objects.requireNonNull(metrics);
         this.clock = Objects.requireNonNull(clock);
         this.random = Objects.requireNonNull(random);
-        this.metrics = Objects.requireNonNull(metrics);
-        this.knownBots = Set.copyOf(knownBots);
-        this.instanceId = instanceId;
-        this.maxAttempts = maxAttempts;
-        this.backoff = backoff;
-        this.backoffMax = backoffMax;
-        this.retryAfterJitter = retryAfterJitter;
-    }
-
-    /** Builds the processor from the config with the system clock. */
-    public static DeliveryProcessor of(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
-                                       SenderMetrics metrics) {
-        return new DeliveryProcessor(budget, transport, results, Clock.systemUTC(), RandomGenerator.getDefault(),
-                metrics, config.bots().keySet(), config.instanceId(), config.maxAttempts(), config.retryBackoff(),
-                config.retryBackoffMax(), config.retryAfterJitter(), config.budgetLimits());
+        this.slots = Objects.requireNonNull(slots);
+        this.chats = Objects.requireNonNull(chats);
+        this.knownBots = Set.copyOf(config.bots().keySet());
+        this.backfillTopic = config.topics().outboxBackfill();
+        this.instanceId = config.instanceId();
+        this.maxAttempts = config.maxAttempts();
+        this.maxReschedules = config.maxReschedules();
+        this.resendUncertain = config.resendUncertainClasses();
+        this.backoff = config.retryBackoff();
+        this.backoffMax = config.retryBackoffMax();
+        this.retryAfterJitter = config.retryAfterJitter();
+        dev.sluice.sender.budget.BudgetConfig budgetConfig = config.budgetConfig();
+        this.pacer = new BotPacer(key -> {
+            if (!key.endsWith(BACKFILL_PACER)) {
+                return budgetConfig.limitsFor(key);
+            }
+            // Backfill lanes take slots of their own at the share above the live headroom, so live lanes never
+            // queue behind a backfill backlog in the pacer; the budget still decides (HEADROOM refusals).
+            dev.sluice.sender.budget.BudgetLimits l = budgetConfig.limitsFor(
+                    key.substring(0, key.length() - BACKFILL_PACER.length()));
+            return l.withGlobalRate(Math.max(0.01, l.globalRatePerS() * (1 - budgetConfig.backfillHeadroom())));
+        });
+        this.attribution = new RateLimitAttribution(config.botPenaltyWindow(), config.botPenaltyMinChats());
+        this.breakers = new ProviderBreakers(config.breakerFailureRatePercent(), config.breakerWindowCalls(),
+                config.breakerOpen(), config.breakerHalfOpenCalls());
     }
 
     public Step process(PendingMessage p) {
@@ -89,77 +124,319 @@ public final class DeliveryProcessor {
         Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
         if (expiresAt != null && now >= expiresAt) {
             return finish(p, DeliveryStatus.EXPIRED, "deadline expires_at " + m.getExpiresAt() + " passed before sending",
-                    null, null, null);
+                    null, null);
         }
-        if (!knownBots.contains(m.getBotId())) {
-            return finish(p, DeliveryStatus.FAILED, "no token configured for bot '" + m.getBotId() + "'", null, null,
-                    null);
+        if (p.reschedules() > maxReschedules) {
+            return finish(p, DeliveryStatus.EXPIRED, "reschedule limit reached: " + p.reschedules()
+                    + " waits forced by the provider (sender.max.reschedules=" + maxReschedules + ")", null, null);
         }
-        if (!p.holdsAttemptSlot()) {
-            long slot = pacer.reserve(m.getBotId(), now);
-            if (slot > now) {
-                p.holdAttemptSlot();
-                return retryAt(slot, expiresAt);
+        List<String> candidates = candidates(m);
+        if (candidates.isEmpty()) {
+            return finish(p, DeliveryStatus.FAILED, "no token configured for bot '" + m.getBotId() + "'"
+                    + (m.getBotPool().isEmpty() ? "" : " nor for any bot of its pool " + m.getBotPool()), null, null);
+        }
+        String target = chats.resolve(m.getChatId());
+        List<String> active = new ArrayList<>();
+        for (String bot : candidates) {
+            if (!chats.isInactive(bot, target)) {
+                active.add(bot);
             }
         }
-        p.releaseAttemptSlot();
-        Decision decision;
+        if (active.isEmpty()) {
+            return finish(p, DeliveryStatus.SKIPPED_INACTIVE, "chat " + target
+                    + " blocked the bot or was deactivated (403 seen by this sender); not sent", null, null);
+        }
+        if (!p.sentMarkChecked()) {
+            Step marked = checkSentMark(p);
+            if (marked != null) {
+                return marked;
+            }
+        }
+        boolean single = active.size() == 1;
+        long wait = Long.MAX_VALUE;
+        Set<String> full = new LinkedHashSet<>();
+        for (String bot : active) {
+            long botGate = attribution.botGateUntilMs(bot);
+            if (botGate > now) {
+                // A bot-wide penalty is running: any call would be refused and extend it. The lane gives up its
+                // pacer slot, so after the gate the lanes come back one slot at a time, not as a burst.
+                p.releaseAttemptSlot();
+                wait = Math.min(wait, botGate + jitterMs());
+                continue;
+            }
+            if (single && !p.holdsAttemptSlot()) {
+                long slot = pacer.reserve(pacerKey(bot, p), now);
+                p.holdAttemptSlot();
+                if (slot > now) {
+                    wait = Math.min(wait, slot);
+                    continue;
+                }
+            }
+            // The in-flight cap counts provider calls only: a budget round trip does not hold a bot slot, so
+            // lanes refused by the budget (a backfill backlog) never crowd out lanes that would be granted.
+            if (!slots.hasRoom(bot)) {
+                full.add(bot);
+                continue;
+            }
+            if (!breakers.tryAcquire(bot)) {
+                wait = Math.min(wait, now + breakers.openWait().toMillis() + jitterMs());
+                continue;
+            }
+            Decision decision;
+            try {
+                decision = budget.tryAcquire(new BudgetRequest(bot, target, laneOf(p)));
+            } catch (BudgetUnavailableException e) {
+                breakers.release(bot);
+                metrics.redisError("connection");
+                log.warn("budget unavailable for bot {} ({}); chat waits {} ms", bot, e.getMessage(),
+                        BUDGET_UNAVAILABLE_WAIT.toMillis());
+                wait = Math.min(wait, now + BUDGET_UNAVAILABLE_WAIT.toMillis());
+                continue;
+            }
+            if (decision.granted()) {
+                p.releaseAttemptSlot();
+                metrics.budgetGranted(bot, 1);
+                if (!slots.tryAcquire(bot)) {
+                    // Another lane took the last slot meanwhile (rare): this grant is spent, the cap holds.
+                    breakers.release(bot);
+                    full.add(bot);
+                    continue;
+                }
+                return call(p, bot, target, expiresAt);
+            }
+            breakers.release(bot);
+            wait = Math.min(wait, refused(p, bot, decision, now, single));
+        }
+        if (!full.isEmpty()) {
+            // Wake when a call of a full bot ends, or when another bot of the pool admits again: a lane never
+            // waits only on a bot whose calls may not come back soon, nor past a bot that admits sooner.
+            return new Step.WaitForBot(full, expiresAt == null ? wait : Math.min(wait, expiresAt));
+        }
+        return retryAt(wait, expiresAt);
+    }
+
+    private static final String BACKFILL_PACER = "#backfill";
+
+    /** Live and backfill lanes of a bot have separate attempt schedules. */
+    private String pacerKey(String bot, PendingMessage p) {
+        return laneOf(p) == dev.sluice.avro.Lane.BACKFILL ? bot + BACKFILL_PACER : bot;
+    }
+
+    private void deferBoth(String bot, long untilMs) {
+        pacer.deferTo(bot, untilMs);
+        pacer.deferTo(bot + BACKFILL_PACER, untilMs);
+    }
+
+    /** Records of {@code outbox.backfill} ask as BACKFILL whatever their field says: live keeps its headroom. */
+    private dev.sluice.avro.Lane laneOf(PendingMessage p) {
+        return p.partition().topic().equals(backfillTopic) ? dev.sluice.avro.Lane.BACKFILL : p.message().getLane();
+    }
+
+    /** The pool's configured bots in the pool's order, else the message's bot; unknown bots are left out. */
+    private List<String> candidates(OutboundMessage m) {
+        List<String> out = new ArrayList<>();
+        if (m.getBotPool().isEmpty()) {
+            if (knownBots.contains(m.getBotId())) {
+                out.add(m.getBotId());
+            }
+            return out;
+        }
+        for (String bot : m.getBotPool()) {
+            if (knownBots.contains(bot) && !out.contains(bot)) {
+                out.add(bot);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A redelivered message already marked sent is not sent again: SENT → the result the previous owner could
+     * not write; RESULT_WRITTEN → no second result. If the store is unreachable the message is sent (the
+     * budget decides whether anything is sent at all while Redis is down).
+     */
+    private Step checkSentMark(PendingMessage p) {
+        OutboundMessage m = p.message();
+        SentMarks.Mark mark;
         try {
-            decision = budget.tryAcquire(m.getBotId(), m.getChatId());
-        } catch (BudgetUnavailableException e) {
-            metrics.budgetError();
-            log.warn("budget unavailable for bot {} ({}); chat waits {} ms", m.getBotId(), e.getMessage(),
-                    BUDGET_UNAVAILABLE_WAIT.toMillis());
-            return retryAt(now + BUDGET_UNAVAILABLE_WAIT.toMillis(), expiresAt);
+            mark = sentMarks.get(m.getBotId(), m.getId());
+        } catch (SentMarksUnavailableException e) {
+            metrics.redisError("connection");
+            log.warn("sent mark of {} unreadable ({}); sending without the idempotency check", m.getId(),
+                    e.getMessage());
+            mark = SentMarks.Mark.NONE;
         }
-        if (!decision.granted()) {
-            metrics.refused(decision.limit());
-            if (decision.limit() == Limit.GLOBAL) {
-                // Another replica (or clock skew) took the slot: no slot of this instance before the budget
-                // admits again, and this lane reserves the next free one. Lanes never pile up retrying.
-                pacer.deferTo(m.getBotId(), now + decision.retryIn().toMillis());
-                p.holdAttemptSlot();
-                return retryAt(pacer.reserve(m.getBotId(), now), expiresAt);
+        p.sentMarkChecked(true);
+        switch (mark.state()) {
+            case RESULT_WRITTEN -> {
+                results.alreadyFinished(p);
+                return Step.DONE;
             }
-            return retryAt(now + decision.retryIn().toMillis(), expiresAt);
+            case SENT -> {
+                DeliveryStatus status = "UNCERTAIN".equals(mark.status()) ? DeliveryStatus.UNCERTAIN
+                        : DeliveryStatus.DELIVERED;
+                return finish(p, status, "already sent before a redelivery (idempotency key " + m.getId()
+                        + "); not sent again", null, mark.providerMessageId());
+            }
+            default -> {
+                return null;
+            }
         }
-        p.recordCall(clock.millis());
-        metrics.providerCall();
-        SendOutcome outcome = transport.send(m.getBotId(), m.getChatId(), m.getText(), m.getParseMode());
+    }
+
+    /** A refusal: the wait (epoch ms) of this bot; a GLOBAL refusal moves the bot's pacer. */
+    private long refused(PendingMessage p, String bot, Decision decision, long now, boolean single) {
+        String limit = switch (decision.limit()) {
+            case GLOBAL, HEADROOM -> "global";
+            case CHAT -> "chat";
+            case GROUP -> "group";
+            case GATE_CHAT, GATE_GROUP, GATE_BOT -> "gate";
+            default -> null;
+        };
+        if (limit != null) {
+            metrics.budgetRefused(bot, limit);
+        }
+        long waitMs = decision.retryIn().toMillis();
+        if (decision.limit().isGate()) {
+            p.recordReschedule();
+            p.releaseAttemptSlot();
+            if (decision.limit() == Limit.GATE_BOT) {
+                deferBoth(bot, now + waitMs); // another replica saw the bot's penalty
+            }
+            return now + waitMs + jitterMs();
+        }
+        if (single && (decision.limit() == Limit.GLOBAL || decision.limit() == Limit.HEADROOM)) {
+            // HEADROOM is the backfill share of the global limit: paced the same way, so a refused backfill
+            // backlog does not come back all at once (one budget call per waiting lane per slot).
+            if (waitMs < pacer.intervalMillis(pacerKey(bot, p))) {
+                // Early by less than one slot (the slot was rounded to whole ms, or the clocks of this host and
+                // Redis differ): keep this lane's turn and ask again exactly then.
+                p.holdAttemptSlot();
+                return now + waitMs;
+            }
+            // Another replica took the slot: no slot of this instance before the budget admits again, and this
+            // lane reserves the next free one. Lanes never pile up retrying.
+            pacer.deferTo(pacerKey(bot, p), now + waitMs);
+            p.holdAttemptSlot();
+            return pacer.reserve(pacerKey(bot, p), now);
+        }
+        return now + waitMs;
+    }
+
+    /** The provider call with budget, a bot slot and the breaker's permission held. */
+    private Step call(PendingMessage p, String bot, String target, Long expiresAt) {
+        OutboundMessage m = p.message();
+        long start = clock.millis();
+        p.recordCall(start, bot);
+        SendOutcome outcome;
+        try {
+            outcome = transport.send(bot, target, m.getText(), m.getParseMode());
+        } catch (RuntimeException e) {
+            outcome = new SendOutcome.TransientFailure(null, e.getClass().getSimpleName(), false);
+        } finally {
+            slots.release(bot);
+        }
         long after = clock.millis();
+        long took = after - start;
+        if (outcome instanceof SendOutcome.TransientFailure t) {
+            breakers.recordOutage(bot, took, t.description());
+        } else {
+            breakers.recordAnswer(bot, took);
+        }
         if (outcome instanceof SendOutcome.Delivered d) {
-            metrics.lag(Duration.ofMillis(p.lastSentAtMs() - m.getDueAt().toEpochMilli()));
-            return finish(p, DeliveryStatus.DELIVERED, null, null, d.providerMessageId(), null);
+            metrics.providerResponse(bot, ProviderOutcome.OK);
+            markSent(p, DeliveryStatus.DELIVERED, d.providerMessageId());
+            metrics.lag(m.getEventClass(), Duration.ofMillis(p.lastSentAtMs() - m.getDueAt().toEpochMilli()));
+            return finish(p, DeliveryStatus.DELIVERED, null, null, d.providerMessageId());
         }
         if (outcome instanceof SendOutcome.RetryAfter r) {
-            metrics.tooManyRequests();
-            try {
-                budget.penalizeChat(m.getBotId(), m.getChatId(), r.retryAfter());
-            } catch (BudgetUnavailableException e) {
-                metrics.budgetError();
-                log.warn("could not write the penalty gate for bot {}: {}", m.getBotId(), e.getMessage());
-            }
-            long jitter = retryAfterJitter.isZero() ? 0 : random.nextLong(retryAfterJitter.toMillis() + 1);
-            log.info("429 for bot {} chat {}: retry after {} s", m.getBotId(), m.getChatId(),
-                    r.retryAfter().toSeconds());
-            return retryAt(after + r.retryAfter().toMillis() + jitter, expiresAt);
+            metrics.providerResponse(bot, ProviderOutcome.RATE_LIMITED);
+            return onTooManyRequests(p, bot, target, r, after, expiresAt);
         }
         if (outcome instanceof SendOutcome.Blocked b) {
-            return finish(p, DeliveryStatus.BLOCKED, b.description(), b.errorCode(), null, null);
+            metrics.providerResponse(bot, ProviderOutcome.FORBIDDEN);
+            chats.markInactive(bot, target);
+            log.info("chat {} is inactive for bot {}: {}", target, bot, b.description());
+            return finish(p, DeliveryStatus.BLOCKED, b.description(), b.errorCode(), null);
         }
         if (outcome instanceof SendOutcome.ChatMigrated mig) {
-            return finish(p, DeliveryStatus.FAILED, mig.description(), 400, null, Long.toString(mig.newChatId()));
+            metrics.providerResponse(bot, ProviderOutcome.CLIENT_ERROR);
+            String to = Long.toString(mig.newChatId());
+            chats.migrate(target, to);
+            p.recordReschedule();
+            log.info("chat {} migrated to {}: its lane follows", target, to);
+            return retryAt(after + 1, expiresAt); // at once, to the new id, still at the head of its lane
         }
         if (outcome instanceof SendOutcome.PermanentFailure f) {
-            return finish(p, DeliveryStatus.FAILED, f.description(), f.errorCode(), null, null);
+            metrics.providerResponse(bot, ProviderOutcome.CLIENT_ERROR);
+            return finish(p, DeliveryStatus.FAILED, f.description(), f.errorCode(), null);
         }
         SendOutcome.TransientFailure t = (SendOutcome.TransientFailure) outcome;
+        metrics.providerResponse(bot, t.errorCode() != null && t.errorCode() >= 500 ? ProviderOutcome.SERVER_ERROR
+                : ProviderOutcome.NETWORK_ERROR);
+        if (t.maybeDelivered() && !resendUncertain.contains(m.getEventClass())) {
+            // The request reached the provider and no answer came: it may have been delivered. Sending again
+            // could duplicate it; this class's policy says not to.
+            markSent(p, DeliveryStatus.UNCERTAIN, null);
+            return finish(p, DeliveryStatus.UNCERTAIN, "no answer after the request was sent (" + t.description()
+                    + "); may have been delivered, not resent for class " + m.getEventClass(), t.errorCode(), null);
+        }
         p.recordTransientFailure();
+        p.recordReschedule();
         if (p.transientFailures() >= maxAttempts) {
             return finish(p, DeliveryStatus.FAILED, "gave up after " + p.transientFailures() + " failed attempts: "
-                    + t.description(), t.errorCode(), null, null);
+                    + t.description(), t.errorCode(), null);
         }
         return retryAt(after + fullJitterBackoffMs(p.transientFailures()), expiresAt);
+    }
+
+    private void markSent(PendingMessage p, DeliveryStatus status, Long providerMessageId) {
+        try {
+            sentMarks.markSent(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId);
+        } catch (SentMarksUnavailableException e) {
+            metrics.redisError("connection");
+            log.warn("could not mark {} as sent ({}); a redelivery after a crash could send it again",
+                    p.message().getId(), e.getMessage());
+        }
+    }
+
+    /**
+     * A 429: attribute it (chat, group or the whole bot), write the shared gate for that scope, and park the
+     * lane until retry_after plus a one-sided jitter. A bot-wide penalty also defers the bot's pacer, so no
+     * lane of this instance calls the bot before the gate lifts and the first call after it is a single probe.
+     * A pool message instead moves on to the other bots of its pool at once.
+     */
+    private Step onTooManyRequests(PendingMessage p, String bot, String target, SendOutcome.RetryAfter r, long after,
+                                   Long expiresAt) {
+        RateLimitScope scope = attribution.attribute(bot, target, r.retryAfter(), after);
+        metrics.rateLimited(bot, scope);
+        PenaltyScope penalty = switch (scope) {
+            case GLOBAL -> PenaltyScope.BOT;
+            case GROUP -> PenaltyScope.GROUP;
+            case CHAT -> PenaltyScope.CHAT;
+        };
+        long gateUntil = after + r.retryAfter().toMillis();
+        try {
+            budget.penalize(bot, penalty, target, r.retryAfter());
+        } catch (BudgetUnavailableException e) {
+            metrics.redisError("connection");
+            log.warn("could not write the penalty gate for bot {}: {}", bot, e.getMessage());
+        }
+        if (scope == RateLimitScope.GLOBAL) {
+            gateUntil = Math.max(gateUntil, attribution.botGateUntilMs(bot));
+            deferBoth(bot, gateUntil);
+        }
+        p.recordReschedule();
+        log.info("429 for bot {} chat {}: retry after {} s, attributed to {}", bot, target,
+                r.retryAfter().toSeconds(), scope);
+        if (p.message().getBotPool().size() > 1) {
+            return retryAt(after + 1, expiresAt); // the gate now refuses this bot: the others take the message
+        }
+        return retryAt(gateUntil + jitterMs(), expiresAt);
+    }
+
+    /** One-sided jitter in [0, sender.retry.after.jitter.ms]: never earlier than the wait itself. */
+    private long jitterMs() {
+        return retryAfterJitter.isZero() ? 0 : random.nextLong(retryAfterJitter.toMillis() + 1);
     }
 
     /** Full jitter: uniform in [0, min(cap, base·2^(n−1))], at least 1 ms. */
@@ -171,18 +448,25 @@ public final class DeliveryProcessor {
         return Math.max(1, random.nextLong(ceiling + 1));
     }
 
+    /** The circuit breaker state of a bot's provider calls (for readiness and tests). */
+    String breakerState(String botId) {
+        return breakers.state(botId).name();
+    }
+
     private static Step retryAt(long at, Long expiresAt) {
         // A wait past the deadline ends at the deadline, where the message becomes EXPIRED.
         return new Step.RetryAt(expiresAt == null ? at : Math.min(at, expiresAt));
     }
 
     private Step finish(PendingMessage p, DeliveryStatus status, String reason, Integer errorCode,
-                        Long providerMessageId, String migratedTo) {
+                        Long providerMessageId) {
         OutboundMessage m = p.message();
+        String target = chats.resolve(m.getChatId());
+        String bot = p.lastBotId() == null ? m.getBotId() : p.lastBotId();
         DeliveryResult r = DeliveryResult.newBuilder()
                 .setMessageId(m.getId())
-                .setBotId(m.getBotId())
-                .setChatId(m.getChatId())
+                .setBotId(bot)
+                .setChatId(target)
                 .setStatus(status)
                 .setEventClass(m.getEventClass())
                 .setLane(m.getLane())
@@ -195,10 +479,10 @@ public final class DeliveryProcessor {
                 .setResultAt(Instant.ofEpochMilli(clock.millis()))
                 .setDigestCount(m.getDigestCount())
                 .setFoldedIds(List.copyOf(m.getFoldedIds()))
-                .setMigratedToChatId(migratedTo)
+                .setMigratedToChatId(target.equals(m.getChatId()) ? null : target)
                 .setSenderInstance(instanceId)
                 .build();
-        metrics.result(status);
+        metrics.result(status, m.getEventClass());
         results.emit(p, r);
         return Step.DONE;
     }

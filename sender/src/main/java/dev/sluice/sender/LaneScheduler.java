@@ -158,6 +158,15 @@ public final class LaneScheduler<M> {
         return lanes.size();
     }
 
+    /** The deepest lane's message count, 0 when none; O(lanes), for a gauge. */
+    public int maxDepth() {
+        int max = 0;
+        for (Lane<M> lane : lanes.values()) {
+            max = Math.max(max, lane.queue.size());
+        }
+        return max;
+    }
+
     /** Messages queued in one lane, 0 when it has none. */
     public int depth(LaneKey key) {
         Lane<M> lane = lanes.get(key);

@@ -16,6 +16,9 @@ public final class PendingMessage {
     private int transientFailures;
     private long lastSentAtMs = -1;
     private boolean holdsAttemptSlot;
+    private int reschedules;
+    private boolean sentMarkChecked;
+    private String lastBotId;
 
     public PendingMessage(TopicPartition partition, long offset, OutboundMessage message) {
         this.partition = Objects.requireNonNull(partition);
@@ -67,9 +70,32 @@ public final class PendingMessage {
         holdsAttemptSlot = false;
     }
 
-    void recordCall(long nowMs) {
+    void recordCall(long nowMs, String botId) {
         attempts++;
         lastSentAtMs = nowMs;
+        lastBotId = botId;
+    }
+
+    /** The bot of the last provider call (a pool member, or the message's bot), null before any call. */
+    String lastBotId() {
+        return lastBotId;
+    }
+
+    /** Times the message was sent back to wait by a provider answer or a penalty gate (429, 5xx, gate). */
+    int reschedules() {
+        return reschedules;
+    }
+
+    void recordReschedule() {
+        reschedules++;
+    }
+
+    boolean sentMarkChecked() {
+        return sentMarkChecked;
+    }
+
+    void sentMarkChecked(boolean checked) {
+        sentMarkChecked = checked;
     }
 
     void recordTransientFailure() {

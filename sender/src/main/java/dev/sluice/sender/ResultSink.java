@@ -8,4 +8,10 @@ import dev.sluice.avro.DeliveryResult;
  */
 public interface ResultSink {
     void emit(PendingMessage message, DeliveryResult result);
+
+    /**
+     * The message already has its result (written by a previous owner, known from its idempotency key): its
+     * offset is done and no second result is written.
+     */
+    void alreadyFinished(PendingMessage message);
 }

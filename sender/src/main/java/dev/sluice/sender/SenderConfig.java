@@ -13,8 +13,11 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.EnumSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import dev.sluice.avro.NotificationClass;
 
 /**
  * Immutable configuration of one sender instance, read once from {@link Settings} and validated; every
@@ -49,6 +52,24 @@ import java.util.TreeMap;
  *     (full jitter), default 500 and 30000</td></tr>
  * <tr><td>{@code sender.retry.after.jitter.ms}</td><td>one-sided jitter added to a 429's retry_after, default 250</td></tr>
  * <tr><td>{@code sender.commit.interval.ms}</td><td>offset commit period, default 1000</td></tr>
+ * <tr><td>{@code sender.max.in.flight.per.bot}</td><td>provider calls in flight per bot token, default 8: one
+ *     call in flight caps a bot at 1/round-trip (about 20/s at 50 ms, below Telegram's 30/s); rate × a slow
+ *     round trip (30/s × 250 ms) ≈ 8 reaches the full rate, and the cap bounds what a bot-wide 429 or a crash
+ *     multiplies (every call in flight may draw a 429, or be resent after a kill -9)</td></tr>
+ * <tr><td>{@code sender.max.reschedules}</td><td>waits forced by the provider (429, 5xx, penalty gates) before
+ *     a message ends EXPIRED, default 50</td></tr>
+ * <tr><td>{@code sender.resend.uncertain.classes}</td><td>classes resent after a read timeout, comma-separated,
+ *     default none (every class ends UNCERTAIN); e.g. {@code CRITICAL}</td></tr>
+ * <tr><td>{@code sender.sent.mark.ttl.ms}</td><td>life of the idempotency key {@code sluice:{bot}:sent:<id>},
+ *     default 604800000 (7 days, longer than the outbox retention)</td></tr>
+ * <tr><td>{@code sender.breaker.failure.rate.percent}, {@code sender.breaker.window.calls},
+ *     {@code sender.breaker.open.ms}, {@code sender.breaker.half.open.calls}</td><td>per-bot circuit breaker
+ *     over the provider (5xx and I/O errors), default 50, 20, 5000, 2</td></tr>
+ * <tr><td>{@code sender.status.interval.ms}</td><td>period of the per-bot backlog reports to
+ *     {@code sender.status}, default 5000</td></tr>
+ * <tr><td>{@code sender.penalty.bot.window.ms}, {@code sender.penalty.bot.min.chats}</td><td>a 429 is attributed to
+ *     the whole bot when at least min.chats distinct chats of it were refused within window (Telegram's 429 does
+ *     not name its scope), default 1000 and 2</td></tr>
  * <tr><td>{@code kafka.<prop>}</td><td>passed to the consumer and producer as {@code <prop>} (SASL_SSL etc.)</td></tr>
  * </table>
  */
@@ -89,6 +110,17 @@ public final class SenderConfig {
     public static final String RETRY_BACKOFF_MAX_MS = "sender.retry.backoff.max.ms";
     public static final String RETRY_AFTER_JITTER_MS = "sender.retry.after.jitter.ms";
     public static final String COMMIT_INTERVAL_MS = "sender.commit.interval.ms";
+    public static final String BOT_PENALTY_WINDOW_MS = "sender.penalty.bot.window.ms";
+    public static final String BOT_PENALTY_MIN_CHATS = "sender.penalty.bot.min.chats";
+    public static final String MAX_IN_FLIGHT_PER_BOT = "sender.max.in.flight.per.bot";
+    public static final String MAX_RESCHEDULES = "sender.max.reschedules";
+    public static final String RESEND_UNCERTAIN_CLASSES = "sender.resend.uncertain.classes";
+    public static final String SENT_MARK_TTL_MS = "sender.sent.mark.ttl.ms";
+    public static final String BREAKER_FAILURE_RATE_PERCENT = "sender.breaker.failure.rate.percent";
+    public static final String BREAKER_WINDOW_CALLS = "sender.breaker.window.calls";
+    public static final String BREAKER_OPEN_MS = "sender.breaker.open.ms";
+    public static final String BREAKER_HALF_OPEN_CALLS = "sender.breaker.half.open.calls";
+    public static final String STATUS_INTERVAL_MS = "sender.status.interval.ms";
     public static final String KAFKA_PREFIX = "kafka.";
     public static final String DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org/bot";
 
@@ -114,6 +146,17 @@ public final class SenderConfig {
     private final Duration retryBackoffMax;
     private final Duration retryAfterJitter;
     private final Duration commitInterval;
+    private final Duration botPenaltyWindow;
+    private final int botPenaltyMinChats;
+    private final int maxInFlightPerBot;
+    private final int maxReschedules;
+    private final Set<NotificationClass> resendUncertainClasses;
+    private final Duration sentMarkTtl;
+    private final float breakerFailureRatePercent;
+    private final int breakerWindowCalls;
+    private final Duration breakerOpen;
+    private final int breakerHalfOpenCalls;
+    private final Duration statusInterval;
     private final Map<String, String> kafkaProperties;
     private final Map<String, String> schemaRegistryProperties;
 
@@ -153,6 +196,23 @@ public final class SenderConfig {
         }
         this.retryAfterJitter = s.millis(RETRY_AFTER_JITTER_MS, Duration.ofMillis(250));
         this.commitInterval = positiveMillis(s, COMMIT_INTERVAL_MS, 1_000);
+        this.botPenaltyWindow = positiveMillis(s, BOT_PENALTY_WINDOW_MS, 1_000);
+        this.botPenaltyMinChats = Math.toIntExact(s.longValue(BOT_PENALTY_MIN_CHATS, 2, v -> v >= 2 && v <= 1000,
+                "an integer from 2 to 1000"));
+        this.maxInFlightPerBot = s.positiveInt(MAX_IN_FLIGHT_PER_BOT, 8);
+        this.maxReschedules = Math.toIntExact(s.longValue(MAX_RESCHEDULES, 50, v -> v >= 0 && v <= 1_000_000,
+                "an integer from 0 to 1000000"));
+        this.resendUncertainClasses = classes(s, RESEND_UNCERTAIN_CLASSES);
+        this.sentMarkTtl = positiveMillis(s, SENT_MARK_TTL_MS, Duration.ofDays(7).toMillis());
+        this.breakerFailureRatePercent = (float) s.positiveDouble(BREAKER_FAILURE_RATE_PERCENT, 50);
+        if (breakerFailureRatePercent > 100) {
+            throw Settings.invalid(BREAKER_FAILURE_RATE_PERCENT, Float.toString(breakerFailureRatePercent),
+                    "a percentage in (0, 100]");
+        }
+        this.breakerWindowCalls = s.positiveInt(BREAKER_WINDOW_CALLS, 20);
+        this.breakerOpen = positiveMillis(s, BREAKER_OPEN_MS, 5_000);
+        this.breakerHalfOpenCalls = s.positiveInt(BREAKER_HALF_OPEN_CALLS, 2);
+        this.statusInterval = positiveMillis(s, STATUS_INTERVAL_MS, 5_000);
         this.kafkaProperties = Collections.unmodifiableMap(new TreeMap<>(s.withPrefix(KAFKA_PREFIX)));
         Map<String, String> registry = new TreeMap<>();
         s.asMap().forEach((k, v) -> {
@@ -161,6 +221,23 @@ public final class SenderConfig {
             }
         });
         this.schemaRegistryProperties = Collections.unmodifiableMap(registry);
+    }
+
+    private static Set<NotificationClass> classes(Settings s, String key) {
+        String v = s.string(key, "");
+        Set<NotificationClass> out = EnumSet.noneOf(NotificationClass.class);
+        for (String part : v.split(",")) {
+            String name = part.trim();
+            if (name.isEmpty()) {
+                continue;
+            }
+            try {
+                out.add(NotificationClass.valueOf(name.toUpperCase(java.util.Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw Settings.invalid(key, v, "a comma-separated list of CRITICAL, ROUTINE, COLLAPSIBLE");
+            }
+        }
+        return Collections.unmodifiableSet(out);
     }
 
     private static Map<String, BotToken> readBots(Settings s) {
@@ -321,6 +398,57 @@ public final class SenderConfig {
 
     public Duration commitInterval() {
         return commitInterval;
+    }
+
+    /** Provider calls in flight per bot token in this instance. */
+    public int maxInFlightPerBot() {
+        return maxInFlightPerBot;
+    }
+
+    /** Waits forced by the provider (429, 5xx, gates) before a message ends as EXPIRED. */
+    public int maxReschedules() {
+        return maxReschedules;
+    }
+
+    /** Classes whose messages are resent after a read timeout (UNCERTAIN otherwise). */
+    public Set<NotificationClass> resendUncertainClasses() {
+        return resendUncertainClasses;
+    }
+
+    /** How long an idempotency key ({@code sluice:{bot}:sent:<id>}) lives; longer than any redelivery. */
+    public Duration sentMarkTtl() {
+        return sentMarkTtl;
+    }
+
+    public float breakerFailureRatePercent() {
+        return breakerFailureRatePercent;
+    }
+
+    public int breakerWindowCalls() {
+        return breakerWindowCalls;
+    }
+
+    public Duration breakerOpen() {
+        return breakerOpen;
+    }
+
+    public int breakerHalfOpenCalls() {
+        return breakerHalfOpenCalls;
+    }
+
+    /** Period of the per-bot reports to {@code sender.status}. */
+    public Duration statusInterval() {
+        return statusInterval;
+    }
+
+    /** 429s of distinct chats of one bot this close together are one bot-wide penalty. */
+    public Duration botPenaltyWindow() {
+        return botPenaltyWindow;
+    }
+
+    /** Distinct chats refused within {@link #botPenaltyWindow()} that mean the whole bot is penalised. */
+    public int botPenaltyMinChats() {
+        return botPenaltyMinChats;
     }
 
     /** Kafka client properties given as {@code kafka.<prop>}, prefix removed. May hold secrets: never log. */

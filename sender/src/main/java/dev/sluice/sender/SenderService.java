@@ -2,6 +2,22 @@ package dev.sluice.sender;
 
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.avro.SenderStatus;
+import dev.sluice.metrics.BudgetState;
+import dev.sluice.metrics.SenderMetrics;
+import dev.sluice.metrics.SluiceBinders;
+import dev.sluice.sender.idempotency.InMemorySentMarks;
+import dev.sluice.sender.idempotency.RedisSentMarks;
+import dev.sluice.sender.idempotency.SentMarks;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.random.RandomGenerator;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.sender.budget.BudgetPort;
@@ -36,6 +52,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
@@ -69,13 +86,22 @@ public final class SenderService implements AutoCloseable {
 
     private final SenderConfig config;
     private final SenderMetrics metrics;
+    private final MeterRegistry registry;
+    private final Counter skipped;
     private final Clock clock;
     private final KafkaConsumer<String, OutboundMessage> consumer;
     private final KafkaProducer<String, DeliveryResult> producer;
+    private final KafkaProducer<String, SenderStatus> statusProducer;
+    private final KafkaClientMetrics consumerMetrics;
+    private final KafkaClientMetrics producerMetrics;
     private final BudgetPort budget;
     private final Transport transport;
+    private final SentMarks sentMarks;
     private final OffsetTracker offsets = new OffsetTracker();
     private final DeliveryProcessor processor;
+    private final BotSlots botSlots;
+    private final ScheduledExecutorService statusTimer;
+    private volatile boolean statusPublished;
     private final int highWater;
     private final int lowWater;
 
@@ -83,6 +109,13 @@ public final class SenderService implements AutoCloseable {
     private final Condition changed = lock.newCondition();
     private final LaneScheduler<PendingMessage> scheduler = new LaneScheduler<>();
     private final Map<TopicPartition, Integer> inFlightByPartition = new HashMap<>();
+    /** Lanes parked because their bot(s) had no free in-flight slot, per bot (a lane may wait on several). */
+    private final Map<String, ArrayDeque<Parked>> parkedByBot = new HashMap<>();
+    private final java.util.NavigableSet<Parked> parkedByTime = new java.util.TreeSet<>(
+            java.util.Comparator.<Parked>comparingLong(x -> x.latestMs).thenComparingLong(x -> x.seq));
+    private long parkSeq;
+    /** Messages buffered per bot ({@code bot_id}), for the backlog gauge and {@code sender.status}. */
+    private final Map<String, Integer> backlogByBot = new HashMap<>();
     private int inFlight;
     private boolean dispatching = true;
 
@@ -96,42 +129,99 @@ public final class SenderService implements AutoCloseable {
     private long lastCommitMs;
 
     /**
-     * Production wiring: the budget from {@code budget.mode} (Redis or local), Telegram through pengrad,
-     * Avro values in the Confluent wire format against {@code schema.registry.url}.
-     */
-    public SenderService(SenderConfig config, MeterRegistry registry) {
-        this(config, registry, Serdes.registry(config), budgetFor(config));
-    }
-
-    private SenderService(SenderConfig config, MeterRegistry registry, SchemaRegistryClient schemas, BudgetPort budget) {
-        this(config, registry, Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas), budget,
-                new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
-                        config.requestTimeout()));
-    }
-
-    /**
-     * Explicit ports (tests, the demo). The service owns and closes all of them.
+     * The ports a sender uses besides Kafka; the service owns and closes all of them.
      *
      * @param valueDeserializer reads OutboundMessage values of the outbox topics
      * @param resultSerializer  writes DeliveryResult values to {@code delivery.results}
+     * @param statusSerializer  writes SenderStatus values to {@code sender.status}
+     * @param budget            the shared provider budget
+     * @param transport         the provider
+     * @param sentMarks         idempotency keys of sent messages
      */
-    public SenderService(SenderConfig config, MeterRegistry registry, Deserializer<OutboundMessage> valueDeserializer,
-                         Serializer<DeliveryResult> resultSerializer, BudgetPort budget, Transport transport) {
+    public record Ports(Deserializer<OutboundMessage> valueDeserializer, Serializer<DeliveryResult> resultSerializer,
+                        Serializer<SenderStatus> statusSerializer, BudgetPort budget, Transport transport,
+                        SentMarks sentMarks) {
+    }
+
+    /**
+     * Production wiring: the budget from {@code budget.mode} (Redis or local), idempotency keys in the same
+     * Redis (in memory in local mode), Telegram through pengrad, Avro values in the Confluent wire format
+     * against {@code schema.registry.url}.
+     */
+    public SenderService(SenderConfig config, MeterRegistry registry) {
+        this(config, registry, new ForwardingBudgetListener());
+    }
+
+    private SenderService(SenderConfig config, MeterRegistry registry, ForwardingBudgetListener listener) {
+        this(config, registry, ports(config, Serdes.registry(config), listener));
+        listener.forwardTo(BudgetListener.of(metrics));
+    }
+
+    /** The budget is built before the metrics it reports to; this forwards once they exist. */
+    private static final class ForwardingBudgetListener implements BudgetListener {
+        private volatile BudgetListener target = BudgetListener.NONE;
+
+        void forwardTo(BudgetListener target) {
+            this.target = target;
+        }
+
+        @Override
+        public void redisError(String kind) {
+            target.redisError(kind);
+        }
+
+        @Override
+        public void stateChanged(BudgetState state) {
+            target.stateChanged(state);
+        }
+    }
+
+    private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener) {
+        return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas),
+                Serdes.statusSerializer(schemas), budgetFor(config, listener),
+                new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
+                        config.requestTimeout()),
+                sentMarksFor(config));
+    }
+
+    /** Explicit ports (tests, the demo). The service owns and closes all of them. */
+    public SenderService(SenderConfig config, MeterRegistry registry, Ports ports) {
         AvroTrust.ensure();
         this.config = config;
         this.clock = Clock.systemUTC();
-        this.metrics = new SenderMetrics(registry, config.instanceId());
-        this.budget = budget;
-        this.transport = transport;
+        this.registry = registry;
+        this.budget = ports.budget();
+        this.transport = ports.transport();
+        this.sentMarks = ports.sentMarks();
+        this.metrics = SenderMetrics.bind(registry, config.bots().keySet(), budget.state());
+        config.bots().keySet().forEach(bot -> {
+            metrics.budgetRate(bot, config.budgetConfig().limitsFor(bot).globalRatePerS());
+            metrics.backlog(bot, () -> backlog(bot));
+        });
+        this.skipped = Counter.builder("sluice.sender.redelivered.skipped")
+                .description("Redelivered records skipped because they already had their result").register(registry);
         int maxPollRecords = Math.max(1, Math.min(500, config.bufferMaxRecords() / 4));
         this.highWater = config.bufferMaxRecords() - maxPollRecords;
         this.lowWater = highWater / 2;
         this.consumer = new KafkaConsumer<>(consumerProperties(config, maxPollRecords), new StringDeserializer(),
-                valueDeserializer);
-        this.producer = new KafkaProducer<>(producerProperties(config), new StringSerializer(), resultSerializer);
-        this.processor = DeliveryProcessor.of(config, budget, transport,
-                new KafkaResultSink(producer, config.topics().deliveryResults(), offsets), metrics);
-        metrics.gaugeBuffered(this::bufferedRecords);
+                ports.valueDeserializer());
+        this.producer = new KafkaProducer<>(producerProperties(config), new StringSerializer(), ports.resultSerializer());
+        Map<String, Object> statusProps = producerProperties(config);
+        statusProps.put(ProducerConfig.CLIENT_ID_CONFIG, "sluice-sender-status-" + config.instanceId());
+        // Reports are periodic and replaceable: never hold the status thread (or close) for long on a missing topic.
+        statusProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000);
+        statusProps.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000);
+        statusProps.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        this.statusProducer = new KafkaProducer<>(statusProps, new StringSerializer(), ports.statusSerializer());
+        this.consumerMetrics = SluiceBinders.kafkaConsumer(consumer, registry);
+        this.producerMetrics = SluiceBinders.kafkaProducer(producer, registry);
+        this.botSlots = new BotSlots(config.maxInFlightPerBot());
+        this.botSlots.onRelease(this::wakeParked);
+        this.processor = new DeliveryProcessor(config, budget, transport,
+                new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
+                clock, RandomGenerator.of("L64X128MixRandom"), botSlots, new ChatRegistry(100_000));
+        metrics.bufferedRecords(this::bufferedRecords);
+        metrics.maxLaneDepth(this::maxLaneDepth);
         AtomicInteger n = new AtomicInteger();
         this.senders = new ThreadPoolExecutor(config.maxInFlight(), config.maxInFlight(), 60, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), r -> {
@@ -139,14 +229,26 @@ public final class SenderService implements AutoCloseable {
                     t.setDaemon(true);
                     return t;
                 });
+        this.statusTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-sender-status-" + config.instanceId());
+            t.setDaemon(true);
+            return t;
+        });
         this.pollThread = new Thread(this::pollLoop, "sluice-sender-poll-" + config.instanceId());
         this.dispatchThread = new Thread(this::dispatchLoop, "sluice-sender-dispatch-" + config.instanceId());
     }
 
-    private static BudgetPort budgetFor(SenderConfig config) {
+    private static SentMarks sentMarksFor(SenderConfig config) {
+        return switch (config.budgetMode()) {
+            case REDIS -> new RedisSentMarks(config.redisUrl(), config.sentMarkTtl(), config.redisCommandTimeout());
+            case LOCAL -> new InMemorySentMarks(config.sentMarkTtl());
+        };
+    }
+
+    private static BudgetPort budgetFor(SenderConfig config, BudgetListener listener) {
         return switch (config.budgetMode()) {
             case REDIS -> ResilientBudget.connect(config.redisUrl(), config.budgetConfig(), config.redisCommandTimeout(),
-                    BudgetListener.NONE, Clock.systemUTC());
+                    listener, Clock.systemUTC());
             case LOCAL -> new LocalGcraBudget(config.budgetConfig(), Clock.systemUTC());
         };
     }
@@ -190,9 +292,72 @@ public final class SenderService implements AutoCloseable {
         log.info("starting sender {}", config);
         dispatchThread.start();
         pollThread.start();
+        long period = config.statusInterval().toMillis();
+        statusTimer.scheduleAtFixedRate(this::publishStatus, period, period, TimeUnit.MILLISECONDS);
     }
 
-    /** This instance's counters (delivered, results by status, 429s). */
+    /** True from {@link #start} until the consumer loop ended (closed, or failed): a liveness/readiness input. */
+    public boolean isRunning() {
+        return started && running && pollThread.isAlive() && dispatchThread.isAlive();
+    }
+
+    /** How the budget is decided right now (SHARED, LOCAL, FALLBACK_LOCAL, PAUSED): a readiness input. */
+    public BudgetState budgetState() {
+        return budget.state();
+    }
+
+    /** The registry this instance's meters are bound to. */
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    /** Redelivered records skipped because they already had their result (previous owner). */
+    public long skippedAlreadyDone() {
+        return (long) skipped.count();
+    }
+
+    /** Messages of {@code botId} ({@code bot_id}) buffered in this instance and not yet ended. */
+    public long backlog(String botId) {
+        lock.lock();
+        try {
+            return backlogByBot.getOrDefault(botId, 0);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int maxLaneDepth() {
+        lock.lock();
+        try {
+            return scheduler.maxDepth();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * One report per bot to the compacted {@code sender.status} (key {@code <bot>/<instance>}): backlog and
+     * drain rate, read by the topology for pressure.
+     */
+    private void publishStatus() {
+        try {
+            Instant now = clock.instant();
+            for (String bot : config.bots().keySet()) {
+                SenderStatus status = SenderStatus.newBuilder().setBotId(bot).setInstanceId(config.instanceId())
+                        .setBacklog(backlog(bot)).setDrainRatePerS(metrics.drainRate(bot)).setAt(now).build();
+                statusProducer.send(new ProducerRecord<>(config.topics().senderStatus(),
+                        bot + "/" + config.instanceId(), status), (md, error) -> {
+                            if (error == null) {
+                                statusPublished = true;
+                            }
+                        });
+            }
+        } catch (RuntimeException e) {
+            log.warn("sender {}: could not publish its status ({})", config.instanceId(), e.toString());
+        }
+    }
+
+    /** This instance's meters (the view shared with the ops endpoints). */
     public SenderMetrics metrics() {
         return metrics;
     }
@@ -257,7 +422,7 @@ public final class SenderService implements AutoCloseable {
                 offsets.received(tp, r.offset());
                 if (offsets.isAlreadyDone(tp, r.offset())) {
                     offsets.done(tp, r.offset()); // the previous owner wrote its result (commit metadata)
-                    metrics.skipped();
+                    skipped.increment();
                     continue;
                 }
                 if (r.value() == null) {
@@ -266,6 +431,7 @@ public final class SenderService implements AutoCloseable {
                 }
                 PendingMessage p = new PendingMessage(tp, r.offset(), r.value());
                 scheduler.add(p.laneKey(), p, now);
+                backlogByBot.merge(p.message().getBotId(), 1, Integer::sum);
             }
             changed.signalAll();
         } finally {
@@ -290,7 +456,7 @@ public final class SenderService implements AutoCloseable {
         Set<TopicPartition> assignment = consumer.assignment();
         if (buffered >= highWater) {
             if (!paused) {
-                metrics.paused();
+                metrics.backpressurePaused();
                 log.info("sender {}: {} records buffered (high-water {}), pausing {} partitions",
                         config.instanceId(), buffered, highWater, assignment.size());
             }
@@ -363,7 +529,9 @@ public final class SenderService implements AutoCloseable {
         lock.lock();
         try {
             for (TopicPartition tp : gone) {
-                dropped += scheduler.dropPartition(tp).size();
+                List<PendingMessage> lost = scheduler.dropPartition(tp);
+                dropped += lost.size();
+                lost.forEach(p -> backlogByBot.merge(p.message().getBotId(), -1, (a, b) -> a + b <= 0 ? null : a + b));
             }
             awaitNoInFlight(gone, config.requestTimeout().plusSeconds(5));
         } finally {
@@ -412,6 +580,7 @@ public final class SenderService implements AutoCloseable {
         try {
             while (dispatching) {
                 long now = clock.millis();
+                long nextParkedLimit = wakeTimedOut(now);
                 while (inFlight < config.maxInFlight()) {
                     LaneScheduler.Head<PendingMessage> head = scheduler.pollReady(now);
                     if (head == null) {
@@ -421,7 +590,8 @@ public final class SenderService implements AutoCloseable {
                     inFlightByPartition.merge(head.key().partition(), 1, Integer::sum);
                     senders.execute(() -> runStep(head));
                 }
-                long next = inFlight >= config.maxInFlight() ? Long.MAX_VALUE : scheduler.nextReadyAtMs();
+                long next = Math.min(nextParkedLimit,
+                        inFlight >= config.maxInFlight() ? Long.MAX_VALUE : scheduler.nextReadyAtMs());
                 if (next == Long.MAX_VALUE) {
                     changed.await();
                 } else if (next > now) {
@@ -448,12 +618,87 @@ public final class SenderService implements AutoCloseable {
         try {
             if (step instanceof Step.RetryAt r) {
                 scheduler.reschedule(head, r.readyAtMs());
+            } else if (step instanceof Step.WaitForBot w) {
+                park(head, w.botIds(), w.latestMs());
             } else {
                 scheduler.complete(head, clock.millis());
+                backlogByBot.merge(head.message().message().getBotId(), -1, (a, b) -> a + b <= 0 ? null : a + b);
             }
             inFlight--;
             inFlightByPartition.merge(head.key().partition(), -1, (a, b) -> a + b == 0 ? null : a + b);
             changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A lane waiting for a free in-flight slot of one of its bots, or until {@code latestMs}. */
+    private static final class Parked {
+        final LaneScheduler.Head<PendingMessage> head;
+        final long latestMs;
+        final long seq;
+        boolean woken;
+
+        Parked(LaneScheduler.Head<PendingMessage> head, long latestMs, long seq) {
+            this.head = head;
+            this.latestMs = latestMs;
+            this.seq = seq;
+        }
+    }
+
+    /** Lock held. Parks the lane until a call of one of the bots ends (or latestMs), unless one has room already. */
+    private void park(LaneScheduler.Head<PendingMessage> head, java.util.Set<String> bots, long latestMs) {
+        for (String bot : bots) {
+            if (botSlots.hasRoom(bot)) {
+                scheduler.reschedule(head, clock.millis()); // released meanwhile: ready at once
+                return;
+            }
+        }
+        Parked parked = new Parked(head, latestMs, parkSeq++);
+        for (String bot : bots) {
+            parkedByBot.computeIfAbsent(bot, b -> new ArrayDeque<>()).addLast(parked);
+        }
+        if (latestMs != Long.MAX_VALUE) {
+            parkedByTime.add(parked);
+        }
+    }
+
+    /** Lock held. Lanes parked with a time limit that has passed become ready; returns the next limit. */
+    private long wakeTimedOut(long now) {
+        while (!parkedByTime.isEmpty()) {
+            Parked first = parkedByTime.first();
+            if (first.woken) {
+                parkedByTime.pollFirst();
+                continue;
+            }
+            if (first.latestMs > now) {
+                return first.latestMs;
+            }
+            parkedByTime.pollFirst();
+            first.woken = true;
+            scheduler.reschedule(first.head, now);
+        }
+        return Long.MAX_VALUE;
+    }
+
+    /** A call of {@code bot} ended: the first lane parked on it becomes ready. */
+    private void wakeParked(String bot) {
+        lock.lock();
+        try {
+            ArrayDeque<Parked> queue = parkedByBot.get(bot);
+            while (queue != null && !queue.isEmpty()) {
+                Parked parked = queue.pollFirst();
+                if (!parked.woken) {
+                    parked.woken = true;
+                    parkedByTime.remove(parked);
+                    scheduler.reschedule(parked.head, clock.millis());
+                    changed.signalAll();
+                    break;
+                }
+            }
+            if (queue != null && queue.isEmpty()) {
+                parkedByBot.remove(bot);
+            }
         } finally {
             lock.unlock();
         }
@@ -481,6 +726,8 @@ public final class SenderService implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("sender {}: final commit failed ({})", config.instanceId(), e.toString());
         }
+        consumerMetrics.close();
+        producerMetrics.close();
         try {
             consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
         } catch (RuntimeException e) {
@@ -506,18 +753,34 @@ public final class SenderService implements AutoCloseable {
             join(pollThread, config.requestTimeout().plusSeconds(20));
             join(dispatchThread, Duration.ofSeconds(5));
         } else {
+            consumerMetrics.close();
+            producerMetrics.close();
             consumer.close();
             producer.close(Duration.ofSeconds(5));
         }
         senders.shutdown();
+        statusTimer.shutdownNow();
         try {
             senders.awaitTermination(5, TimeUnit.SECONDS);
+            statusTimer.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        try {
+            // A tombstone per bot: this instance left, its backlog no longer counts for the topology's pressure.
+            for (String bot : statusPublished ? config.bots().keySet() : java.util.Set.<String>of()) {
+                statusProducer.send(new ProducerRecord<>(config.topics().senderStatus(), bot + "/" + config.instanceId(),
+                        null));
+            }
+            statusProducer.flush();
+        } catch (RuntimeException e) {
+            log.warn("sender {}: could not withdraw its status ({})", config.instanceId(), e.toString());
+        }
+        statusProducer.close(Duration.ofSeconds(2));
         budget.close();
         transport.close();
-        log.info("sender {} closed: {}", config.instanceId(), metrics.resultsByStatus());
+        sentMarks.close();
+        log.info("sender {} closed", config.instanceId());
     }
 
     private static void join(Thread t, Duration bound) {

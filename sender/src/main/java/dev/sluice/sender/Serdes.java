@@ -2,6 +2,7 @@ package dev.sluice.sender;
 
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.avro.SenderStatus;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
@@ -19,6 +20,10 @@ final class Serdes {
 
     static Deserializer<OutboundMessage> outboundDeserializer(SchemaRegistryClient registry) {
         return new SpecificAvroSerde<>(registry, OutboundMessage.class).deserializer();
+    }
+
+    static Serializer<SenderStatus> statusSerializer(SchemaRegistryClient registry) {
+        return new SpecificAvroSerde<>(registry, SenderStatus.class).serializer();
     }
 
     static Serializer<DeliveryResult> resultSerializer(SchemaRegistryClient registry) {

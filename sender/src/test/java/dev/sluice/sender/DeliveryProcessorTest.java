@@ -4,16 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
-import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.telegram.SendOutcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.random.RandomGenerator;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.metrics.SenderMetrics;
+import dev.sluice.sender.idempotency.InMemorySentMarks;
+import dev.sluice.sender.idempotency.SentMarks;
+import java.util.List;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -22,14 +25,23 @@ class DeliveryProcessorTest {
     private final Fakes.ScriptedBudget budget = new Fakes.ScriptedBudget();
     private final Fakes.ScriptedTransport transport = new Fakes.ScriptedTransport();
     private final Fakes.RecordingSink sink = new Fakes.RecordingSink();
-    private final SenderMetrics metrics = new SenderMetrics(new SimpleMeterRegistry(), "test-1");
-    private final DeliveryProcessor processor = processor(new SplittableRandom(7));
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final SenderMetrics metrics = Fakes.metrics(registry);
+    private final InMemorySentMarks marks = new InMemorySentMarks(Duration.ofDays(1), clock);
+    private final BotSlots slots = new BotSlots(1);
+    private final DeliveryProcessor processor = processor(Fakes.config("budget.global.rate.per.s", "1000",
+            "budget.global.burst", "1000", "budget.chat.rate.per.s", "1000", "budget.chat.burst", "1000",
+            "sender.max.reschedules", "4", "sender.resend.uncertain.classes", "CRITICAL",
+            "sender.breaker.window.calls", "4", "sender.breaker.open.ms", "5000"));
     private final TopicPartition tp = new TopicPartition("outbox.live", 0);
 
-    private DeliveryProcessor processor(RandomGenerator random) {
-        return new DeliveryProcessor(budget, transport, sink, clock, random, metrics, Set.of("bot"), "test-1", 3,
-                Duration.ofMillis(100), Duration.ofMillis(1000), Duration.ofMillis(200),
-                new BudgetLimits(1000, 1000, 1000, 1000));
+    private DeliveryProcessor processor(SenderConfig config) {
+        return new DeliveryProcessor(config, budget, transport, sink, marks, metrics, clock, new SplittableRandom(7),
+                slots, new ChatRegistry(1000));
+    }
+
+    private long count(String name, String... tags) {
+        return Fakes.count(registry, name, tags);
     }
 
     private PendingMessage pending(String id, String chat) {
@@ -54,7 +66,8 @@ class DeliveryProcessorTest {
         assertThat(r.getSentAt()).isEqualTo(clock.instant());
         assertThat(r.getResultAt()).isEqualTo(clock.instant());
         assertThat(r.getSenderInstance()).isEqualTo("test-1");
-        assertThat(metrics.delivered()).isEqualTo(1);
+        assertThat(count("sluice.sender.results", "status", "DELIVERED")).isEqualTo(1);
+        assertThat(marks.get("bot", "m1").state()).isEqualTo(SentMarks.State.SENT);
     }
 
     @Test
@@ -73,7 +86,7 @@ class DeliveryProcessorTest {
         Step step = processor.process(p);
         assertThat(budget.penalties).containsExactly("42:3000");
         assertThat(((Step.RetryAt) step).readyAtMs()).isBetween(now() + 3000, now() + 3200);
-        assertThat(metrics.provider429()).isEqualTo(1);
+        assertThat(count("sluice.provider.rate.limited", "scope", "chat")).isEqualTo(1);
         clock.advance(Duration.ofSeconds(4));
         assertThat(processor.process(p)).isEqualTo(Step.DONE);
         assertThat(sink.results).singleElement().satisfies(r -> {
@@ -92,6 +105,13 @@ class DeliveryProcessorTest {
                 .containsExactly(DeliveryStatus.BLOCKED, DeliveryStatus.FAILED);
         assertThat(sink.results).extracting(DeliveryResult::getErrorCode).containsExactly(403, 400);
         assertThat(sink.results.get(1).getReason()).contains("chat not found");
+        // the blocked chat is inactive now: its next message ends without a call or budget
+        int calls = transport.sent.size();
+        int budgetCalls = budget.calls;
+        processor.process(pending("c", "1"));
+        assertThat(sink.results.get(2).getStatus()).isEqualTo(DeliveryStatus.SKIPPED_INACTIVE);
+        assertThat(transport.sent).hasSize(calls);
+        assertThat(budget.calls).isEqualTo(budgetCalls);
     }
 
     @Test
@@ -147,5 +167,131 @@ class DeliveryProcessorTest {
         processor.process(p);
         assertThat(sink.results.get(0).getStatus()).isEqualTo(DeliveryStatus.FAILED);
         assertThat(sink.results.get(0).getReason()).contains("ghost");
+    }
+
+    private PendingMessage pending(OutboundMessage m) {
+        return new PendingMessage(tp, 0, m);
+    }
+
+    private OutboundMessage.Builder msg(String id, String chat) {
+        return OutboundMessage.newBuilder(Fakes.message(id, chat, clock.instant(), null));
+    }
+
+    @Test
+    void a_read_timeout_after_sending_is_uncertain_for_routine_and_resent_for_critical() {
+        SendOutcome timeout = new SendOutcome.TransientFailure(null, "SocketTimeoutException: timeout", true);
+        transport.script("42", timeout);
+        transport.script("43", timeout);
+        processor.process(pending("r", "42"));
+        assertThat(sink.results).singleElement().satisfies(r -> {
+            assertThat(r.getStatus()).isEqualTo(DeliveryStatus.UNCERTAIN);
+            assertThat(r.getAttempts()).isEqualTo(1);
+        });
+        assertThat(marks.get("bot", "r").status()).isEqualTo("UNCERTAIN");
+
+        PendingMessage critical = pending(msg("c", "43").setEventClass(NotificationClass.CRITICAL).build());
+        assertThat(processor.process(critical)).isInstanceOf(Step.RetryAt.class);
+        assertThat(processor.process(critical)).isEqualTo(Step.DONE);
+        assertThat(sink.results.get(1).getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+        assertThat(sink.results.get(1).getAttempts()).isEqualTo(2);
+    }
+
+    @Test
+    void a_migrated_group_is_sent_to_its_new_id_and_later_messages_follow() {
+        transport.script("-100", new SendOutcome.ChatMigrated(-1001234L, "Bad Request: group chat was upgraded"));
+        PendingMessage a = pending("a", "-100");
+        assertThat(processor.process(a)).isInstanceOf(Step.RetryAt.class);
+        assertThat(processor.process(a)).isEqualTo(Step.DONE);
+        processor.process(pending("b", "-100"));
+        assertThat(transport.sent).containsExactly("-100/text a", "-1001234/text a", "-1001234/text b");
+        assertThat(sink.results).extracting(DeliveryResult::getChatId).containsExactly("-1001234", "-1001234");
+        assertThat(sink.results).extracting(DeliveryResult::getMigratedToChatId).containsExactly("-1001234", "-1001234");
+        assertThat(sink.results).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
+    }
+
+    @Test
+    void the_reschedule_limit_ends_a_message_as_expired() {
+        SendOutcome tooMany = new SendOutcome.RetryAfter(Duration.ofSeconds(1), SendOutcome.PenaltyScope.CHAT, "429");
+        transport.script("42", tooMany, tooMany, tooMany, tooMany, tooMany);
+        PendingMessage p = pending("m", "42");
+        for (int i = 0; i < 5; i++) {
+            assertThat(processor.process(p)).isInstanceOf(Step.RetryAt.class);
+            clock.advance(Duration.ofSeconds(2));
+        }
+        assertThat(processor.process(p)).isEqualTo(Step.DONE);
+        assertThat(sink.results).singleElement().satisfies(r -> {
+            assertThat(r.getStatus()).isEqualTo(DeliveryStatus.EXPIRED);
+            assertThat(r.getReason()).contains("reschedule limit");
+        });
+    }
+
+    @Test
+    void a_message_marked_sent_is_not_sent_again_and_one_with_its_result_written_gets_no_second_result() {
+        marks.markSent("bot", "m1", "DELIVERED", 77L);
+        marks.markSent("bot", "m2", "DELIVERED", 78L);
+        marks.markResultWritten("bot", "m2");
+        assertThat(processor.process(pending("m1", "42"))).isEqualTo(Step.DONE);
+        assertThat(processor.process(pending("m2", "42"))).isEqualTo(Step.DONE);
+        assertThat(transport.sent).isEmpty();
+        assertThat(budget.calls).isZero();
+        assertThat(sink.results).singleElement().satisfies(r -> {
+            assertThat(r.getMessageId()).isEqualTo("m1");
+            assertThat(r.getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+            assertThat(r.getProviderMessageId()).isEqualTo(77L);
+            assertThat(r.getAttempts()).isZero();
+        });
+        assertThat(sink.alreadyFinished).containsExactly("m2");
+    }
+
+    @Test
+    void a_pool_message_goes_to_the_first_bot_granted_and_a_429_moves_it_to_the_others() {
+        OutboundMessage m = msg("p", "-1009").setBotPool(List.of("b1", "b2", "b3")).build();
+        budget.decisions.add(Decision.refused(60_000, Limit.GATE_BOT)); // b1 is under a bot-wide penalty
+        transport.script("-1009", new SendOutcome.RetryAfter(Duration.ofSeconds(5), SendOutcome.PenaltyScope.CHAT,
+                "Too Many Requests: retry after 5")); // b2 gets a 429
+        PendingMessage p = pending(m);
+        Step first = processor.process(p);
+        assertThat(first).isInstanceOf(Step.RetryAt.class);
+        assertThat(((Step.RetryAt) first).readyAtMs()).isLessThanOrEqualTo(now() + 1);
+        assertThat(budget.scopes).containsExactly("b2/GROUP/-1009");
+        budget.decisions.add(Decision.refused(60_000, Limit.GATE_BOT)); // b1 still penalised
+        budget.decisions.add(Decision.refused(5_000, Limit.GATE_GROUP)); // b2's gate
+        assertThat(processor.process(p)).isEqualTo(Step.DONE);
+        assertThat(transport.bots).containsExactly("b2", "b3");
+        assertThat(sink.results).singleElement().satisfies(r -> assertThat(r.getBotId()).isEqualTo("b3"));
+    }
+
+    @Test
+    void when_every_bot_of_a_pool_is_refused_the_earliest_wait_decides() {
+        OutboundMessage m = msg("p", "42").setBotPool(List.of("b1", "b2", "b3")).build();
+        budget.decisions.add(Decision.refused(60_000, Limit.GATE_BOT));
+        budget.decisions.add(Decision.refused(700, Limit.GLOBAL));
+        budget.decisions.add(Decision.refused(30_000, Limit.GATE_BOT));
+        assertThat(processor.process(pending(m))).isEqualTo(new Step.RetryAt(now() + 700));
+        assertThat(transport.sent).isEmpty();
+    }
+
+    @Test
+    void a_bot_with_its_in_flight_slots_taken_parks_the_lane_on_that_bot() {
+        assertThat(slots.tryAcquire("bot")).isTrue(); // the one slot (max 1 here) is taken by another call
+        assertThat(processor.process(pending("m", "42"))).isEqualTo(new Step.WaitForBot(java.util.Set.of("bot")));
+        assertThat(budget.calls).isZero();
+        slots.release("bot");
+        assertThat(processor.process(pending("m", "42"))).isEqualTo(Step.DONE);
+    }
+
+    @Test
+    void the_breaker_opens_when_server_errors_dominate_and_lanes_wait_instead_of_calling() {
+        SendOutcome boom = new SendOutcome.TransientFailure(502, "Bad Gateway", false);
+        for (int i = 0; i < 4; i++) {
+            transport.script("c" + i, boom);
+            processor.process(pending("m" + i, "c" + i));
+        }
+        assertThat(processor.breakerState("bot")).isEqualTo("OPEN");
+        int calls = transport.sent.size();
+        Step step = processor.process(pending("x", "99"));
+        assertThat(((Step.RetryAt) step).readyAtMs()).isGreaterThanOrEqualTo(now() + 5000);
+        assertThat(transport.sent).hasSize(calls);
+        assertThat(budget.calls).isEqualTo(4);
     }
 }

@@ -31,21 +31,55 @@ final class Fakes {
                 .setExpiresAt(expiresAt).build();
     }
 
+    /** A sender config with bots bot, b1, b2, b3 (tokens fake) and the given overrides; local budget mode. */
+    static SenderConfig config(String... keyValues) {
+        Map<String, String> m = new HashMap<>();
+        m.put("bootstrap.servers", "localhost:9");
+        m.put("schema.registry.url", "http://localhost:9");
+        m.put("sender.instance.id", "test-1");
+        m.put("budget.mode", "local");
+        for (String bot : List.of("bot", "b1", "b2", "b3")) {
+            m.put("bot." + bot + ".token", "1:secret-" + bot);
+        }
+        m.put("sender.retry.backoff.ms", "100");
+        m.put("sender.retry.backoff.max.ms", "1000");
+        m.put("sender.retry.after.jitter.ms", "200");
+        m.put("sender.max.attempts", "3");
+        for (int i = 0; i + 1 < keyValues.length; i += 2) {
+            m.put(keyValues[i], keyValues[i + 1]);
+        }
+        return SenderConfig.from(dev.sluice.config.Settings.of(m));
+    }
+
+    static dev.sluice.metrics.SenderMetrics metrics(io.micrometer.core.instrument.MeterRegistry registry) {
+        return dev.sluice.metrics.SenderMetrics.bind(registry, List.of("bot", "b1", "b2", "b3"), BudgetState.SHARED);
+    }
+
+    /** Sum of the counters named {@code name} with the given tag pairs. */
+    static long count(io.micrometer.core.instrument.MeterRegistry registry, String name, String... tags) {
+        return (long) registry.find(name).tags(tags).counters().stream()
+                .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+    }
+
     /** A budget answering from a script of decisions (granted when the script is empty). */
     static final class ScriptedBudget implements BudgetPort {
         final Deque<Decision> decisions = new ArrayDeque<>();
         final List<String> penalties = new ArrayList<>();
+        final List<String> scopes = new ArrayList<>();
+        final List<BudgetRequest> requests = new ArrayList<>();
         int calls;
 
         @Override
         public Decision tryAcquire(BudgetRequest request) {
             calls++;
+            requests.add(request);
             return decisions.isEmpty() ? Decision.grant() : decisions.poll();
         }
 
         @Override
         public void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
             penalties.add(chatId + ":" + penalty.toMillis());
+            scopes.add(botId + "/" + scope + "/" + chatId);
         }
 
         @Override
@@ -59,7 +93,7 @@ final class Fakes {
     }
 
     /** A transport answering per chat from a script, Delivered when nothing is scripted; records calls. */
-    static final class ScriptedTransport implements Transport {
+    static class ScriptedTransport implements Transport {
         final Map<String, Deque<SendOutcome>> perChat = new HashMap<>();
         final List<String> sent = new ArrayList<>();
         Function<String, Long> clockMs = c -> 0L;
@@ -70,8 +104,11 @@ final class Fakes {
             perChat.computeIfAbsent(chat, c -> new ArrayDeque<>()).addAll(List.of(outcomes));
         }
 
+        final List<String> bots = new ArrayList<>();
+
         @Override
         public SendOutcome send(String botId, String chatId, String text, String parseMode) {
+            bots.add(botId);
             sent.add(chatId + "/" + text);
             sentAt.add(clockMs.apply(chatId));
             Deque<SendOutcome> q = perChat.get(chatId);
@@ -85,10 +122,16 @@ final class Fakes {
 
     static final class RecordingSink implements ResultSink {
         final List<DeliveryResult> results = new ArrayList<>();
+        final List<String> alreadyFinished = new ArrayList<>();
 
         @Override
         public void emit(PendingMessage message, DeliveryResult result) {
             results.add(result);
+        }
+
+        @Override
+        public void alreadyFinished(PendingMessage message) {
+            alreadyFinished.add(message.message().getId());
         }
     }
 }

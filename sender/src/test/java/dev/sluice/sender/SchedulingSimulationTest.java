@@ -39,6 +39,10 @@ class SchedulingSimulationTest {
     private final AtomicInteger budgetCalls = new AtomicInteger();
 
     private DeliveryProcessor processor(BudgetLimits limits) {
+        return processor(limits, transport);
+    }
+
+    private DeliveryProcessor processor(BudgetLimits limits, Fakes.ScriptedTransport transport) {
         transport.clockMs = c -> clock.millis();
         LocalGcraBudget local = new LocalGcraBudget(limits, clock);
         BudgetPort counting = new BudgetPort() {
@@ -62,9 +66,16 @@ class SchedulingSimulationTest {
             public void close() {
             }
         };
-        return new DeliveryProcessor(counting, transport, sink, clock,
-                new SplittableRandom(1), new SenderMetrics(new SimpleMeterRegistry(), "sim"), Set.of("bot"), "sim", 5,
-                Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofMillis(100), limits);
+        SenderConfig config = Fakes.config("budget.global.rate.per.s", Double.toString(limits.globalRatePerS()),
+                "budget.global.burst", Integer.toString(limits.globalBurst()),
+                "budget.chat.rate.per.s", Double.toString(limits.chatRatePerS()),
+                "budget.chat.burst", Integer.toString(limits.chatBurst()),
+                "sender.max.attempts", "5", "sender.retry.backoff.max.ms", "5000", "sender.retry.after.jitter.ms", "100",
+                "sender.max.in.flight.per.bot", "1000");
+        return new DeliveryProcessor(config, counting, transport, sink,
+                new dev.sluice.sender.idempotency.InMemorySentMarks(Duration.ofDays(1), clock),
+                Fakes.metrics(new SimpleMeterRegistry()), clock, new SplittableRandom(1), new BotSlots(1000),
+                new ChatRegistry(1000));
     }
 
     private void add(String id, String chat) {
@@ -155,5 +166,50 @@ class SchedulingSimulationTest {
         // 50 messages at 10/s take ~5 s; lanes waiting on the bot's global limit do not each ask the budget
         assertThat(clock.millis() - start).isBetween(4800L, 5200L);
         assertThat(budgetCalls.get()).as("budget calls for 50 sends").isLessThanOrEqualTo(55);
+    }
+
+    /**
+     * The demo stall: a bot-wide penalty (FakeTelegram's limiter, which extends a penalty on every call made
+     * during it) while 300 chats wait. The second chat refused makes it a bot-wide gate: no chat calls the
+     * bot until it lifts, so the penalty is not extended, the bot recovers after retry_after plus the jitter
+     * and the pacer, and only two 429s are ever answered.
+     */
+    @Test
+    void a_bot_wide_penalty_is_waited_out_by_every_chat_so_the_bot_recovers_after_retry_after() {
+        dev.sluice.testkit.TelegramLimiter telegram = new dev.sluice.testkit.TelegramLimiter(
+                dev.sluice.testkit.FakeTelegram.Limits.telegram());
+        AtomicInteger rejected = new AtomicInteger();
+        Fakes.ScriptedTransport limited = new Fakes.ScriptedTransport() {
+            @Override
+            public SendOutcome send(String botId, String chatId, String text, String parseMode) {
+                sent.add(chatId + "/" + text);
+                sentAt.add(clock.millis());
+                var d = telegram.tryAcquire(botId, chatId, clock.millis());
+                if (d.accepted()) {
+                    return new SendOutcome.Delivered(nextId++);
+                }
+                rejected.incrementAndGet();
+                return new SendOutcome.RetryAfter(Duration.ofSeconds(d.retryAfterSeconds()),
+                        SendOutcome.PenaltyScope.CHAT, "Too Many Requests: retry after " + d.retryAfterSeconds());
+            }
+        };
+        DeliveryProcessor processor = processor(new BudgetLimits(30, 1, 1, 3), limited);
+        telegram.penalise("bot", null, 10, clock.millis()); // bot-wide: retry after 10 s
+        for (int i = 0; i < 300; i++) {
+            add("m" + i, Integer.toString(1000 + i));
+        }
+        run(processor);
+
+        assertThat(sink.results).hasSize(300).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
+        assertThat(rejected.get()).as("429s: the first chat, then the second makes it bot-wide").isEqualTo(2);
+        long firstDelivered = Long.MAX_VALUE;
+        for (DeliveryResult r : sink.results) {
+            firstDelivered = Math.min(firstDelivered, r.getSentAt().toEpochMilli());
+        }
+        // the second 429 (~33 ms in) extended the penalty to ~10.03 s; recovery follows within the jitter + a slot
+        assertThat(firstDelivered - start).isBetween(10_000L, 10_300L);
+        // then the 300 chats drain at the bot's rate: 10 s at 30/s, a little more because the bot-wide penalty
+        // halved the rate (AIMD) and it climbs back additively
+        assertThat(clock.millis() - start).isBetween(19_500L, 25_000L);
     }
 }

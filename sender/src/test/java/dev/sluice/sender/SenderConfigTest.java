@@ -93,4 +93,43 @@ class SenderConfigTest {
         assertThatThrownBy(() -> new SenderConfig(Settings.of(badUrl))).hasMessageContaining("telegram.api.url")
                 .hasMessageContaining("not a url");
     }
+
+    @Test
+    void issue_9_keys_have_documented_defaults_overrides_and_errors_naming_key_and_value() {
+        SenderConfig d = new SenderConfig(Settings.of(minimal()));
+        assertThat(d.maxInFlightPerBot()).isEqualTo(8);
+        assertThat(d.maxReschedules()).isEqualTo(50);
+        assertThat(d.resendUncertainClasses()).isEmpty();
+        assertThat(d.sentMarkTtl()).isEqualTo(java.time.Duration.ofDays(7));
+        assertThat(d.botPenaltyWindow()).isEqualTo(java.time.Duration.ofSeconds(1));
+        assertThat(d.botPenaltyMinChats()).isEqualTo(2);
+        assertThat(d.breakerFailureRatePercent()).isEqualTo(50f);
+        assertThat(d.breakerWindowCalls()).isEqualTo(20);
+        assertThat(d.breakerOpen()).isEqualTo(java.time.Duration.ofSeconds(5));
+        assertThat(d.breakerHalfOpenCalls()).isEqualTo(2);
+        assertThat(d.statusInterval()).isEqualTo(java.time.Duration.ofSeconds(5));
+
+        Map<String, String> m = new java.util.HashMap<>(minimal());
+        m.put("sender.max.in.flight.per.bot", "1");
+        m.put("sender.resend.uncertain.classes", "critical, ROUTINE");
+        m.put("sender.max.reschedules", "0");
+        SenderConfig c = new SenderConfig(Settings.of(m));
+        assertThat(c.maxInFlightPerBot()).isEqualTo(1);
+        assertThat(c.maxReschedules()).isZero();
+        assertThat(c.resendUncertainClasses()).containsExactlyInAnyOrder(dev.sluice.avro.NotificationClass.CRITICAL,
+                dev.sluice.avro.NotificationClass.ROUTINE);
+
+        Map<String, String> bad = new java.util.HashMap<>(minimal());
+        bad.put("sender.resend.uncertain.classes", "URGENT");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(bad))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("sender.resend.uncertain.classes").hasMessageContaining("URGENT");
+        Map<String, String> one = new java.util.HashMap<>(minimal());
+        one.put("sender.penalty.bot.min.chats", "1");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(one))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("sender.penalty.bot.min.chats").hasMessageContaining("1");
+        Map<String, String> rate = new java.util.HashMap<>(minimal());
+        rate.put("sender.breaker.failure.rate.percent", "150");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(rate))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("sender.breaker.failure.rate.percent");
+    }
 }

@@ -169,7 +169,7 @@ class SenderServiceIT {
             assertThat(results.get("s0").getAttempts()).isEqualTo(2);
             assertThat(results.get("e0").getStatus()).isEqualTo(DeliveryStatus.EXPIRED);
             assertThat(results.get("e0").getAttempts()).isZero();
-            assertThat(sender.metrics().provider429()).isEqualTo(1);
+            assertThat(Meters.rateLimited(sender)).isEqualTo(1);
 
             // the 429 parked chat 701 alone: its retry came >= 2 s after the 429, the others did not wait
             List<FakeTelegram.Accepted> x = telegram.acceptedFor("701");
@@ -232,7 +232,7 @@ class SenderServiceIT {
             sampler.join();
             assertThat(results.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
             assertThat(maxBuffered.get()).as("buffered records").isLessThanOrEqualTo(40).isGreaterThanOrEqualTo(20);
-            assertThat(sender.metrics().pauses()).as("the partitions were paused (and so resumed: all got through)")
+            assertThat(Meters.pauses(sender)).as("the partitions were paused (and so resumed: all got through)")
                     .isPositive();
         }
     }
@@ -258,14 +258,14 @@ class SenderServiceIT {
             first.start();
             // hand over once every penalised chat got its 429 (all partitions hold an offset) and before any
             // penalty ended
-            await().atMost(Duration.ofSeconds(20)).until(() -> first.metrics().provider429() >= 8);
+            await().atMost(Duration.ofSeconds(20)).until(() -> Meters.rateLimited(first) >= 8);
             try (SenderService second = new SenderService(
                     SenderConfig.from(base.with("sender.instance.id", "handover-2")), new SimpleMeterRegistry())) {
                 second.start(); // the group rebalances: partitions move from first to second mid-run
                 Map<String, DeliveryResult> results = awaitResults(prefix + ".delivery.results", msgs.size(),
                         Duration.ofSeconds(40));
                 assertThat(results).hasSize(400);
-                assertThat(second.metrics().delivered()).as("the second sender took over some work").isPositive();
+                assertThat(Meters.delivered(second)).as("the second sender took over some work").isPositive();
                 List<String> texts = telegram.accepted().stream()
                         .filter(a -> a.chatId().startsWith("2") && a.chatId().length() == 5)
                         .map(FakeTelegram.Accepted::text).toList();
@@ -276,12 +276,12 @@ class SenderServiceIT {
                             .as("penalised chat %d waited out its 429 (also after a hand-over)", i)
                             .isGreaterThanOrEqualTo(8000);
                 }
-                assertThat(first.metrics().skippedAlreadyDone() + second.metrics().skippedAlreadyDone())
+                assertThat(first.skippedAlreadyDone() + second.skippedAlreadyDone())
                         .as("records finished above a held offset were skipped by the new owner, not resent")
                         .isPositive();
                 System.out.printf("handover: first delivered %d, second %d, skipped as already done %d%n",
-                        first.metrics().delivered(), second.metrics().delivered(),
-                        first.metrics().skippedAlreadyDone() + second.metrics().skippedAlreadyDone());
+                        Meters.delivered(first), Meters.delivered(second),
+                        first.skippedAlreadyDone() + second.skippedAlreadyDone());
             }
         }
     }

@@ -167,19 +167,17 @@ class SharedBudgetIT {
                         && r.getAttempts() == 1 && r.getSentAt() != null && r.getSenderInstance() != null);
                 long instancesUsed = results.values().stream().map(DeliveryResult::getSenderInstance).distinct().count();
                 assertThat(instancesUsed).as("all three senders took part").isEqualTo(3);
-                long delivered = senders.stream().mapToLong(s -> s.metrics().delivered()).sum();
+                long delivered = senders.stream().mapToLong(s -> Meters.delivered(s)).sum();
                 assertThat(delivered).isEqualTo(CHATS * PER_CHAT);
                 long first = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).min().orElseThrow();
                 long last = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).max().orElseThrow();
-                long refusals = senders.stream().flatMap(s -> s.metrics().budgetRefusals().values().stream())
-                        .mapToLong(Long::longValue).sum();
+                long refusals = senders.stream().mapToLong(Meters::refusals).sum();
                 System.out.printf("SharedBudgetIT: %d messages, %d ms from start, %d ms first-to-last accept "
                                 + "(%.0f msg/s); max %d in any 1 s at the provider; 0 x 429; budget calls per delivered %.2f%n",
                         accepted.size(), elapsedMs, last - first, accepted.size() * 1000.0 / (last - first),
                         maxPerSecond, (delivered + refusals) / (double) delivered);
-                senders.forEach(s -> System.out.printf("SharedBudgetIT: %s refusals %s, results %s, skipped as done %d%n",
-                        s.instanceId(), s.metrics().budgetRefusals(), s.metrics().resultsByStatus(),
-                        s.metrics().skippedAlreadyDone()));
+                senders.forEach(s -> System.out.printf("SharedBudgetIT: %s refusals %d, results %d, skipped as done %d%n",
+                        s.instanceId(), Meters.refusals(s), Meters.results(s), s.skippedAlreadyDone()));
             }
         } finally {
             senders.forEach(SenderService::close);

@@ -138,6 +138,18 @@ public final class FakeTelegram implements AutoCloseable {
      * @param acceptedAtMillis the fake's clock when it accepted, epoch ms
      * @param messageId Telegram's message id, increasing per chat from 1
      */
+    /**
+     * One {@code sendMessage} request and the answer it got, in arrival order (accepted or not).
+     *
+     * @param botId the token's id part; never the token
+     * @param chatId the chat id as sent (normalised when it is valid)
+     * @param text the message text (null if none)
+     * @param atMillis when the fake decided the answer, by its clock
+     * @param status the HTTP status answered; 0 when the connection was dropped without an answer
+     */
+    public record Call(String botId, String chatId, String text, long atMillis, int status) {
+    }
+
     public record Accepted(String botId, String chatId, String text, long acceptedAtMillis, long messageId) {
     }
 
@@ -157,6 +169,7 @@ public final class FakeTelegram implements AutoCloseable {
     private final Map<String, Long> rejected429ByBot = new HashMap<>();
     private final Map<Integer, Long> responsesByStatus = new HashMap<>();
     private final AtomicLong requests = new AtomicLong();
+    private final List<Call> calls = new ArrayList<>();
 
     private FakeTelegram(Builder b) throws IOException {
         this.clock = b.clock;
@@ -365,6 +378,7 @@ public final class FakeTelegram implements AutoCloseable {
     public void reset() {
         synchronized (lock) {
             accepted.clear();
+            calls.clear();
             lastMessageId.clear();
             queued.clear();
             chatStates.clear();
@@ -376,6 +390,35 @@ public final class FakeTelegram implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- observations
+
+    /** A snapshot of every {@code sendMessage} request with its answer, in arrival order. */
+    public List<Call> calls() {
+        synchronized (lock) {
+            return List.copyOf(calls);
+        }
+    }
+
+    /** The {@code sendMessage} requests to {@code chatId} (any bot), in arrival order. */
+    public List<Call> callsFor(String chatId) {
+        String chat = normaliseChatId(chatId);
+        synchronized (lock) {
+            return calls.stream().filter(c -> chat.equals(c.chatId())).toList();
+        }
+    }
+
+    private Answer recordCall(String botId, Map<String, String> params, Answer answer) {
+        String raw = params.get("chat_id");
+        String chat;
+        try {
+            chat = raw == null ? null : normaliseChatId(raw);
+        } catch (IllegalArgumentException e) {
+            chat = raw;
+        }
+        synchronized (lock) {
+            calls.add(new Call(botId, chat, params.get("text"), clock.millis(), answer.dropConnection ? 0 : answer.status));
+        }
+        return answer;
+    }
 
     /** A snapshot of every accepted message, in acceptance order. */
     public List<Accepted> accepted() {
@@ -522,7 +565,7 @@ public final class FakeTelegram implements AutoCloseable {
         String method = path.group(2).toLowerCase(Locale.ROOT);
         Map<String, String> params = params(exchange);
         return switch (method) {
-            case "sendmessage" -> sendMessage(botId, params);
+            case "sendmessage" -> recordCall(botId, params, sendMessage(botId, params));
             case "getme" -> ok(getMe(botId));
             default -> error(404, "Not Found: method not found", null);
         };

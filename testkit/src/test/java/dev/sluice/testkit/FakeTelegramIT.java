@@ -159,6 +159,12 @@ class FakeTelegramIT {
         SendResponse migrated = b.execute(new SendMessage(-555L, "hi"));
         assertThat(migrated.errorCode()).isEqualTo(400);
         assertThat(migrated.parameters().migrateToChatId()).isEqualTo(-100555L);
+        // every request is logged with its answer, accepted or not
+        assertThat(fake.calls()).extracting(FakeTelegram.Call::chatId, FakeTelegram.Call::text, FakeTelegram.Call::status)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("9", "A", 502),
+                        org.assertj.core.groups.Tuple.tuple("9", "A", 200),
+                        org.assertj.core.groups.Tuple.tuple("-555", "hi", 400));
+        assertThat(fake.callsFor("9")).hasSize(2).allMatch(c -> c.botId().equals(BOT_ID));
     }
 
     @Test
@@ -179,6 +185,7 @@ class FakeTelegramIT {
         assertThatThrownBy(() -> post("/bot" + TOKEN + "/sendMessage", "application/json", "{\"chat_id\":78,\"text\":\"x\"}"))
                 .isInstanceOf(java.io.IOException.class);
         assertThat(fake.acceptedFor("78")).isEmpty();
+        assertThat(fake.callsFor("78")).singleElement().satisfies(c -> assertThat(c.status()).isZero());
     }
 
     @Test

@@ -35,8 +35,8 @@ public sealed interface SendOutcome {
 
     /**
      * 5xx or an I/O error: may succeed later (backoff). {@code errorCode} is null for I/O errors;
-     * {@code maybeDelivered} is true when the request may have reached the provider (read timeout), so a
-     * resend could duplicate it.
+     * {@code maybeDelivered} is true for a read timeout after the request was written: the provider may have
+     * accepted it, so a resend could duplicate it (UNCERTAIN unless the class's policy resends).
      */
     record TransientFailure(Integer errorCode, String description, boolean maybeDelivered) implements SendOutcome {
     }

@@ -6,9 +6,6 @@ import com.pengrad.telegrambot.request.SendMessage;
 import com.pengrad.telegrambot.response.SendResponse;
 import dev.sluice.sender.BotToken;
 import java.io.IOException;
-import java.net.ConnectException;
-import java.net.NoRouteToHostException;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -52,6 +49,8 @@ public final class TelegramTransport implements Transport {
                 .readTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .writeTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .callTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                // No silent resend by OkHttp after a dropped connection: the sender decides (backoff, breaker).
+                .retryOnConnectionFailure(false)
                 .addInterceptor(TelegramTransport::nonJsonErrorsAsBotApiErrors)
                 .build();
         tokens.forEach((botId, token) -> bots.put(botId,
@@ -108,12 +107,22 @@ public final class TelegramTransport implements Transport {
 
     static SendOutcome classifyException(RuntimeException e, BotToken token) {
         Throwable cause = e.getCause() instanceof IOException io ? io : e;
-        // Connect failures never reached Telegram; anything after the request was written may have.
-        boolean notSent = cause instanceof ConnectException || cause instanceof UnknownHostException
-                || cause instanceof NoRouteToHostException
-                || (cause.getMessage() != null && cause.getMessage().toLowerCase().contains("connect timed out"));
         String description = cause.getClass().getSimpleName() + ": " + token.redact(String.valueOf(cause.getMessage()));
-        return new SendOutcome.TransientFailure(null, description, !notSent);
+        return new SendOutcome.TransientFailure(null, description, isTimeoutAfterSending(cause));
+    }
+
+    /**
+     * A read or call timeout: the request was written and no answer came, so the provider may have accepted
+     * it (UNCERTAIN). A connect timeout, a refused connection, a reset or an end of stream without any answer
+     * count as connect errors: retried with backoff (issue 9 keeps "connection reset" with the 5xx family).
+     */
+    static boolean isTimeoutAfterSending(Throwable cause) {
+        String message = cause.getMessage() == null ? "" : cause.getMessage().toLowerCase(java.util.Locale.ROOT);
+        if (message.contains("connect timed out") || message.contains("failed to connect")) {
+            return false;
+        }
+        return cause instanceof java.net.SocketTimeoutException
+                || (cause instanceof java.io.InterruptedIOException && message.contains("timeout"));
     }
 
     private static ParseMode parseMode(String name) {

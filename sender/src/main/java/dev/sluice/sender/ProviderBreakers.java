@@ -1,0 +1,77 @@
+package dev.sluice.sender;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One Resilience4j circuit breaker per bot over the provider: when 5xx answers and connect errors dominate
+ * the recent calls, the breaker opens and no lane of the bot calls the provider (each waits
+ * {@code sender.breaker.open.ms}); then a few calls probe half-open and close it again on success. Spending
+ * the attempts of every message into an outage would turn it into a wave of FAILED results.
+ *
+ * <p>Only outages count as failures: a 429, a 403 or another 4xx is an answer of a working provider.
+ */
+final class ProviderBreakers {
+    /** Transient failures (5xx, I/O) recorded as breaker errors. */
+    static final class ProviderOutage extends RuntimeException {
+        ProviderOutage(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private final CircuitBreakerRegistry registry;
+    private final Duration openWait;
+
+    /**
+     * @param failureRatePercent opens at or above this share of failed calls among the last {@code window}
+     * @param window             calls in the sliding window (also the minimum before it may open)
+     * @param openWait           how long the breaker stays open before half-open probes
+     * @param halfOpenCalls      probe calls allowed half-open
+     */
+    ProviderBreakers(float failureRatePercent, int window, Duration openWait, int halfOpenCalls) {
+        this.openWait = openWait;
+        this.registry = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
+                .failureRateThreshold(failureRatePercent)
+                .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+                .slidingWindowSize(window)
+                .minimumNumberOfCalls(window)
+                .waitDurationInOpenState(openWait)
+                .permittedNumberOfCallsInHalfOpenState(halfOpenCalls)
+                .automaticTransitionFromOpenToHalfOpenEnabled(false)
+                .recordExceptions(ProviderOutage.class)
+                .build());
+    }
+
+    CircuitBreaker of(String botId) {
+        return registry.circuitBreaker("provider-" + botId);
+    }
+
+    /** Whether a call of {@code botId} may go out now; if true, exactly one of the record methods must follow. */
+    boolean tryAcquire(String botId) {
+        return of(botId).tryAcquirePermission();
+    }
+
+    void recordAnswer(String botId, long durationMs) {
+        of(botId).onSuccess(durationMs, TimeUnit.MILLISECONDS);
+    }
+
+    void recordOutage(String botId, long durationMs, String description) {
+        of(botId).onError(durationMs, TimeUnit.MILLISECONDS, new ProviderOutage(description));
+    }
+
+    /** A permission taken but no call made (e.g. the budget refused): give it back. */
+    void release(String botId) {
+        of(botId).releasePermission();
+    }
+
+    Duration openWait() {
+        return openWait;
+    }
+
+    CircuitBreaker.State state(String botId) {
+        return of(botId).getState();
+    }
+}

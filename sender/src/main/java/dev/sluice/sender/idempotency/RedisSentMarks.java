@@ -1,0 +1,99 @@
+package dev.sluice.sender.idempotency;
+
+import dev.sluice.sender.budget.BudgetKeys;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sent marks in Redis: {@code SET sluice:{bot}:sent:<message id> <value> PX <ttl>}, the value being
+ * {@code SENT|<status>|<provider message id>} or {@code DONE|<status>|<provider message id>}. The bot's hash
+ * tag keeps the key in the bot's Redis Cluster slot, next to its budget keys. One Lettuce connection,
+ * shared by every sending thread.
+ */
+public final class RedisSentMarks implements SentMarks {
+    private static final Logger log = LoggerFactory.getLogger(RedisSentMarks.class);
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+    private final long ttlMs;
+
+    public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout) {
+        RedisURI uri = RedisURI.create(redisUrl);
+        uri.setTimeout(commandTimeout);
+        this.client = RedisClient.create(uri);
+        this.connection = client.connect();
+        this.connection.setTimeout(commandTimeout);
+        this.ttlMs = ttl.toMillis();
+    }
+
+    /** {@code sluice:{<bot>}:sent:<message id>}. */
+    static String key(String botId, String messageId) {
+        return BudgetKeys.tag(botId) + ":sent:" + messageId;
+    }
+
+    @Override
+    public Mark get(String botId, String messageId) {
+        String v;
+        try {
+            v = connection.sync().get(key(botId, messageId));
+        } catch (RedisException e) {
+            throw new SentMarksUnavailableException("could not read the sent mark of " + messageId + ": "
+                    + e.getMessage(), e);
+        }
+        return parse(v);
+    }
+
+    static Mark parse(String v) {
+        if (v == null) {
+            return Mark.NONE;
+        }
+        String[] parts = v.split("\\|", -1);
+        State state = parts[0].equals("DONE") ? State.RESULT_WRITTEN : State.SENT;
+        String status = parts.length > 1 && !parts[1].isEmpty() ? parts[1] : null;
+        Long id = null;
+        if (parts.length > 2 && !parts[2].isEmpty()) {
+            try {
+                id = Long.parseLong(parts[2]);
+            } catch (NumberFormatException e) {
+                id = null;
+            }
+        }
+        return new Mark(state, status, id);
+    }
+
+    @Override
+    public void markSent(String botId, String messageId, String status, Long providerMessageId) {
+        try {
+            connection.sync().set(key(botId, messageId), value("SENT", status, providerMessageId),
+                    SetArgs.Builder.px(ttlMs));
+        } catch (RedisException e) {
+            throw new SentMarksUnavailableException("could not write the sent mark of " + messageId + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void markResultWritten(String botId, String messageId) {
+        // Asynchronous: called from the producer's callback thread, which must never block on Redis.
+        connection.async().set(key(botId, messageId), value("DONE", null, null), SetArgs.Builder.px(ttlMs))
+                .exceptionally(e -> {
+                    log.warn("could not mark the result of {} as written: {}", messageId, e.toString());
+                    return null;
+                });
+    }
+
+    private static String value(String state, String status, Long providerMessageId) {
+        return state + "|" + (status == null ? "" : status) + "|" + (providerMessageId == null ? "" : providerMessageId);
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+}

@@ -1,0 +1,50 @@
+package dev.sluice.sender.idempotency;
+
+/**
+ * Idempotency keys of outbound messages (DESIGN.md, Sender: "a message already marked sent is not sent
+ * again"). A mark is written right after the provider accepted a message (DELIVERED) or may have
+ * (UNCERTAIN), before its result is written, and raised to {@link State#RESULT_WRITTEN} once Kafka
+ * acknowledged the result. A sender that receives a message again after a crash or a rebalance checks the
+ * mark before sending:
+ * <ul>
+ * <li>{@link State#NONE}: send it;</li>
+ * <li>{@link State#SENT}: do not send; write the result the previous owner could not write;</li>
+ * <li>{@link State#RESULT_WRITTEN}: do not send and write nothing: the message already has its result.</li>
+ * </ul>
+ * Keys are per logical bot and message id ({@code sluice:{bot}:sent:<id>}) and expire after a TTL chosen
+ * longer than any redelivery (the outbox retention). Implementations are thread-safe.
+ */
+public interface SentMarks extends AutoCloseable {
+
+    /** What is known about a message id. */
+    enum State { NONE, SENT, RESULT_WRITTEN }
+
+    /**
+     * A mark read back.
+     *
+     * @param state             see {@link State}
+     * @param status            the status the previous owner decided (DELIVERED, UNCERTAIN), null for NONE
+     * @param providerMessageId the provider's message id when delivered, else null
+     */
+    record Mark(State state, String status, Long providerMessageId) {
+        public static final Mark NONE = new Mark(State.NONE, null, null);
+    }
+
+    /**
+     * @throws SentMarksUnavailableException when the store cannot be reached
+     */
+    Mark get(String botId, String messageId);
+
+    /**
+     * The provider accepted (or may have accepted) the message: it must not be sent again.
+     *
+     * @throws SentMarksUnavailableException when the store cannot be reached
+     */
+    void markSent(String botId, String messageId, String status, Long providerMessageId);
+
+    /** The message's result is written; best effort (asynchronous for Redis), never throws. */
+    void markResultWritten(String botId, String messageId);
+
+    @Override
+    void close();
+}
