@@ -85,8 +85,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--provider-bot-per-second", defaultValue = "30", description = "FakeTelegram's limit per bot (Telegram Bot API FAQ: about 30 msg/s).")
     int providerBotPerSecond;
 
-    @Option(names = "--budget-rate-per-second", defaultValue = "28",
-            description = "The shared budget's global rate. Below the provider's 30/s because the provider counts arrivals and network jitter bunches them (default ${DEFAULT-VALUE}).")
+    @Option(names = "--budget-rate-per-second", defaultValue = "25",
+            description = "The shared budget's global rate. Below the provider's 30/s: the provider counts arrivals, and scheduling delays on a loaded 2-core machine bunch them (default ${DEFAULT-VALUE}).")
     double budgetRatePerSecond;
 
     @Option(names = "--timeout-seconds", defaultValue = "600", description = "Give up waiting for results after this long (default ${DEFAULT-VALUE}).")
