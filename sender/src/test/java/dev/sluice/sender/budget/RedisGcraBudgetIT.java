@@ -112,7 +112,10 @@ class RedisGcraBudgetIT extends BudgetContract {
                 assertThat(b.tryAcquire(bot2, "d" + i).granted()).isTrue();
             }
             waitFor(Duration.ofMillis(900));
-            assertThat(r.exists("sluice:{" + bot2 + "}:tat:global")).as("expired exactly when full").isZero();
+            // Redis expires a key within milliseconds of its PX deadline; allow for a loaded machine.
+            org.awaitility.Awaitility.await("key expired when the bucket is full").atMost(Duration.ofMillis(250))
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> r.exists("sluice:{" + bot2 + "}:tat:global") == 0);
             for (int i = 0; i < 3; i++) {
                 assertThat(b.tryAcquire(bot2, "e" + i).granted()).as("full again after 900 ms: %d", i).isTrue();
             }
