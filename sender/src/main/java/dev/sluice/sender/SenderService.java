@@ -83,6 +83,8 @@ import org.slf4j.LoggerFactory;
 public final class SenderService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SenderService.class);
     private static final Duration POLL_TIMEOUT = Duration.ofMillis(100);
+    /** Jitter from many sending threads: each draws from its own ThreadLocalRandom. */
+    private static final RandomGenerator THREAD_SAFE_RANDOM = () -> java.util.concurrent.ThreadLocalRandom.current().nextLong();
 
     private final SenderConfig config;
     private final SenderMetrics metrics;
@@ -219,7 +221,7 @@ public final class SenderService implements AutoCloseable {
         this.botSlots.onRelease(this::wakeParked);
         this.processor = new DeliveryProcessor(config, budget, transport,
                 new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
-                clock, RandomGenerator.of("L64X128MixRandom"), botSlots, new ChatRegistry(100_000));
+                clock, THREAD_SAFE_RANDOM, botSlots, new ChatRegistry(100_000));
         metrics.bufferedRecords(this::bufferedRecords);
         metrics.maxLaneDepth(this::maxLaneDepth);
         AtomicInteger n = new AtomicInteger();
