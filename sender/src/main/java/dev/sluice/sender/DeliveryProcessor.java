@@ -307,9 +307,12 @@ public final class DeliveryProcessor {
         if (single && (decision.limit() == Limit.GLOBAL || decision.limit() == Limit.HEADROOM)) {
             // HEADROOM is the backfill share of the global limit: paced the same way, so a refused backfill
             // backlog does not come back all at once (one budget call per waiting lane per slot).
-            if (waitMs < pacer.intervalMillis(pacerKey(bot, p))) {
-                // Early by less than one slot (the slot was rounded to whole ms, or the clocks of this host and
-                // Redis differ): keep this lane's turn and ask again exactly then.
+            if (laneOf(p) != dev.sluice.avro.Lane.BACKFILL && decision.limit() == Limit.GLOBAL
+                    && waitMs < pacer.intervalMillis(pacerKey(bot, p))) {
+                // A live lane early by less than one slot (the slot was rounded to whole ms, the clocks of this
+                // host and Redis differ, or backfill took the slot): keep its turn and ask again exactly then; the
+                // budget lets a waiting live caller pass before backfill. A refused backfill lane always goes to
+                // the back of the backfill schedule: a backlog must never turn into a storm of budget calls.
                 p.holdAttemptSlot();
                 return now + waitMs;
             }

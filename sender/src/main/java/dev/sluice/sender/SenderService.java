@@ -683,22 +683,36 @@ public final class SenderService implements AutoCloseable {
         return Long.MAX_VALUE;
     }
 
-    /** A call of {@code bot} ended: the first lane parked on it becomes ready. */
+    /**
+     * A call of {@code bot} ended: one lane parked on it becomes ready, the first live lane if any (a backfill
+     * backlog never holds live traffic back), else the first parked.
+     */
     private void wakeParked(String bot) {
         lock.lock();
         try {
             ArrayDeque<Parked> queue = parkedByBot.get(bot);
-            while (queue != null && !queue.isEmpty()) {
-                Parked parked = queue.pollFirst();
-                if (!parked.woken) {
-                    parked.woken = true;
-                    parkedByTime.remove(parked);
-                    scheduler.reschedule(parked.head, clock.millis());
-                    changed.signalAll();
+            if (queue == null) {
+                return;
+            }
+            queue.removeIf(x -> x.woken);
+            Parked chosen = null;
+            for (Parked x : queue) {
+                if (!x.head.key().partition().topic().equals(config.topics().outboxBackfill())) {
+                    chosen = x;
                     break;
                 }
             }
-            if (queue != null && queue.isEmpty()) {
+            if (chosen == null) {
+                chosen = queue.peekFirst();
+            }
+            if (chosen != null) {
+                queue.remove(chosen);
+                chosen.woken = true;
+                parkedByTime.remove(chosen);
+                scheduler.reschedule(chosen.head, clock.millis());
+                changed.signalAll();
+            }
+            if (queue.isEmpty()) {
                 parkedByBot.remove(bot);
             }
         } finally {
