@@ -1,5 +1,8 @@
 package dev.sluice.app;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+
 import dev.sluice.app.ops.OpsConfig;
 import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
@@ -25,35 +28,48 @@ public final class ConfigKeys {
     public static final String LOG_FORMAT = "log.format";
     public static final String LOG_LEVEL = "log.level";
 
+    private static final Pattern KEY = Pattern.compile("[a-z0-9]+(\\.[a-z0-9-]+)+");
     private static final Pattern BOT_TOKEN = Pattern.compile(Pattern.quote(SenderConfig.BOT_PREFIX) + "[a-z0-9][a-z0-9_-]*"
             + Pattern.quote(SenderConfig.TOKEN_SUFFIX));
 
     private ConfigKeys() {
     }
 
-    /** Keys of {@code sluice topology}. */
+    /** Keys of {@code sluice topology}: every key constant of {@link TopologyConfig}, plus the common ones. */
     public static Set<String> topology() {
         Set<String> keys = common();
-        keys.addAll(List.of(TopologyConfig.BOOTSTRAP_SERVERS, TopologyConfig.SCHEMA_REGISTRY_URL, TopologyConfig.APPLICATION_ID,
-                TopologyConfig.PROCESSING_GUARANTEE, TopologyConfig.STATE_DIR, TopologyConfig.NUM_STREAM_THREADS,
-                TopologyConfig.COMMIT_INTERVAL_MS));
+        keys.addAll(keyConstants(TopologyConfig.class));
         return keys;
     }
 
-    /** Keys of {@code sluice sender} (besides {@code bot.<id>.token}). */
+    /** Keys of {@code sluice sender} (besides {@code bot.<id>.token}): every key constant of {@link SenderConfig}. */
     public static Set<String> sender() {
         Set<String> keys = common();
-        keys.addAll(List.of(SenderConfig.BOOTSTRAP_SERVERS, SenderConfig.SCHEMA_REGISTRY_URL, SenderConfig.GROUP_ID,
-                SenderConfig.INSTANCE_ID, SenderConfig.CONSUME_BACKFILL, SenderConfig.TELEGRAM_API_URL, SenderConfig.BUDGET_MODE,
-                SenderConfig.REDIS_URL, SenderConfig.GLOBAL_RATE, SenderConfig.GLOBAL_BURST, SenderConfig.CHAT_RATE,
-                SenderConfig.CHAT_BURST, SenderConfig.MAX_IN_FLIGHT, SenderConfig.BUFFER_MAX_RECORDS,
-                SenderConfig.REQUEST_TIMEOUT_MS, SenderConfig.CONNECT_TIMEOUT_MS, SenderConfig.REDIS_COMMAND_TIMEOUT_MS,
-                SenderConfig.MAX_ATTEMPTS, SenderConfig.RETRY_BACKOFF_MS, SenderConfig.RETRY_BACKOFF_MAX_MS,
-                SenderConfig.RETRY_AFTER_JITTER_MS, SenderConfig.COMMIT_INTERVAL_MS,
-                SenderConfig.BOT_PENALTY_WINDOW_MS, SenderConfig.BOT_PENALTY_MIN_CHATS, SenderConfig.MAX_IN_FLIGHT_PER_BOT,
-                SenderConfig.MAX_RESCHEDULES, SenderConfig.RESEND_UNCERTAIN_CLASSES, SenderConfig.SENT_MARK_TTL_MS,
-                SenderConfig.BREAKER_FAILURE_RATE_PERCENT, SenderConfig.BREAKER_WINDOW_CALLS, SenderConfig.BREAKER_OPEN_MS,
-                SenderConfig.BREAKER_HALF_OPEN_CALLS, SenderConfig.STATUS_INTERVAL_MS));
+        keys.addAll(keyConstants(SenderConfig.class));
+        return keys;
+    }
+
+    /**
+     * The public static String constants of a config class that hold a whole dotted key, e.g.
+     * {@code digest.flush.interval.ms}; prefixes ({@code kafka.}), suffixes ({@code .token}) and
+     * {@code DEFAULT_*} values are not keys. Reflection, so a key added to a config class is known here
+     * without a second list to keep in step.
+     */
+    static Set<String> keyConstants(Class<?> configClass) {
+        Set<String> keys = new TreeSet<>();
+        for (Field f : configClass.getFields()) {
+            int m = f.getModifiers();
+            if (Modifier.isStatic(m) && f.getType() == String.class && !f.getName().startsWith("DEFAULT_")) {
+                try {
+                    String v = (String) f.get(null);
+                    if (v != null && KEY.matcher(v).matches()) {
+                        keys.add(v);
+                    }
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException("cannot read " + configClass.getSimpleName() + "." + f.getName(), e);
+                }
+            }
+        }
         return keys;
     }
 

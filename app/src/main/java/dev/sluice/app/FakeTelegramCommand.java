@@ -1,6 +1,7 @@
 package dev.sluice.app;
 
 import dev.sluice.testkit.FakeTelegram;
+import java.net.InetAddress;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -12,6 +13,10 @@ public final class FakeTelegramCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "8081", description = "Port to listen on (default ${DEFAULT-VALUE}).")
     int port;
 
+    @Option(names = "--bind-address", defaultValue = "127.0.0.1",
+            description = "Local address to listen on (default ${DEFAULT-VALUE}, loopback only); 0.0.0.0 lets other containers reach it.")
+    InetAddress bindAddress;
+
     @Option(names = "--bot-per-second", defaultValue = "30", description = "Messages per second per bot (Telegram Bot API FAQ: about 30).")
     int botPerSecond;
 
@@ -21,8 +26,9 @@ public final class FakeTelegramCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         FakeTelegram.Limits limits = FakeTelegram.Limits.telegram().withGlobalPerSecond(botPerSecond).withGroupPerMinute(groupPerMinute);
-        FakeTelegram fake = FakeTelegram.start(port, limits);
-        System.out.println("fake Telegram Bot API at " + fake.apiUrl() + " (set telegram.api.url to this)");
+        FakeTelegram fake = FakeTelegram.builder().port(port).bindAddress(bindAddress).limits(limits).start();
+        System.out.println("fake Telegram Bot API on " + bindAddress.getHostAddress() + ":" + fake.port()
+                + ", e.g. " + fake.apiUrl() + " (set telegram.api.url to this)");
         Shutdown.awaitThenClose(fake, "fake-telegram");
         return 0;
     }

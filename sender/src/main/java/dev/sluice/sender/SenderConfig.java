@@ -88,6 +88,18 @@ public final class SenderConfig {
     public static final String GLOBAL_BURST = "budget.global.burst";
     public static final String CHAT_RATE = "budget.chat.rate.per.s";
     public static final String CHAT_BURST = "budget.chat.burst";
+    /** Budget keys read by {@link BudgetConfig}, listed here so tools that list a sender's keys see them. */
+    public static final String GROUP_RATE = BudgetConfig.GROUP_RATE;
+    public static final String GROUP_BURST = BudgetConfig.GROUP_BURST;
+    public static final String PAID_BROADCAST_RATE = BudgetConfig.PAID_RATE;
+    public static final String BACKFILL_HEADROOM = BudgetConfig.BACKFILL_HEADROOM;
+    public static final String AIMD_DECREASE = BudgetConfig.AIMD_DECREASE;
+    public static final String AIMD_INCREASE = BudgetConfig.AIMD_INCREASE;
+    public static final String AIMD_FLOOR = BudgetConfig.AIMD_FLOOR;
+    public static final String REDIS_OUTAGE_MODE = BudgetConfig.OUTAGE_MODE;
+    public static final String MAX_REPLICAS = BudgetConfig.MAX_REPLICAS;
+    public static final String REDIS_PROBE_INTERVAL_MS = BudgetConfig.PROBE_INTERVAL_MS;
+    public static final String CIRCUIT_MINIMUM_CALLS = BudgetConfig.CIRCUIT_MINIMUM_CALLS;
     public static final String MAX_IN_FLIGHT = "sender.max.in.flight";
     public static final String BUFFER_MAX_RECORDS = "sender.buffer.max.records";
     public static final String REQUEST_TIMEOUT_MS = "sender.request.timeout.ms";

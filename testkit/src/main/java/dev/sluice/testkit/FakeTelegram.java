@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A fake Telegram Bot API server with Telegram's rate limits, for tests and the embedded demo.
  *
- * <p>Serves {@code POST /bot<token>/sendMessage} (and {@code getMe}) on 127.0.0.1 with bodies as
+ * <p>Serves {@code POST /bot<token>/sendMessage} (and {@code getMe}) on 127.0.0.1 (or {@link Builder#bindAddress}) with bodies as
  * {@code application/json}, {@code application/x-www-form-urlencoded} (what pengrad's
  * java-telegram-bot-api sends for SendMessage) or {@code multipart/form-data}, and query parameters.
  * Answers have Telegram's shape: {@code {"ok":true,"result":{Message}}} or
@@ -177,11 +177,11 @@ public final class FakeTelegram implements AutoCloseable {
         this.requiredTokenHashes = Set.copyOf(b.requiredTokenHashes);
         this.limiter = new TelegramLimiter(b.limits);
         this.executor = Executors.newFixedThreadPool(b.threads, daemonThreads());
-        this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), b.port), 256);
+        this.server = HttpServer.create(new InetSocketAddress(b.bindAddress, b.port), 256);
         server.createContext("/", this::handle);
         server.setExecutor(executor);
         server.start();
-        LOG.info("FakeTelegram listening on {} with {}", url(), limits);
+        LOG.info("FakeTelegram listening on {}:{} with {}", b.bindAddress.getHostAddress(), port(), limits);
     }
 
     /** Starts with {@link Limits#telegram()}, the system clock and 32 threads on a free port. */
@@ -209,6 +209,7 @@ public final class FakeTelegram implements AutoCloseable {
         private Clock clock = Clock.systemUTC();
         private int threads = 32;
         private int port = 0;
+        private InetAddress bindAddress = InetAddress.getLoopbackAddress();
         private final Set<String> requiredTokenHashes = new HashSet<>();
 
         private Builder() {
@@ -244,6 +245,16 @@ public final class FakeTelegram implements AutoCloseable {
         }
 
         /**
+         * The local address to listen on; default loopback ({@code 127.0.0.1}), so a test's fake is not
+         * reachable from the network. {@code 0.0.0.0} (any) lets other containers reach it, e.g. in
+         * docker-compose. {@link #url()} still names 127.0.0.1, which any bind address also serves.
+         */
+        public Builder bindAddress(InetAddress address) {
+            this.bindAddress = java.util.Objects.requireNonNull(address, "bindAddress");
+            return this;
+        }
+
+        /**
          * Accept only these tokens (others get 401 Unauthorized). Only a SHA-256 hash of the token is
          * kept. Without this, every well-formed token ({@code <digits>:<secret>}) is accepted.
          */
@@ -259,7 +270,7 @@ public final class FakeTelegram implements AutoCloseable {
             try {
                 return new FakeTelegram(this);
             } catch (IOException e) {
-                throw new IllegalStateException("FakeTelegram cannot bind 127.0.0.1:" + port + ": " + e.getMessage(), e);
+                throw new IllegalStateException("FakeTelegram cannot bind " + bindAddress.getHostAddress() + ":" + port + ": " + e.getMessage(), e);
             }
         }
     }

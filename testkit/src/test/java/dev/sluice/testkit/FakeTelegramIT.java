@@ -47,6 +47,29 @@ class FakeTelegramIT {
     }
 
     @Test
+    void listensOnLoopbackByDefaultAndOnEveryInterfaceWhenAskedTo() throws Exception {
+        java.net.InetAddress external = java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                .flatMap(i -> java.util.Collections.list(i.getInetAddresses()).stream())
+                .filter(a -> a instanceof java.net.Inet4Address && !a.isLoopbackAddress()).findFirst().orElse(null);
+        org.junit.jupiter.api.Assumptions.assumeTrue(external != null, "this host has no non-loopback IPv4 address");
+        try (FakeTelegram loopback = FakeTelegram.start()) {
+            assertThat(reachable(external, loopback.port())).isFalse();
+        }
+        fake = FakeTelegram.builder().bindAddress(java.net.InetAddress.getByName("0.0.0.0")).start();
+        assertThat(reachable(external, fake.port())).isTrue();
+        assertThat(pengrad(fake).execute(new SendMessage(4242L, "via 127.0.0.1")).isOk()).isTrue();
+    }
+
+    private static boolean reachable(java.net.InetAddress address, int port) {
+        try (java.net.Socket s = new java.net.Socket()) {
+            s.connect(new java.net.InetSocketAddress(address, port), 500);
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
+    @Test
     void pengradParsesAnAcceptedSend() {
         fake = FakeTelegram.start();
         SendResponse response = pengrad(fake).execute(new SendMessage(4242L, "hello, Kamchatka"));

@@ -179,7 +179,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
 
     private void result(Notification n, NotificationClass eventClass, DeliveryStatus status, String reason, long now) {
         context().forward(new Record<>(n.getChatId(), Outbound.result(n, eventClass, spec.lane(), status, reason, now), now));
-        counters.result(spec.lane(), status);
+        counters.result(spec.lane(), eventClass, status);
     }
 
     /** The chat's policy GCRA: TAT stored as {@code <rate count>:<tat>} (the TAT's scale depends on the count). */
@@ -254,7 +254,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             skipped.setDigestCount(digest.getDigestCount());
             skipped.setFoldedIds(digest.getFoldedIds());
             context().forward(new Record<>(e.getChatId(), skipped, now));
-            counters.result(spec.lane(), DeliveryStatus.SKIPPED_INACTIVE);
+            counters.result(spec.lane(), e.getEventClass(), DeliveryStatus.SKIPPED_INACTIVE);
             return;
         }
         context().forward(new Record<>(e.getChatId(), digest, now));

@@ -142,7 +142,10 @@ public final class SluiceTopology {
                                 .withKeySerde(Serdes.String()).withValueSerde(notificationSerde)),
                         spec, config, registry, counters, outboundSerde, resultSerde), "-valid"))
                 .defaultBranch(Branched.withConsumer(invalid -> invalid
-                        .mapValues(Checked::originalValue, Named.as(spec.name("dlq-original")))
+                        .mapValues(c -> {
+                            counters.deadLettered(spec.lane());
+                            return c.originalValue();
+                        }, Named.as(spec.name("dlq-original")))
                         .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("dlq-sink"))),
                         "-invalid"));
     }

@@ -28,7 +28,11 @@ public interface TopologyCounters {
     }
 
     /** A topology result written to {@code delivery.results} (EXPIRED or SKIPPED_INACTIVE). */
-    default void result(Lane lane, DeliveryStatus status) {
+    default void result(Lane lane, NotificationClass eventClass, DeliveryStatus status) {
+    }
+
+    /** A record that could not be read or was invalid went to the dead-letter topic. */
+    default void deadLettered(Lane lane) {
     }
 
     /** A notification put into the schedule store ({@code not_before} in the future). */

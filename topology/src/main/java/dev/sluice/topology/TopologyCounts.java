@@ -41,8 +41,13 @@ public final class TopologyCounts implements TopologyCounters {
     }
 
     @Override
-    public void result(Lane lane, DeliveryStatus status) {
+    public void result(Lane lane, NotificationClass eventClass, DeliveryStatus status) {
         add(lane(lane) + ".result." + status, 1);
+    }
+
+    @Override
+    public void deadLettered(Lane lane) {
+        add(lane(lane) + ".dlq", 1);
     }
 
     @Override

@@ -27,6 +27,10 @@ public record DemoReport(
         @JsonProperty("order_violations") long orderViolations,
         @JsonProperty("duplicates") long duplicates,
         @JsonProperty("unaccounted") long unaccounted,
+        @JsonProperty("folded") long folded,
+        @JsonProperty("digests") long digests,
+        @JsonProperty("expired") long expired,
+        @JsonProperty("skipped_inactive") long skippedInactive,
         @JsonProperty("lag_ms") Lag lagMs,
         @JsonProperty("run") RunInfo run) {
 
@@ -77,6 +81,10 @@ public record DemoReport(
         row(sb, "order_violations", orderViolations, orderViolations == 0 ? "ok" : "per-chat order broken");
         row(sb, "duplicates", duplicates, duplicates == 0 ? "ok" : "sent more than once");
         row(sb, "unaccounted", unaccounted, unaccounted == 0 ? "ok" : "inputs without exactly one result");
+        row(sb, "folded", folded, "notifications folded into digests");
+        row(sb, "digests", digests, "digest messages settling them");
+        row(sb, "expired", expired, "past their deadline");
+        row(sb, "skipped_inactive", skippedInactive, "to chats that blocked the bot, no budget spent");
         sb.append(String.format(Locale.ROOT, "  %-24s p50=%d p99=%d max=%d%n", "lag_ms (due->sent)", lagMs.p50(), lagMs.p99(), lagMs.max()));
         return sb.toString();
     }

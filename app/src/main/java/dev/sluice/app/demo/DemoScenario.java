@@ -35,6 +35,16 @@ public final class DemoScenario {
     }
 
     /**
+     * How the demo classifies real quakes (issue 5): M7+ is CRITICAL (with a deadline); a smaller quake in
+     * the region of an earlier M7+ within {@link #AFTERSHOCK_WINDOW} is an aftershock update, COLLAPSIBLE
+     * by region (only the latest state matters); everything else is ROUTINE.
+     */
+    public static final double CRITICAL_MAGNITUDE = 7.0;
+    public static final Duration AFTERSHOCK_WINDOW = Duration.ofDays(7);
+    /** A critical alert older than this is useless: it ends as EXPIRED instead of arriving late. */
+    public static final Duration CRITICAL_DEADLINE = Duration.ofMinutes(5);
+
+    /**
      * @param replayDuration the whole catalogue is replayed within this wall-clock duration
      */
     public static List<Planned> plan(List<Quake> quakes, Audience audience, Duration replayDuration, Instant createdAt) {
@@ -45,25 +55,44 @@ public final class DemoScenario {
         long spanMillis = Math.max(1, Duration.between(first, quakes.get(quakes.size() - 1).time()).toMillis());
         double speedup = (double) spanMillis / Math.max(1, replayDuration.toMillis());
         List<Planned> out = new ArrayList<>();
+        List<Quake> majors = new ArrayList<>();
         for (Quake q : quakes) {
             Duration offset = Duration.ofMillis((long) (Duration.between(first, q.time()).toMillis() / speedup));
+            NotificationClass cls = classify(q, majors);
+            if (q.magnitude() >= CRITICAL_MAGNITUDE) {
+                majors.add(q);
+            }
             for (String chat : audience.followersOf(q)) {
-                out.add(new Planned(offset, notification(q, chat, createdAt.plus(offset))));
+                out.add(new Planned(offset, notification(q, cls, chat, createdAt.plus(offset))));
             }
         }
         return List.copyOf(out);
     }
 
-    static Notification notification(Quake q, String chatId, Instant createdAt) {
+    static NotificationClass classify(Quake q, List<Quake> earlierMajors) {
+        if (q.magnitude() >= CRITICAL_MAGNITUDE) {
+            return NotificationClass.CRITICAL;
+        }
+        boolean aftershock = earlierMajors.stream().anyMatch(m -> m.region().equals(q.region())
+                && !q.time().isBefore(m.time()) && Duration.between(m.time(), q.time()).compareTo(AFTERSHOCK_WINDOW) <= 0);
+        return aftershock ? NotificationClass.COLLAPSIBLE : NotificationClass.ROUTINE;
+    }
+
+    static Notification notification(Quake q, NotificationClass cls, String chatId, Instant createdAt) {
         String text = String.format(Locale.ROOT, "M%.1f earthquake - %s - %s [%s]", q.magnitude(), q.place(),
                 HUMAN.format(q.time()), q.id());
         return Notification.newBuilder()
                 .setId(q.id() + ":" + chatId)
                 .setBotId(BOT_ID)
                 .setChatId(chatId)
-                .setKind("quake.alert")
-                .setEventClass(q.magnitude() >= 7.0 ? NotificationClass.CRITICAL : null)
-                .setEntity(q.region())
+                .setKind(switch (cls) {
+                    case CRITICAL -> "quake.major";
+                    case COLLAPSIBLE -> "quake.aftershock";
+                    case ROUTINE -> "quake.alert";
+                })
+                .setEventClass(cls)
+                .setEntity(cls == NotificationClass.COLLAPSIBLE ? "aftershocks in " + q.region() : q.id())
+                .setExpiresAt(cls == NotificationClass.CRITICAL ? createdAt.plus(CRITICAL_DEADLINE) : null)
                 .setText(text)
                 .setCreatedAt(createdAt)
                 .setAttributes(Map.of("quake_id", q.id(), "magnitude", Double.toString(q.magnitude()), "region", q.region()))

@@ -68,11 +68,14 @@ public final class ReportAnalyzer {
         }
         deadLetteredIds.forEach(id -> fates.merge(id, 1, Integer::sum));
         long unaccounted = produced.stream().filter(n -> fates.getOrDefault(n.getId(), 0) != 1).count();
+        long digests = results.stream().filter(r -> !r.getFoldedIds().isEmpty()).count();
+        long folded = results.stream().mapToLong(r -> r.getFoldedIds().size()).sum();
 
         return new DemoReport(produced.size(), byStatus, deadLetteredIds.size(), accepted.size(), provider429,
                 maxInSlidingWindow(accepted.stream().map(ProviderMessage::acceptedAtMillis).toList(), 1_000),
                 maxPerChat(accepted, false, 1_000), maxPerChat(accepted, true, 60_000),
-                orderViolations(produced, accepted), duplicates(accepted), unaccounted, lag(lags), run);
+                orderViolations(produced, accepted), duplicates(accepted), unaccounted, folded, digests,
+                byStatus.get(DeliveryStatus.EXPIRED.name()), byStatus.get(DeliveryStatus.SKIPPED_INACTIVE.name()), lag(lags), run);
     }
 
     private static long maxPerChat(List<ProviderMessage> accepted, boolean groupsOnly, long windowMillis) {

@@ -93,6 +93,15 @@ final class ResultCollector implements AutoCloseable {
         }
     }
 
+    /** Notifications settled so far: one per single result, the folded ids of a digest's result, dead letters. */
+    long settledNotifications() {
+        long n = deadLetteredIds.size();
+        for (DeliveryResult r : results()) {
+            n += r.getFoldedIds().isEmpty() ? 1 : r.getFoldedIds().size();
+        }
+        return n;
+    }
+
     Set<String> deadLetteredIds() {
         return Set.copyOf(deadLetteredIds);
     }

@@ -70,6 +70,25 @@ class DeployConfigConsistencyTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void everySluiceCommandParsesAndTheFakeTelegramIsReachableFromOtherContainers() {
+        for (String name : services.keySet()) {
+            if (process(name) == null) {
+                continue;
+            }
+            List<String> args = ((List<Object>) services.get(name).get("command")).stream().map(String::valueOf).toList();
+            // Parsing only (no execution): an unknown option or a bad value fails here, not in the container.
+            new picocli.CommandLine(new dev.sluice.app.SluiceCli()).parseArgs(args.toArray(String[]::new));
+        }
+        List<Object> fake = (List<Object>) services.get("fake-telegram").get("command");
+        int bind = fake.indexOf("--bind-address");
+        assertThat(bind).as("fake-telegram must listen beyond loopback; senders call http://fake-telegram:8081").isPositive();
+        assertThat(fake.get(bind + 1)).isEqualTo("0.0.0.0");
+        assertThat(env("sender-1").get("SLUICE_TELEGRAM_API_URL")).asString()
+                .startsWith("http://fake-telegram:" + fake.get(fake.indexOf("--port") + 1) + "/");
+    }
+
+    @Test
     void everySluiceEnvironmentVariableIsARealConfigKey() {
         List<String> unknown = new ArrayList<>();
         int checked = 0;

@@ -134,14 +134,19 @@ class RedactingEncoderTest {
         void run() throws Exception;
     }
 
+    /** The shipped logback.xml logs to stderr (stdout carries command output); capture both. */
     private static String captureStdout(Action action) throws Exception {
-        PrintStream original = System.out;
+        PrintStream originalOut = System.out;
+        PrintStream originalErr = System.err;
         ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(buffer, true, StandardCharsets.UTF_8));
+        PrintStream capture = new PrintStream(buffer, true, StandardCharsets.UTF_8);
+        System.setOut(capture);
+        System.setErr(capture);
         try {
             action.run();
         } finally {
-            System.setOut(original);
+            System.setOut(originalOut);
+            System.setErr(originalErr);
         }
         return buffer.toString(StandardCharsets.UTF_8);
     }

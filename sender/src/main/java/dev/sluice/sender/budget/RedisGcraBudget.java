@@ -8,7 +8,6 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.resource.ClientResources;
@@ -102,7 +101,6 @@ public final class RedisGcraBudget implements BudgetPort {
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
-                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                 .build());
         try {
             this.connection = client.connect();
@@ -155,7 +153,10 @@ public final class RedisGcraBudget implements BudgetPort {
             args[FIXED_ARGS + i] = Integer.toString(flags);
         }
         List<Long> reply = call(keys.toArray(new String[0]), args);
-        multiplierPpm.put(botId, reply.get(0));
+        Long m = reply.get(0);
+        if (!m.equals(multiplierPpm.get(botId))) {
+            multiplierPpm.put(botId, m);
+        }
         List<Decision> out = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
             long code = reply.get(1 + 2 * i);

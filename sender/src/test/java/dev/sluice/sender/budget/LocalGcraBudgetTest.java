@@ -46,4 +46,46 @@ class LocalGcraBudgetTest extends BudgetContract {
         clock.advance(Duration.ofMillis(1));
         assertThat(b.tryAcquire("bot", "b").granted()).isTrue();
     }
+
+    @Test
+    void aimd_halves_the_rate_after_a_bot_penalty_and_climbs_back_linearly_on_a_fake_clock() {
+        ManualClock clock = new ManualClock();
+        // 10/s; factor 0.5; +0.1 of the rate per second; floor 0.2
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(10, 1, 1000, 1000)).aimd(0.5, 0.1, 0.2).build();
+        LocalGcraBudget b = new LocalGcraBudget(config, clock);
+        b.penalize("bot", PenaltyScope.BOT, "1", Duration.ofSeconds(2));
+        assertThat(b.rateMultiplier("bot")).isEqualTo(0.5);
+        b.penalize("bot", PenaltyScope.BOT, "1", Duration.ofSeconds(3)); // same episode: gate longer, no second cut
+        assertThat(b.rateMultiplier("bot")).isEqualTo(0.5);
+        assertThat(b.tryAcquire("bot", "a").limit()).isEqualTo(Limit.GATE_BOT);
+        clock.advance(Duration.ofSeconds(3));
+        assertThat(b.rateMultiplier("bot")).as("climbing starts when the gate lifts").isEqualTo(0.5);
+        assertThat(b.tryAcquire("bot", "a").granted()).isTrue();
+        assertThat(b.tryAcquire("bot", "b").retryIn()).as("5/s: 200 ms").isEqualTo(Duration.ofMillis(200));
+        clock.advance(Duration.ofSeconds(2));
+        assertThat(b.rateMultiplier("bot")).isEqualTo(0.7, org.assertj.core.data.Offset.offset(1e-9));
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(b.rateMultiplier("bot")).as("capped at the configured rate").isEqualTo(1.0);
+        // a new episode cuts again, down to the floor at most
+        b.penalize("bot", PenaltyScope.BOT, "1", Duration.ofMillis(1));
+        clock.advance(Duration.ofMillis(1));
+        b.penalize("bot", PenaltyScope.BOT, "1", Duration.ofMillis(1));
+        clock.advance(Duration.ofMillis(1));
+        b.penalize("bot", PenaltyScope.BOT, "1", Duration.ofMillis(1));
+        assertThat(b.rateMultiplier("bot")).isEqualTo(0.2, org.assertj.core.data.Offset.offset(0.001));
+    }
+
+    @Test
+    void a_paid_broadcast_bot_gets_1000_per_second_and_others_their_own_rate() {
+        ManualClock clock = new ManualClock();
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(30, 1, 1000, 1000))
+                .paidBroadcast("paid").botRate("slow", 2).build();
+        LocalGcraBudget b = new LocalGcraBudget(config, clock);
+        assertThat(b.tryAcquire("paid", "a").granted()).isTrue();
+        assertThat(b.tryAcquire("paid", "b").retryIn()).isEqualTo(Duration.ofMillis(1));
+        assertThat(b.tryAcquire("slow", "a").granted()).isTrue();
+        assertThat(b.tryAcquire("slow", "b").retryIn()).isEqualTo(Duration.ofMillis(500));
+        assertThat(b.tryAcquire("other", "a").granted()).isTrue();
+        assertThat(b.tryAcquire("other", "b").retryIn()).isEqualTo(Duration.ofMillis(34));
+    }
 }

@@ -148,4 +148,18 @@ class RedisGcraBudgetIT extends BudgetContract {
         assertThat(script).contains("redis.call('TIME')").doesNotContain("KEYS[0]").doesNotContain("redis.call('KEYS'");
         assertThat(script).as("no key names built inside the script").doesNotContain("'sluice:");
     }
+
+    @Test
+    void per_bot_rate_and_paid_broadcast_reach_the_script() {
+        String paid = bot + "-paid";
+        String slow = bot + "-slow";
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(30, 1, 1000, 1000))
+                .paidBroadcast(paid).botRate(slow, 2).build();
+        try (BudgetPort b = budget(config)) {
+            assertThat(b.tryAcquire(paid, "a").granted()).isTrue();
+            assertThat(b.tryAcquire(paid, "b").retryIn()).as("1000/s").isLessThanOrEqualTo(Duration.ofMillis(1));
+            assertThat(b.tryAcquire(slow, "a").granted()).isTrue();
+            assertThat(b.tryAcquire(slow, "b").retryIn()).as("2/s").isBetween(Duration.ofMillis(400), Duration.ofMillis(500));
+        }
+    }
 }

@@ -1,0 +1,204 @@
+package dev.sluice.app.tools;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.topology.InvalidNotificationException;
+import dev.sluice.topology.NotificationValidator;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Reads one JSON object per line into a {@link Notification}.
+ *
+ * <p>Field names are those of {@code Notification.avsc} ({@code id, bot_id, chat_id, kind, event_class,
+ * user_id, entity, text, parse_mode, created_at, expires_at, not_before, bot_pool, attributes}). Times are
+ * ISO-8601 instants ({@code 2025-07-30T00:00:00Z}) or epoch milliseconds (a JSON number).
+ * {@code created_at} may be left out (then: the clock's now). Unknown fields are refused, so a typo such as
+ * {@code chatId} is reported instead of silently dropped. After parsing, the topology's own
+ * {@link NotificationValidator} rules apply (required text fields, text at most 4096 characters), so a line
+ * accepted here is not dead-lettered later for the same reason.
+ */
+public final class NotificationJson {
+    static final Set<String> FIELDS = Set.of("id", "bot_id", "chat_id", "kind", "event_class", "user_id", "entity",
+            "text", "parse_mode", "created_at", "expires_at", "not_before", "bot_pool", "attributes");
+    static final List<String> REQUIRED = List.of("id", "bot_id", "chat_id", "kind", "text");
+    private static final int MAX_VALUE_ECHO = 80;
+
+    private final ObjectMapper json = new ObjectMapper();
+    private final Clock clock;
+
+    public NotificationJson(Clock clock) {
+        this.clock = clock;
+    }
+
+    /**
+     * @param lineNumber 1-based, for the error message
+     * @throws InvalidLineException naming the line, the field and the value when the line is not a valid notification
+     */
+    public Notification parse(long lineNumber, String line) {
+        JsonNode node;
+        try {
+            node = json.readTree(line);
+        } catch (JsonProcessingException e) {
+            throw new InvalidLineException(lineNumber, "(line)", "not JSON: " + e.getOriginalMessage());
+        }
+        if (node == null || !node.isObject()) {
+            throw new InvalidLineException(lineNumber, "(line)", "expected a JSON object, got " + (node == null ? "nothing" : node.getNodeType()));
+        }
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String name = it.next();
+            if (!FIELDS.contains(name)) {
+                throw new InvalidLineException(lineNumber, name, "unknown field (known: "
+                        + FIELDS.stream().sorted().collect(Collectors.joining(", ")) + ")");
+            }
+        }
+        for (String required : REQUIRED) {
+            JsonNode v = node.get(required);
+            if (v == null || v.isNull()) {
+                throw new InvalidLineException(lineNumber, required, "missing; required fields are " + String.join(", ", REQUIRED));
+            }
+        }
+        Notification n = Notification.newBuilder()
+                .setId(text(lineNumber, node, "id"))
+                .setBotId(text(lineNumber, node, "bot_id"))
+                .setChatId(text(lineNumber, node, "chat_id"))
+                .setKind(text(lineNumber, node, "kind"))
+                .setUserId(text(lineNumber, node, "user_id"))
+                .setEntity(text(lineNumber, node, "entity"))
+                .setText(text(lineNumber, node, "text"))
+                .setParseMode(parseMode(lineNumber, node))
+                .setEventClass(eventClass(lineNumber, node))
+                .setCreatedAt(orNow(time(lineNumber, node, "created_at")))
+                .setExpiresAt(time(lineNumber, node, "expires_at"))
+                .setNotBefore(time(lineNumber, node, "not_before"))
+                .setBotPool(strings(lineNumber, node, "bot_pool"))
+                .setAttributes(attributes(lineNumber, node))
+                .build();
+        try {
+            NotificationValidator.validate(n);
+        } catch (InvalidNotificationException e) {
+            throw new InvalidLineException(lineNumber, e.field(), e.getMessage());
+        }
+        return n;
+    }
+
+    private Instant orNow(Instant t) {
+        return t != null ? t : clock.instant();
+    }
+
+    private static String text(long line, JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (v.isTextual()) {
+            return v.asText();
+        }
+        if (v.isIntegralNumber() && ("chat_id".equals(field) || "user_id".equals(field))) {
+            return v.asText(); // chat ids are numbers in Telegram's own JSON; accept them as such
+        }
+        throw new InvalidLineException(line, field, "expected a string, got " + echo(v));
+    }
+
+    private static String parseMode(long line, JsonNode node) {
+        String v = text(line, node, "parse_mode");
+        if (v != null && !List.of("MarkdownV2", "HTML", "Markdown").contains(v)) {
+            throw new InvalidLineException(line, "parse_mode", "'" + cut(v) + "' is not one of MarkdownV2, HTML, Markdown");
+        }
+        return v;
+    }
+
+    private static NotificationClass eventClass(long line, JsonNode node) {
+        String v = text(line, node, "event_class");
+        if (v == null) {
+            return null;
+        }
+        try {
+            return NotificationClass.valueOf(v);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidLineException(line, "event_class", "'" + cut(v) + "' is not one of "
+                    + Arrays.toString(NotificationClass.values()));
+        }
+    }
+
+    /** ISO-8601 instant text or epoch milliseconds; null when absent. */
+    static Instant time(long line, JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (v.isIntegralNumber() && v.canConvertToLong() && v.asLong() >= 0) {
+            return Instant.ofEpochMilli(v.asLong());
+        }
+        if (v.isTextual()) {
+            try {
+                return Instant.parse(v.asText());
+            } catch (DateTimeParseException e) {
+                // fall through to the error below
+            }
+        }
+        throw new InvalidLineException(line, field, echo(v) + " is not an ISO-8601 instant (2025-07-30T00:00:00Z) "
+                + "or epoch milliseconds (a non-negative integer)");
+    }
+
+    private static List<String> strings(long line, JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        List<String> out = new ArrayList<>();
+        if (v == null || v.isNull()) {
+            return out;
+        }
+        if (!v.isArray()) {
+            throw new InvalidLineException(line, field, "expected an array of strings, got " + echo(v));
+        }
+        for (JsonNode item : v) {
+            if (!item.isTextual()) {
+                throw new InvalidLineException(line, field, "expected an array of strings, found element " + echo(item));
+            }
+            out.add(item.asText());
+        }
+        return out;
+    }
+
+    private static Map<String, String> attributes(long line, JsonNode node) {
+        JsonNode v = node.get("attributes");
+        Map<String, String> out = new LinkedHashMap<>();
+        if (v == null || v.isNull()) {
+            return out;
+        }
+        if (!v.isObject()) {
+            throw new InvalidLineException(line, "attributes", "expected an object of string values, got " + echo(v));
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            JsonNode value = e.getValue();
+            if (value.isTextual()) {
+                out.put(e.getKey(), value.asText());
+            } else if (value.isNumber() || value.isBoolean()) {
+                out.put(e.getKey(), value.asText()); // Avro map<string>: numbers become their text
+            } else {
+                throw new InvalidLineException(line, "attributes." + e.getKey(), "expected a string, got " + echo(value));
+            }
+        }
+        return out;
+    }
+
+    private static String echo(JsonNode v) {
+        return v.isTextual() ? "'" + cut(v.asText()) + "'" : v.getNodeType().name().toLowerCase() + " " + cut(v.toString());
+    }
+
+    private static String cut(String s) {
+        return s.length() <= MAX_VALUE_ECHO ? s : s.substring(0, MAX_VALUE_ECHO) + "...";
+    }
+}

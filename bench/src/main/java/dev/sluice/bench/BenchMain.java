@@ -1,0 +1,34 @@
+package dev.sluice.bench;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Runs a benchmark scenario by name: {@code java -jar bench/target/sluice-bench.jar <scenario> [options]}.
+ *
+ * <p>Scenarios: {@code budget-vs-bucket4j} ({@link BudgetVsBucket4j}).
+ */
+public final class BenchMain {
+    private static final Map<String, Scenario> SCENARIOS = new TreeMap<>(Map.of(
+            "budget-vs-bucket4j", BudgetVsBucket4j::run));
+
+    /** One named benchmark; returns the process exit code. */
+    @FunctionalInterface
+    interface Scenario {
+        int run(String[] args) throws Exception;
+    }
+
+    private BenchMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0 || !SCENARIOS.containsKey(args[0])) {
+            System.err.println("usage: java -jar sluice-bench.jar <scenario> [options]; scenarios: " + SCENARIOS.keySet());
+            System.err.println("  budget-vs-bucket4j [--json FILE] [--seconds N] [--clients 1,16] [--rate R] [--burst B]");
+            System.exit(2);
+        }
+        int code = SCENARIOS.get(args[0]).run(Arrays.copyOfRange(args, 1, args.length));
+        System.exit(code);
+    }
+}

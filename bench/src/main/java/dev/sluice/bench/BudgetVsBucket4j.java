@@ -1,0 +1,378 @@
+package dev.sluice.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.sender.budget.BudgetConfig;
+import dev.sluice.sender.budget.BudgetLimits;
+import dev.sluice.sender.budget.BudgetRequest;
+import dev.sluice.sender.budget.Decision;
+import dev.sluice.sender.budget.Limit;
+import dev.sluice.sender.budget.RedisGcraBudget;
+import dev.sluice.testkit.RedisInstance;
+import dev.sluice.testkit.RedisLauncher;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.BucketProxy;
+import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
+import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import java.io.File;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.PriorityQueue;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The shared budget script against Bucket4j's Lettuce backend ({@code LettuceBasedProxyManager}, CAS) on the
+ * same redis-server: one hot key (one bot, one chat), a bucket with the same rate and burst, 1 and 16
+ * concurrent clients sharing one Lettuce connection per implementation. Every client asks in a loop without
+ * waiting, so almost every decision is a refusal: this measures decisions per second and their latency,
+ * and counts grants to check over-admission ({@code granted − (burst + rate·T)} if positive, T from the
+ * first to the last decision).
+ *
+ * <p>Then {@code round_trips_per_delivered}: a simulated drain of a backlog over many chats through
+ * {@code tryAcquireAll} (K ready chats per EVALSHA, refused chats rescheduled at the returned wait), with
+ * the EVALSHA calls counted per granted message; the same drain with one {@code tryAcquire} per candidate
+ * is the baseline.
+ */
+final class BudgetVsBucket4j {
+    private BudgetVsBucket4j() {
+    }
+
+    record Measured(long decisions, long granted, double seconds, Histogram latencyMicros) {
+        double opsPerS() {
+            return decisions / seconds;
+        }
+
+        long p99Micros() {
+            return latencyMicros.getValueAtPercentile(99);
+        }
+
+        long overAdmitted(double rate, int burst) {
+            return Math.max(0, granted - (long) Math.floor(burst + rate * seconds));
+        }
+    }
+
+    static int run(String[] args) throws Exception {
+        String json = null;
+        int seconds = 10;
+        int[] clientCounts = {1, 16};
+        double rate = 1000;
+        int burst = 100;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--json" -> json = args[++i];
+                case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+                case "--clients" -> clientCounts = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--rate" -> rate = Double.parseDouble(args[++i]);
+                case "--burst" -> burst = Integer.parseInt(args[++i]);
+                default -> {
+                    System.err.println("unknown option " + args[i]);
+                    return 2;
+                }
+            }
+        }
+        try (RedisInstance redis = RedisLauncher.start()) {
+            System.out.printf(Locale.ROOT, "redis %s; rate %.0f/s, burst %d, %d s per measurement (+2 s warm-up)%n",
+                    redis.source(), rate, burst, seconds);
+            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            ObjectNode root = mapper.createObjectNode();
+            root.put("scenario", "budget-vs-bucket4j");
+            root.put("redis", redis.source().toString());
+            root.put("rate_per_s", rate);
+            root.put("burst", burst);
+            root.put("seconds", seconds);
+            root.put("available_processors", Runtime.getRuntime().availableProcessors());
+            ArrayNode results = root.putArray("results");
+            List<String[]> rows = new ArrayList<>();
+
+            BudgetLimits limits = new BudgetLimits(rate, burst, 1_000_000, 1_000_000);
+            try (RedisGcraBudget sluice = new RedisGcraBudget(redis.url(), BudgetConfig.of(limits), Duration.ofSeconds(5));
+                 Bucket4jSide bucket4j = new Bucket4jSide(redis.url(), rate, burst);
+                 CommandStats stats = new CommandStats(redis.url())) {
+                for (int clients : clientCounts) {
+                    // warm up both on throw-away keys, then measure each on a fresh (full) key
+                    measure(clients, Duration.ofSeconds(2), sluiceDecider(sluice, "warm" + clients));
+                    measure(clients, Duration.ofSeconds(2), bucket4j.decider("warm" + clients));
+                    long c0 = stats.commands();
+                    Measured s = measure(clients, Duration.ofSeconds(seconds), sluiceDecider(sluice, "hot" + clients));
+                    long c1 = stats.commands();
+                    Measured b = measure(clients, Duration.ofSeconds(seconds), bucket4j.decider("hot" + clients));
+                    long c2 = stats.commands();
+                    double sluiceCalls = (c1 - c0) / (double) s.decisions();
+                    double b4jCalls = (c2 - c1) / (double) b.decisions();
+                    ObjectNode r = results.addObject();
+                    r.put("clients", clients);
+                    r.put("sluice_ops_per_s", Math.round(s.opsPerS()));
+                    r.put("bucket4j_ops_per_s", Math.round(b.opsPerS()));
+                    r.put("sluice_p99_us", s.p99Micros());
+                    r.put("bucket4j_p99_us", b.p99Micros());
+                    r.put("sluice_p50_us", s.latencyMicros().getValueAtPercentile(50));
+                    r.put("bucket4j_p50_us", b.latencyMicros().getValueAtPercentile(50));
+                    r.put("over_admitted", s.overAdmitted(rate, burst));
+                    r.put("bucket4j_over_admitted", b.overAdmitted(rate, burst));
+                    r.put("sluice_granted", s.granted());
+                    r.put("bucket4j_granted", b.granted());
+                    r.put("allowed_by_limit", (long) Math.floor(burst + rate * s.seconds()));
+                    r.put("speedup", Math.round(100 * s.opsPerS() / b.opsPerS()) / 100.0);
+                    r.put("sluice_redis_commands_per_decision", round3(sluiceCalls));
+                    r.put("bucket4j_redis_commands_per_decision", round3(b4jCalls));
+                    rows.add(new String[] {Integer.toString(clients),
+                            String.format(Locale.ROOT, "%,.0f", s.opsPerS()), String.format(Locale.ROOT, "%,.0f", b.opsPerS()),
+                            String.format(Locale.ROOT, "%.2f×", s.opsPerS() / b.opsPerS()),
+                            Long.toString(s.p99Micros()), Long.toString(b.p99Micros()),
+                            Long.toString(s.overAdmitted(rate, burst)), Long.toString(b.overAdmitted(rate, burst)),
+                            String.format(Locale.ROOT, "%.2f", sluiceCalls), String.format(Locale.ROOT, "%.2f", b4jCalls)});
+                }
+            }
+
+            Drain batch = drain(redis.url(), 16, 1);
+            Drain single = drain(redis.url(), 1, 1);
+            Drain batchBurst = drain(redis.url(), 16, 10);
+            Drain singleBurst = drain(redis.url(), 1, 10);
+            root.put("round_trips_per_delivered", round3(batch.perDelivered()));
+            root.put("round_trips_per_delivered_single_baseline", round3(single.perDelivered()));
+            root.put("round_trips_per_delivered_burst10", round3(batchBurst.perDelivered()));
+            root.put("round_trips_per_delivered_burst10_single_baseline", round3(singleBurst.perDelivered()));
+            root.put("drain_over_admitted", Math.max(Math.max(batch.overAdmitted, single.overAdmitted),
+                    Math.max(batchBurst.overAdmitted, singleBurst.overAdmitted)));
+            root.put("drain_messages", batch.delivered);
+            root.put("drain_description", DRAIN_DESCRIPTION);
+
+            System.out.println();
+            System.out.printf("%-8s %14s %14s %8s %11s %11s %11s %9s %12s %12s%n", "clients", "sluice ops/s", "bucket4j ops/s",
+                    "ratio", "sluice p99", "b4j p99", "sluice over", "b4j over", "sluice cmds", "b4j cmds");
+            for (String[] row : rows) {
+                System.out.printf("%-8s %14s %14s %8s %8s µs %8s µs %11s %9s %12s %12s%n", (Object[]) row);
+            }
+            System.out.println("(cmds = commands redis-server executed per decision, from INFO commandstats, calls made inside scripts included)");
+            System.out.println();
+            System.out.println(DRAIN_DESCRIPTION);
+            System.out.printf(Locale.ROOT, "round trips per delivered, global burst 1:  batch %.3f   single-message baseline %.3f%n",
+                    batch.perDelivered(), single.perDelivered());
+            System.out.printf(Locale.ROOT, "round trips per delivered, global burst 10: batch %.3f   single-message baseline %.3f%n",
+                    batchBurst.perDelivered(), singleBurst.perDelivered());
+            if (json != null) {
+                mapper.writeValue(new File(json), root);
+                System.out.println("wrote " + json);
+            }
+        }
+        return 0;
+    }
+
+    private static double round3(double v) {
+        return Math.round(v * 1000) / 1000.0;
+    }
+
+    private static BooleanSupplier sluiceDecider(RedisGcraBudget budget, String suffix) {
+        String bot = "bench-" + suffix + "-" + UUID.randomUUID().toString().substring(0, 6);
+        BudgetRequest request = BudgetRequest.live(bot, "1");
+        return () -> budget.tryAcquire(request).granted();
+    }
+
+    /** {@code clients} threads call {@code decide} in a loop for {@code duration}; latency per call in µs. */
+    static Measured measure(int clients, Duration duration, BooleanSupplier decide) throws InterruptedException {
+        AtomicLong decisions = new AtomicLong();
+        AtomicLong granted = new AtomicLong();
+        AtomicLong firstNanos = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong lastNanos = new AtomicLong(Long.MIN_VALUE);
+        Histogram total = new Histogram(60_000_000L, 3);
+        CountDownLatch start = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(clients);
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < clients; c++) {
+            Thread t = new Thread(() -> {
+                Histogram h = new Histogram(60_000_000L, 3);
+                long n = 0;
+                long g = 0;
+                try {
+                    start.await();
+                    long begin = System.nanoTime();
+                    firstNanos.accumulateAndGet(begin, Math::min);
+                    long end = begin + duration.toNanos();
+                    long now = begin;
+                    while (now < end) {
+                        boolean ok = decide.getAsBoolean();
+                        long after = System.nanoTime();
+                        h.recordValue(Math.max(1, (after - now) / 1000));
+                        n++;
+                        if (ok) {
+                            g++;
+                        }
+                        now = after;
+                    }
+                    lastNanos.accumulateAndGet(now, Math::max);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    decisions.addAndGet(n);
+                    granted.addAndGet(g);
+                    synchronized (total) {
+                        total.add(h);
+                    }
+                    done.countDown();
+                }
+            }, "bench-client-" + c);
+            threads.add(t);
+            t.start();
+        }
+        start.countDown();
+        done.await();
+        double seconds = (lastNanos.get() - firstNanos.get()) / 1e9;
+        return new Measured(decisions.get(), granted.get(), seconds, total);
+    }
+
+    /** Bucket4j's Lettuce CAS backend on one connection (byte[] values), a bucket of the same rate and burst. */
+    static final class Bucket4jSide implements AutoCloseable {
+        private final RedisClient client;
+        private final StatefulRedisConnection<String, byte[]> connection;
+        private final LettuceBasedProxyManager<String> proxyManager;
+        private final BucketConfiguration configuration;
+
+        Bucket4jSide(String url, double rate, int burst) {
+            this.client = RedisClient.create(url);
+            this.connection = client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
+            this.proxyManager = Bucket4jLettuce.casBasedBuilder(connection)
+                    .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+                    .build();
+            // refill rate tokens per second, greedily (continuously), capacity = burst: the same limit as GCRA(rate, burst)
+            long perSecond = Math.round(rate);
+            this.configuration = BucketConfiguration.builder()
+                    .addLimit(l -> l.capacity(burst).refillGreedy(perSecond, Duration.ofSeconds(1)))
+                    .build();
+        }
+
+        BooleanSupplier decider(String suffix) {
+            BucketProxy bucket = proxyManager.builder().build("bench-b4j-" + suffix + "-" + UUID.randomUUID(), () -> configuration);
+            return () -> bucket.tryConsume(1);
+        }
+
+        @Override
+        public void close() {
+            connection.close();
+            client.shutdown();
+        }
+    }
+
+    static final String DRAIN_DESCRIPTION = "drain: 200 chats x 3 messages of one bot, global 300/s, chat 10/s burst 3"
+            + " (Telegram's shape at 10x speed), one driver thread that waits out bot-wide refusals (like the sender's pacer);"
+            + " batch = up to 16 ready chats per EVALSHA, baseline = one EVALSHA per candidate";
+
+    record Drain(long roundTrips, long delivered, long overAdmitted) {
+        double perDelivered() {
+            return roundTrips / (double) delivered;
+        }
+    }
+
+    /**
+     * Drains a backlog like the sender's ready queue: chats ordered by ready time; up to {@code batch} ready
+     * chats are asked for in one call; a granted chat's next message is ready at once, a refused chat is
+     * rescheduled at the returned wait. No provider calls: only the budget's round trips are counted.
+     */
+    static Drain drain(String url, int batch, int globalBurst) {
+        int chats = 200;
+        int perChat = 3;
+        double rate = 300;
+        BudgetLimits limits = new BudgetLimits(rate, globalBurst, 10, 3);
+        String bot = "drain-" + UUID.randomUUID().toString().substring(0, 8);
+        record Ready(long atNanos, String chat, int left) {
+        }
+        try (RedisGcraBudget budget = new RedisGcraBudget(url, BudgetConfig.of(limits), Duration.ofSeconds(5))) {
+            PriorityQueue<Ready> queue = new PriorityQueue<>((a, b) -> Long.compare(a.atNanos, b.atNanos));
+            long t0 = System.nanoTime();
+            for (int c = 0; c < chats; c++) {
+                queue.add(new Ready(t0, Integer.toString(100_000 + c), perChat));
+            }
+            long before = budget.roundTrips();
+            long delivered = 0;
+            long firstCall = -1;
+            long lastGrant = 0;
+            // like the sender's pacer: after a refusal by a bot-wide limit the whole bot waits, not each chat
+            long botNotBefore = 0;
+            while (!queue.isEmpty()) {
+                long wait = Math.max(queue.peek().atNanos, botNotBefore) - System.nanoTime();
+                if (wait > 0) {
+                    LockSupport.parkNanos(wait);
+                }
+                long now = System.nanoTime();
+                if (firstCall < 0) {
+                    firstCall = now;
+                }
+                List<Ready> picked = new ArrayList<>();
+                while (picked.size() < batch && !queue.isEmpty() && queue.peek().atNanos <= now) {
+                    picked.add(queue.poll());
+                }
+                List<BudgetRequest> requests = new ArrayList<>(picked.size());
+                for (Ready r : picked) {
+                    requests.add(BudgetRequest.live(bot, r.chat));
+                }
+                List<Decision> decisions = batch == 1 ? List.of(budget.tryAcquire(requests.get(0)))
+                        : budget.tryAcquireAll(bot, requests);
+                long after = System.nanoTime();
+                for (int i = 0; i < picked.size(); i++) {
+                    Ready r = picked.get(i);
+                    Decision d = decisions.get(i);
+                    if (d.granted()) {
+                        delivered++;
+                        lastGrant = after;
+                        if (r.left > 1) {
+                            queue.add(new Ready(after, r.chat, r.left - 1));
+                        }
+                    } else {
+                        long at = after + d.retryIn().toNanos();
+                        if (d.limit() == Limit.GLOBAL || d.limit() == Limit.GATE_BOT || d.limit() == Limit.HEADROOM) {
+                            botNotBefore = Math.max(botNotBefore, at);
+                        }
+                        queue.add(new Ready(at, r.chat, r.left));
+                    }
+                }
+            }
+            long trips = budget.roundTrips() - before;
+            double seconds = (lastGrant - firstCall) / 1e9;
+            long over = Math.max(0, delivered - (long) Math.floor(globalBurst + rate * seconds));
+            return new Drain(trips, delivered, over);
+        }
+    }
+
+    /** Counts the commands redis-server executed (INFO commandstats; calls inside scripts included), INFO excluded. */
+    static final class CommandStats implements AutoCloseable {
+        private final RedisClient client;
+        private final StatefulRedisConnection<String, String> connection;
+
+        CommandStats(String url) {
+            this.client = RedisClient.create(url);
+            this.connection = client.connect();
+        }
+
+        long commands() {
+            long total = 0;
+            for (String line : connection.sync().info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
+                    int at = line.indexOf("calls=");
+                    int end = line.indexOf(',', at);
+                    total += Long.parseLong(line.substring(at + 6, end));
+                }
+            }
+            return total;
+        }
+
+        @Override
+        public void close() {
+            connection.close();
+            client.shutdown();
+        }
+    }
+}
