@@ -195,6 +195,7 @@ public final class DeliveryProcessor {
             }
             if (decision.granted()) {
                 p.releaseAttemptSlot();
+                p.keptTurn(false);
                 metrics.budgetGranted(bot, 1);
                 if (!slots.tryAcquire(bot)) {
                     // Another lane took the last slot meanwhile (rare): this grant is spent, the cap holds.
@@ -307,8 +308,9 @@ public final class DeliveryProcessor {
         if (single && (decision.limit() == Limit.GLOBAL || decision.limit() == Limit.HEADROOM)) {
             // HEADROOM is the backfill share of the global limit: paced the same way, so a refused backfill
             // backlog does not come back all at once (one budget call per waiting lane per slot).
-            if (laneOf(p) != dev.sluice.avro.Lane.BACKFILL && decision.limit() == Limit.GLOBAL
+            if (laneOf(p) != dev.sluice.avro.Lane.BACKFILL && decision.limit() == Limit.GLOBAL && !p.keptTurn()
                     && waitMs < pacer.intervalMillis(pacerKey(bot, p))) {
+                p.keptTurn(true); // once per slot: under contention from other replicas it takes the next slot
                 // A live lane early by less than one slot (the slot was rounded to whole ms, the clocks of this
                 // host and Redis differ, or backfill took the slot): keep its turn and ask again exactly then; the
                 // budget lets a waiting live caller pass before backfill. A refused backfill lane always goes to
@@ -320,6 +322,7 @@ public final class DeliveryProcessor {
             // lane reserves the next free one. Lanes never pile up retrying.
             pacer.deferTo(pacerKey(bot, p), now + waitMs);
             p.holdAttemptSlot();
+            p.keptTurn(false);
             return pacer.reserve(pacerKey(bot, p), now);
         }
         return now + waitMs;
