@@ -80,6 +80,7 @@ public final class DeliveryProcessor {
     private final ProviderBreakers breakers;
     private final ChatRegistry chats;
     private final String backfillTopic;
+    private ResultLookup resultLookup = ResultLookup.NONE;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -273,6 +274,13 @@ public final class DeliveryProcessor {
                 return Step.DONE;
             }
             case SENT -> {
+                if (resultLookup.hasResult(mark.resultKey(), m.getId(), mark.atMs())) {
+                    // The previous owner wrote the result and died before raising the key: no second result.
+                    log.info("result of {} was written by the previous owner (found on the results topic)", m.getId());
+                    results.alreadyFinished(p);
+                    return Step.DONE;
+                }
+                log.info("{} was sent by the previous owner, which left no result: writing it, not sending", m.getId());
                 DeliveryStatus status = "UNCERTAIN".equals(mark.status()) ? DeliveryStatus.UNCERTAIN
                         : DeliveryStatus.DELIVERED;
                 return finish(p, status, "already sent before a redelivery (idempotency key " + m.getId()
@@ -397,7 +405,8 @@ public final class DeliveryProcessor {
 
     private void markSent(PendingMessage p, DeliveryStatus status, Long providerMessageId) {
         try {
-            sentMarks.markSent(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId);
+            sentMarks.markSent(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId,
+                    clock.millis(), chats.resolve(p.message().getChatId()));
         } catch (SentMarksUnavailableException e) {
             metrics.redisError("connection");
             log.warn("could not mark {} as sent ({}); a redelivery after a crash could send it again",
@@ -452,6 +461,11 @@ public final class DeliveryProcessor {
             ceiling = backoffMax.toMillis();
         }
         return Math.max(1, random.nextLong(ceiling + 1));
+    }
+
+    /** Where a redelivered message marked sent (not result-written) looks for the result of its previous owner. */
+    void resultLookup(ResultLookup lookup) {
+        this.resultLookup = Objects.requireNonNull(lookup);
     }
 
     /** The circuit breaker state of a bot's provider calls (for readiness and tests). */

@@ -99,6 +99,7 @@ public final class SenderService implements AutoCloseable {
     private final BudgetPort budget;
     private final Transport transport;
     private final SentMarks sentMarks;
+    private final ResultLookup resultLookup;
     private final OffsetTracker offsets = new OffsetTracker();
     private final DeliveryProcessor processor;
     private final BotSlots botSlots;
@@ -139,10 +140,11 @@ public final class SenderService implements AutoCloseable {
      * @param budget            the shared provider budget
      * @param transport         the provider
      * @param sentMarks         idempotency keys of sent messages
+     * @param resultDeserializer reads {@code delivery.results} when a crash left a "sent" key behind; null: never look
      */
     public record Ports(Deserializer<OutboundMessage> valueDeserializer, Serializer<DeliveryResult> resultSerializer,
                         Serializer<SenderStatus> statusSerializer, BudgetPort budget, Transport transport,
-                        SentMarks sentMarks) {
+                        SentMarks sentMarks, Deserializer<DeliveryResult> resultDeserializer) {
     }
 
     /**
@@ -183,7 +185,7 @@ public final class SenderService implements AutoCloseable {
                 Serdes.statusSerializer(schemas), budgetFor(config, listener),
                 new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
                         config.requestTimeout()),
-                sentMarksFor(config));
+                sentMarksFor(config), Serdes.resultDeserializer(schemas));
     }
 
     /** Explicit ports (tests, the demo). The service owns and closes all of them. */
@@ -222,6 +224,10 @@ public final class SenderService implements AutoCloseable {
         this.processor = new DeliveryProcessor(config, budget, transport,
                 new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
                 clock, THREAD_SAFE_RANDOM, botSlots, new ChatRegistry(100_000));
+        this.resultLookup = ports.resultDeserializer() == null ? ResultLookup.NONE
+                : new KafkaResultLookup(config.topics().deliveryResults(), consumerProperties(config, 500),
+                        ports.resultDeserializer());
+        processor.resultLookup(resultLookup);
         metrics.bufferedRecords(this::bufferedRecords);
         metrics.maxLaneDepth(this::maxLaneDepth);
         AtomicInteger n = new AtomicInteger();
@@ -796,6 +802,7 @@ public final class SenderService implements AutoCloseable {
         budget.close();
         transport.close();
         sentMarks.close();
+        resultLookup.close();
         log.info("sender {} closed", config.instanceId());
     }
 
