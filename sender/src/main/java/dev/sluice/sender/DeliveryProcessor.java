@@ -80,6 +80,7 @@ public final class DeliveryProcessor {
     private final ProviderBreakers breakers;
     private final ChatRegistry chats;
     private final String backfillTopic;
+    private ResultLookup resultLookup = ResultLookup.NONE;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -195,6 +196,7 @@ public final class DeliveryProcessor {
             }
             if (decision.granted()) {
                 p.releaseAttemptSlot();
+                p.keptTurn(false);
                 metrics.budgetGranted(bot, 1);
                 if (!slots.tryAcquire(bot)) {
                     // Another lane took the last slot meanwhile (rare): this grant is spent, the cap holds.
@@ -272,6 +274,13 @@ public final class DeliveryProcessor {
                 return Step.DONE;
             }
             case SENT -> {
+                if (resultLookup.hasResult(mark.resultKey(), m.getId(), mark.atMs())) {
+                    // The previous owner wrote the result and died before raising the key: no second result.
+                    log.info("result of {} was written by the previous owner (found on the results topic)", m.getId());
+                    results.alreadyFinished(p);
+                    return Step.DONE;
+                }
+                log.info("{} was sent by the previous owner, which left no result: writing it, not sending", m.getId());
                 DeliveryStatus status = "UNCERTAIN".equals(mark.status()) ? DeliveryStatus.UNCERTAIN
                         : DeliveryStatus.DELIVERED;
                 return finish(p, status, "already sent before a redelivery (idempotency key " + m.getId()
@@ -307,9 +316,13 @@ public final class DeliveryProcessor {
         if (single && (decision.limit() == Limit.GLOBAL || decision.limit() == Limit.HEADROOM)) {
             // HEADROOM is the backfill share of the global limit: paced the same way, so a refused backfill
             // backlog does not come back all at once (one budget call per waiting lane per slot).
-            if (waitMs < pacer.intervalMillis(pacerKey(bot, p))) {
-                // Early by less than one slot (the slot was rounded to whole ms, or the clocks of this host and
-                // Redis differ): keep this lane's turn and ask again exactly then.
+            if (laneOf(p) != dev.sluice.avro.Lane.BACKFILL && decision.limit() == Limit.GLOBAL && !p.keptTurn()
+                    && waitMs < pacer.intervalMillis(pacerKey(bot, p))) {
+                p.keptTurn(true); // once per slot: under contention from other replicas it takes the next slot
+                // A live lane early by less than one slot (the slot was rounded to whole ms, the clocks of this
+                // host and Redis differ, or backfill took the slot): keep its turn and ask again exactly then; the
+                // budget lets a waiting live caller pass before backfill. A refused backfill lane always goes to
+                // the back of the backfill schedule: a backlog must never turn into a storm of budget calls.
                 p.holdAttemptSlot();
                 return now + waitMs;
             }
@@ -317,6 +330,7 @@ public final class DeliveryProcessor {
             // lane reserves the next free one. Lanes never pile up retrying.
             pacer.deferTo(pacerKey(bot, p), now + waitMs);
             p.holdAttemptSlot();
+            p.keptTurn(false);
             return pacer.reserve(pacerKey(bot, p), now);
         }
         return now + waitMs;
@@ -391,7 +405,8 @@ public final class DeliveryProcessor {
 
     private void markSent(PendingMessage p, DeliveryStatus status, Long providerMessageId) {
         try {
-            sentMarks.markSent(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId);
+            sentMarks.markSent(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId,
+                    clock.millis(), chats.resolve(p.message().getChatId()));
         } catch (SentMarksUnavailableException e) {
             metrics.redisError("connection");
             log.warn("could not mark {} as sent ({}); a redelivery after a crash could send it again",
@@ -446,6 +461,11 @@ public final class DeliveryProcessor {
             ceiling = backoffMax.toMillis();
         }
         return Math.max(1, random.nextLong(ceiling + 1));
+    }
+
+    /** Where a redelivered message marked sent (not result-written) looks for the result of its previous owner. */
+    void resultLookup(ResultLookup lookup) {
+        this.resultLookup = Objects.requireNonNull(lookup);
     }
 
     /** The circuit breaker state of a bot's provider calls (for readiness and tests). */

@@ -19,6 +19,7 @@ public final class PendingMessage {
     private int reschedules;
     private boolean sentMarkChecked;
     private String lastBotId;
+    private boolean keptTurn;
 
     public PendingMessage(TopicPartition partition, long offset, OutboundMessage message) {
         this.partition = Objects.requireNonNull(partition);
@@ -88,6 +89,15 @@ public final class PendingMessage {
 
     void recordReschedule() {
         reschedules++;
+    }
+
+    /** Whether the lane already asked again at the budget's wait instead of taking a new pacer slot. */
+    boolean keptTurn() {
+        return keptTurn;
+    }
+
+    void keptTurn(boolean kept) {
+        keptTurn = kept;
     }
 
     boolean sentMarkChecked() {

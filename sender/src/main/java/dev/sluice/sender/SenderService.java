@@ -83,6 +83,8 @@ import org.slf4j.LoggerFactory;
 public final class SenderService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SenderService.class);
     private static final Duration POLL_TIMEOUT = Duration.ofMillis(100);
+    /** Jitter from many sending threads: each draws from its own ThreadLocalRandom. */
+    private static final RandomGenerator THREAD_SAFE_RANDOM = () -> java.util.concurrent.ThreadLocalRandom.current().nextLong();
 
     private final SenderConfig config;
     private final SenderMetrics metrics;
@@ -97,6 +99,7 @@ public final class SenderService implements AutoCloseable {
     private final BudgetPort budget;
     private final Transport transport;
     private final SentMarks sentMarks;
+    private final ResultLookup resultLookup;
     private final OffsetTracker offsets = new OffsetTracker();
     private final DeliveryProcessor processor;
     private final BotSlots botSlots;
@@ -137,10 +140,11 @@ public final class SenderService implements AutoCloseable {
      * @param budget            the shared provider budget
      * @param transport         the provider
      * @param sentMarks         idempotency keys of sent messages
+     * @param resultDeserializer reads {@code delivery.results} when a crash left a "sent" key behind; null: never look
      */
     public record Ports(Deserializer<OutboundMessage> valueDeserializer, Serializer<DeliveryResult> resultSerializer,
                         Serializer<SenderStatus> statusSerializer, BudgetPort budget, Transport transport,
-                        SentMarks sentMarks) {
+                        SentMarks sentMarks, Deserializer<DeliveryResult> resultDeserializer) {
     }
 
     /**
@@ -181,7 +185,7 @@ public final class SenderService implements AutoCloseable {
                 Serdes.statusSerializer(schemas), budgetFor(config, listener),
                 new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
                         config.requestTimeout()),
-                sentMarksFor(config));
+                sentMarksFor(config), Serdes.resultDeserializer(schemas));
     }
 
     /** Explicit ports (tests, the demo). The service owns and closes all of them. */
@@ -219,7 +223,11 @@ public final class SenderService implements AutoCloseable {
         this.botSlots.onRelease(this::wakeParked);
         this.processor = new DeliveryProcessor(config, budget, transport,
                 new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
-                clock, RandomGenerator.of("L64X128MixRandom"), botSlots, new ChatRegistry(100_000));
+                clock, THREAD_SAFE_RANDOM, botSlots, new ChatRegistry(100_000));
+        this.resultLookup = ports.resultDeserializer() == null ? ResultLookup.NONE
+                : new KafkaResultLookup(config.topics().deliveryResults(), consumerProperties(config, 500),
+                        ports.resultDeserializer());
+        processor.resultLookup(resultLookup);
         metrics.bufferedRecords(this::bufferedRecords);
         metrics.maxLaneDepth(this::maxLaneDepth);
         AtomicInteger n = new AtomicInteger();
@@ -681,22 +689,36 @@ public final class SenderService implements AutoCloseable {
         return Long.MAX_VALUE;
     }
 
-    /** A call of {@code bot} ended: the first lane parked on it becomes ready. */
+    /**
+     * A call of {@code bot} ended: one lane parked on it becomes ready, the first live lane if any (a backfill
+     * backlog never holds live traffic back), else the first parked.
+     */
     private void wakeParked(String bot) {
         lock.lock();
         try {
             ArrayDeque<Parked> queue = parkedByBot.get(bot);
-            while (queue != null && !queue.isEmpty()) {
-                Parked parked = queue.pollFirst();
-                if (!parked.woken) {
-                    parked.woken = true;
-                    parkedByTime.remove(parked);
-                    scheduler.reschedule(parked.head, clock.millis());
-                    changed.signalAll();
+            if (queue == null) {
+                return;
+            }
+            queue.removeIf(x -> x.woken);
+            Parked chosen = null;
+            for (Parked x : queue) {
+                if (!x.head.key().partition().topic().equals(config.topics().outboxBackfill())) {
+                    chosen = x;
                     break;
                 }
             }
-            if (queue != null && queue.isEmpty()) {
+            if (chosen == null) {
+                chosen = queue.peekFirst();
+            }
+            if (chosen != null) {
+                queue.remove(chosen);
+                chosen.woken = true;
+                parkedByTime.remove(chosen);
+                scheduler.reschedule(chosen.head, clock.millis());
+                changed.signalAll();
+            }
+            if (queue.isEmpty()) {
                 parkedByBot.remove(bot);
             }
         } finally {
@@ -780,6 +802,7 @@ public final class SenderService implements AutoCloseable {
         budget.close();
         transport.close();
         sentMarks.close();
+        resultLookup.close();
         log.info("sender {} closed", config.instanceId());
     }
 

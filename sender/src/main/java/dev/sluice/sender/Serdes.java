@@ -26,6 +26,10 @@ final class Serdes {
         return new SpecificAvroSerde<>(registry, SenderStatus.class).serializer();
     }
 
+    static Deserializer<DeliveryResult> resultDeserializer(SchemaRegistryClient registry) {
+        return new SpecificAvroSerde<>(registry, DeliveryResult.class).deserializer();
+    }
+
     static Serializer<DeliveryResult> resultSerializer(SchemaRegistryClient registry) {
         return new SpecificAvroSerde<>(registry, DeliveryResult.class).serializer();
     }

@@ -294,4 +294,26 @@ class DeliveryProcessorTest {
         assertThat(transport.sent).hasSize(calls);
         assertThat(budget.calls).isEqualTo(4);
     }
+
+    @Test
+    void a_message_marked_sent_whose_result_the_previous_owner_wrote_gets_no_second_result() {
+        marks.markSent("bot", "m3", "DELIVERED", 79L, clock.millis(), "42");
+        java.util.List<String> asked = new java.util.ArrayList<>();
+        processor.resultLookup(new ResultLookup() {
+            @Override
+            public boolean hasResult(String resultKey, String messageId, long sinceMs) {
+                asked.add(resultKey + "/" + messageId + "/" + sinceMs);
+                return true;
+            }
+
+            @Override
+            public void close() {
+            }
+        });
+        assertThat(processor.process(pending("m3", "42"))).isEqualTo(Step.DONE);
+        assertThat(asked).containsExactly("42/m3/" + clock.millis());
+        assertThat(sink.results).isEmpty();
+        assertThat(sink.alreadyFinished).containsExactly("m3");
+        assertThat(transport.sent).isEmpty();
+    }
 }

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
  * One of three senders is killed mid-run ({@code kill -9} of a separate JVM through its Process handle): every
  * message still ends with exactly one result, and FakeTelegram sees no more duplicates than the killed sender
  * had calls in flight ({@code sender.max.in.flight.per.bot}). The idempotency keys in Redis stop the new owners
- * from resending what the killed sender delivered after its last offset commit.
+ * from resending what the killed sender delivered after its last offset commit, and a key left at "sent" makes the
+ * new owner look for the result on {@code delivery.results} before writing one.
  */
 class SenderCrashIT {
     private static final String BOT = "crash";

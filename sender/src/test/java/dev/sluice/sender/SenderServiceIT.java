@@ -252,7 +252,10 @@ class SenderServiceIT {
             telegram.enqueueForChat(Integer.toString(20_000 + i), TelegramBehaviour.tooManyRequests(Duration.ofSeconds(8)));
         }
         produce(prefix + ".outbox.live", msgs);
-        Settings base = settings(prefix, prefix + "-group").with("budget.global.rate.per.s", "60");
+        // Eight chats answered 429 within a second would be read as one bot-wide penalty (RateLimitAttribution);
+        // this test is about per-chat penalties across a hand-over, so that inference is switched off here.
+        Settings base = settings(prefix, prefix + "-group").with("budget.global.rate.per.s", "60")
+                .with("sender.penalty.bot.min.chats", "1000");
         try (SenderService first = new SenderService(SenderConfig.from(base.with("sender.instance.id", "handover-1")),
                 new SimpleMeterRegistry())) {
             first.start();

@@ -39,6 +39,12 @@ public final class InMemorySentMarks implements SentMarks {
     }
 
     @Override
+    public void markSent(String botId, String messageId, String status, Long providerMessageId, long atMs,
+                         String resultKey) {
+        put(botId, messageId, new Mark(State.SENT, status, providerMessageId, atMs, resultKey));
+    }
+
+    @Override
     public void markResultWritten(String botId, String messageId) {
         Mark previous = get(botId, messageId);
         put(botId, messageId, new Mark(State.RESULT_WRITTEN, previous.status(), previous.providerMessageId()));

@@ -63,14 +63,29 @@ public final class RedisSentMarks implements SentMarks {
                 id = null;
             }
         }
-        return new Mark(state, status, id);
+        long at = 0;
+        if (parts.length > 3 && !parts[3].isEmpty()) {
+            try {
+                at = Long.parseLong(parts[3]);
+            } catch (NumberFormatException e) {
+                at = 0;
+            }
+        }
+        String resultKey = parts.length > 4 && !parts[4].isEmpty() ? parts[4] : null;
+        return new Mark(state, status, id, at, resultKey);
     }
 
     @Override
     public void markSent(String botId, String messageId, String status, Long providerMessageId) {
+        markSent(botId, messageId, status, providerMessageId, 0, null);
+    }
+
+    @Override
+    public void markSent(String botId, String messageId, String status, Long providerMessageId, long atMs,
+                         String resultKey) {
         try {
-            connection.sync().set(key(botId, messageId), value("SENT", status, providerMessageId),
-                    SetArgs.Builder.px(ttlMs));
+            connection.sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|" + atMs + "|"
+                    + (resultKey == null ? "" : resultKey), SetArgs.Builder.px(ttlMs));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not write the sent mark of " + messageId + ": "
                     + e.getMessage(), e);

@@ -26,8 +26,12 @@ public interface SentMarks extends AutoCloseable {
      * @param status            the status the previous owner decided (DELIVERED, UNCERTAIN), null for NONE
      * @param providerMessageId the provider's message id when delivered, else null
      */
-    record Mark(State state, String status, Long providerMessageId) {
-        public static final Mark NONE = new Mark(State.NONE, null, null);
+    record Mark(State state, String status, Long providerMessageId, long atMs, String resultKey) {
+        public static final Mark NONE = new Mark(State.NONE, null, null, 0, null);
+
+        public Mark(State state, String status, Long providerMessageId) {
+            this(state, status, providerMessageId, 0, null);
+        }
     }
 
     /**
@@ -41,6 +45,15 @@ public interface SentMarks extends AutoCloseable {
      * @throws SentMarksUnavailableException when the store cannot be reached
      */
     void markSent(String botId, String messageId, String status, Long providerMessageId);
+
+    /**
+     * As {@link #markSent(String, String, String, Long)}, also recording when ({@code atMs}) and under which key
+     * ({@code resultKey}, the chat id) the result will be written, so a new owner can look for it.
+     */
+    default void markSent(String botId, String messageId, String status, Long providerMessageId, long atMs,
+                          String resultKey) {
+        markSent(botId, messageId, status, providerMessageId);
+    }
 
     /** The message's result is written; best effort (asynchronous for Redis), never throws. */
     void markResultWritten(String botId, String messageId);
