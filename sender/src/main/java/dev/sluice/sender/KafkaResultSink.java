@@ -1,6 +1,7 @@
 package dev.sluice.sender;
 
 import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.sender.idempotency.SentMarks;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -32,7 +33,11 @@ final class KafkaResultSink implements ResultSink {
         producer.send(new ProducerRecord<>(topic, result.getChatId(), result), (metadata, error) -> {
             if (error == null) {
                 offsets.done(message.partition(), message.offset());
-                sentMarks.markResultWritten(message.message().getBotId(), message.message().getId());
+                if (result.getStatus() == DeliveryStatus.DELIVERED || result.getStatus() == DeliveryStatus.UNCERTAIN) {
+                    // Only a message that reached the provider carries a sent mark to raise. A FAILED or EXPIRED one
+                    // gets none, so a replay of it (same id, e.g. `sluice replay --filter status=FAILED`) is sent.
+                    sentMarks.markResultWritten(message.message().getBotId(), message.message().getId());
+                }
             } else {
                 // The offset stays pending: it is never committed, so the message is redelivered after a restart.
                 log.error("could not write the {} result of message {} to {}: {}", result.getStatus(),
