@@ -92,6 +92,9 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--timeout-seconds", defaultValue = "600", description = "Give up waiting for results after this long (default ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
+    @Option(names = "--stall-seconds", defaultValue = "45", description = "Stop waiting when nothing settles for this long, e.g. a bot stuck in a penalty (default ${DEFAULT-VALUE}).")
+    int stallSeconds;
+
     @Option(names = "--report-json", paramLabel = "PATH", description = "Also write the report as JSON.")
     Path reportJson;
 
@@ -273,11 +276,22 @@ public final class DemoCommand implements Callable<Integer> {
     private boolean awaitResults(int expected, ResultCollector collector, FakeTelegram telegram) throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + Duration.ofSeconds(timeoutSeconds).toNanos();
+        long lastSettled = -1;
+        long lastChange = System.nanoTime();
         while (System.nanoTime() < deadline) {
             long settled = collector.settledNotifications();
             if (settled >= expected) {
                 progress((System.nanoTime() - start) / 1_000_000, expected, expected, collector, telegram);
                 return true;
+            }
+            if (settled != lastSettled) {
+                lastSettled = settled;
+                lastChange = System.nanoTime();
+            } else if (System.nanoTime() - lastChange > Duration.ofSeconds(stallSeconds).toNanos()) {
+                say("STALLED: nothing settled for %d s while the provider answered %d x 429 in all; with per-process"
+                        + " limiters no sender sees the others' traffic or penalties, and every call made during a"
+                        + " bot-wide penalty extends it", stallSeconds, telegram.rejected429Count());
+                return false;
             }
             progress((System.nanoTime() - start) / 1_000_000, expected, expected, collector, telegram);
             Thread.sleep(200); // polling the collector's counters for the progress display

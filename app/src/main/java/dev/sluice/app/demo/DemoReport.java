@@ -67,7 +67,7 @@ public record DemoReport(
         sb.append("Sluice demo report\n");
         sb.append(String.format(Locale.ROOT, "  run: %d sender(s), budget=%s, provider limits %d msg/s per bot and %d msg/min per group, budget %.1f msg/s, %.1f s%s%n",
                 run.senders(), run.budget(), run.providerBotPerSecond(), run.providerGroupPerMinute(),
-                run.budgetGlobalRatePerSecond(), run.durationSeconds(), run.completed() ? "" : " (TIMED OUT before every result arrived)"));
+                run.budgetGlobalRatePerSecond(), run.durationSeconds(), run.completed() ? "" : " (STOPPED before every result arrived)"));
         row(sb, "notifications_in", notificationsIn, "");
         results.forEach((status, n) -> row(sb, "results." + status, n, ""));
         row(sb, "dead_lettered", deadLettered, "");
