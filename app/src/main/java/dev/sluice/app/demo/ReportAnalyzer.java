@@ -3,6 +3,7 @@ package dev.sluice.app.demo;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.Notification;
+import dev.sluice.testkit.SlidingWindows;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -26,21 +27,6 @@ public final class ReportAnalyzer {
      * @param acceptedAtMillis provider clock, epoch milliseconds
      */
     public record ProviderMessage(String chatId, String text, long acceptedAtMillis) {
-    }
-
-    /** Most events in any window of {@code windowMillis} (closed at both ends), times in any order. */
-    public static long maxInSlidingWindow(List<Long> times, long windowMillis) {
-        List<Long> sorted = new ArrayList<>(times);
-        sorted.sort(null);
-        long best = 0;
-        int start = 0;
-        for (int end = 0; end < sorted.size(); end++) {
-            while (sorted.get(end) - sorted.get(start) >= windowMillis) {
-                start++;
-            }
-            best = Math.max(best, end - start + 1);
-        }
-        return best;
     }
 
     private ReportAnalyzer() {
@@ -72,7 +58,7 @@ public final class ReportAnalyzer {
         long folded = results.stream().mapToLong(r -> r.getFoldedIds().size()).sum();
 
         return new DemoReport(produced.size(), byStatus, deadLetteredIds.size(), accepted.size(), provider429,
-                maxInSlidingWindow(accepted.stream().map(ProviderMessage::acceptedAtMillis).toList(), 1_000),
+                SlidingWindows.maxPerWindow(accepted.stream().map(ProviderMessage::acceptedAtMillis).toList(), 1_000),
                 maxPerChat(accepted, false, 1_000), maxPerChat(accepted, true, 60_000),
                 orderViolations(produced, accepted), duplicates(accepted), unaccounted, folded, digests,
                 byStatus.get(DeliveryStatus.EXPIRED.name()), byStatus.get(DeliveryStatus.SKIPPED_INACTIVE.name()), lag(lags), run);
@@ -85,7 +71,7 @@ public final class ReportAnalyzer {
                 perChat.computeIfAbsent(m.chatId(), k -> new ArrayList<>()).add(m.acceptedAtMillis());
             }
         }
-        return perChat.values().stream().mapToLong(t -> maxInSlidingWindow(t, windowMillis)).max().orElse(0);
+        return perChat.values().stream().mapToLong(t -> SlidingWindows.maxPerWindow(t, windowMillis)).max().orElse(0);
     }
 
     /**

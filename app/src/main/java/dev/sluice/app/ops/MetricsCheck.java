@@ -45,4 +45,22 @@ public final class MetricsCheck {
         }
         return missing;
     }
+
+    /** Sum of the samples of {@code family} (Prometheus text) whose labels contain every {@code labels} part. */
+    public static double sum(String prometheusText, String family, String... labels) {
+        double total = 0;
+        for (String line : prometheusText.split("\n")) {
+            if (line.startsWith("#") || !(line.startsWith(family + "{") || line.startsWith(family + " "))) {
+                continue;
+            }
+            boolean all = true;
+            for (String l : labels) {
+                all &= line.contains(l);
+            }
+            if (all) {
+                total += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return total;
+    }
 }

@@ -6,6 +6,7 @@ import dev.sluice.app.demo.ReportAnalyzer.ProviderMessage;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.Notification;
+import dev.sluice.testkit.SlidingWindows;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
@@ -27,9 +28,9 @@ class ReportAnalyzerTest {
 
     @Test
     void slidingWindowCountsTheBusiestHalfOpenWindow() {
-        assertThat(ReportAnalyzer.maxInSlidingWindow(List.of(0L, 999L, 1000L, 1001L), 1000)).isEqualTo(3);
-        assertThat(ReportAnalyzer.maxInSlidingWindow(List.of(0L, 1000L, 2000L), 1000)).isEqualTo(1);
-        assertThat(ReportAnalyzer.maxInSlidingWindow(List.of(), 1000)).isZero();
+        assertThat(SlidingWindows.maxPerWindow(List.of(0L, 999L, 1000L, 1001L), 1000)).isEqualTo(3);
+        assertThat(SlidingWindows.maxPerWindow(List.of(0L, 1000L, 2000L), 1000)).isEqualTo(1);
+        assertThat(SlidingWindows.maxPerWindow(List.of(), 1000)).isZero();
     }
 
     @Test

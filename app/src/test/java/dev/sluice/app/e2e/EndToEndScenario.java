@@ -3,6 +3,7 @@ package dev.sluice.app.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.app.ops.MetricsCheck;
 import dev.sluice.app.TopologyCommand;
 import dev.sluice.app.ops.HealthCheck;
 import dev.sluice.app.ops.ProcessOps;
@@ -158,10 +159,10 @@ final class EndToEndScenario {
 
             // the processes' /metrics tell the same story
             String topologyMetrics = get(topologyOps, "/metrics").body();
-            assertThat(sum(topologyMetrics, "sluice_topology_outbound_total")).isEqualTo(size.messages());
+            assertThat(MetricsCheck.sum(topologyMetrics, "sluice_topology_outbound_total")).isEqualTo(size.messages());
             double delivered = 0;
             for (ProcessOps o : senderOps) {
-                delivered += sum(get(o, "/metrics").body(), "sluice_sender_results_total", "status=\"DELIVERED\"");
+                delivered += MetricsCheck.sum(get(o, "/metrics").body(), "sluice_sender_results_total", "status=\"DELIVERED\"");
             }
             assertThat(delivered).isEqualTo(size.messages());
 
@@ -234,21 +235,4 @@ final class EndToEndScenario {
                 HttpResponse.BodyHandlers.ofString());
     }
 
-    /** Sum of the samples of {@code family} (Prometheus text) whose labels contain every {@code labels} part. */
-    static double sum(String scrape, String family, String... labels) {
-        double total = 0;
-        for (String line : scrape.split("\n")) {
-            if (line.startsWith("#") || !(line.startsWith(family + "{") || line.startsWith(family + " "))) {
-                continue;
-            }
-            boolean all = true;
-            for (String l : labels) {
-                all &= line.contains(l);
-            }
-            if (all) {
-                total += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return total;
-    }
 }

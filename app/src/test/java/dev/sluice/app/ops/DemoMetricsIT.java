@@ -60,19 +60,19 @@ class DemoMetricsIT {
         // Topology: every topology metric is there, and the counters match the report.
         String topology = tee.scrapes.get("topology");
         assertThat(MetricsCheck.missing(topology, "sluice.topology.")).isEmpty();
-        assertThat(sum(topology, "sluice_topology_folded_total")).isEqualTo(report.get("folded").asDouble()).isPositive();
+        assertThat(MetricsCheck.sum(topology, "sluice_topology_folded_total")).isEqualTo(report.get("folded").asDouble()).isPositive();
         // The report counts digest results; a digest whose chat turned inactive while pending ends as a
         // SKIPPED_INACTIVE result (counted as skipped by the topology, not as an emitted digest).
-        assertThat(sum(topology, "sluice_topology_digests_total")).isPositive()
+        assertThat(MetricsCheck.sum(topology, "sluice_topology_digests_total")).isPositive()
                 .isBetween(report.get("digests").asDouble() - report.get("skipped_inactive").asDouble(), report.get("digests").asDouble());
-        assertThat(sum(topology, "sluice_topology_skipped_total")).isEqualTo(report.get("skipped_inactive").asDouble()).isPositive();
-        assertThat(sum(topology, "sluice_topology_expired_total")).isEqualTo(report.get("expired").asDouble());
-        assertThat(sum(topology, "sluice_topology_dlq_total")).isEqualTo(report.get("dead_lettered").asDouble()).isZero();
+        assertThat(MetricsCheck.sum(topology, "sluice_topology_skipped_total")).isEqualTo(report.get("skipped_inactive").asDouble()).isPositive();
+        assertThat(MetricsCheck.sum(topology, "sluice_topology_expired_total")).isEqualTo(report.get("expired").asDouble());
+        assertThat(MetricsCheck.sum(topology, "sluice_topology_dlq_total")).isEqualTo(report.get("dead_lettered").asDouble()).isZero();
         // every message the topology sent on (single notifications counted as outbound, plus digests) became
         // exactly one provider call's result
-        assertThat(sum(topology, "sluice_topology_outbound_total") + sum(topology, "sluice_topology_digests_total"))
+        assertThat(MetricsCheck.sum(topology, "sluice_topology_outbound_total") + MetricsCheck.sum(topology, "sluice_topology_digests_total"))
                 .isEqualTo(delivered + blocked);
-        assertThat(sum(topology, "sluice_topology_digest_store_size")).isGreaterThanOrEqualTo(0);
+        assertThat(MetricsCheck.sum(topology, "sluice_topology_digest_store_size")).isGreaterThanOrEqualTo(0);
         // Kafka Streams and JVM meters are bound too
         assertThat(MetricsCheck.families(topology)).anyMatch(f -> f.startsWith("kafka_stream")).anyMatch(f -> f.startsWith("jvm_"));
 
@@ -85,13 +85,13 @@ class DemoMetricsIT {
         List<String> senderFamilies = new ArrayList<>();
         for (String sender : List.of("sender-1", "sender-2", "sender-3")) {
             String scrape = tee.scrapes.get(sender);
-            senderDelivered += sum(scrape, "sluice_sender_results_total", "status=\"DELIVERED\"");
-            senderBlocked += sum(scrape, "sluice_sender_results_total", "status=\"BLOCKED\"");
-            calls += sum(scrape, "sluice_provider_requests_total");
-            rateLimited += sum(scrape, "sluice_provider_rate_limited_total");
-            lagCount += sum(scrape, "sluice_delivery_lag_seconds_count");
+            senderDelivered += MetricsCheck.sum(scrape, "sluice_sender_results_total", "status=\"DELIVERED\"");
+            senderBlocked += MetricsCheck.sum(scrape, "sluice_sender_results_total", "status=\"BLOCKED\"");
+            calls += MetricsCheck.sum(scrape, "sluice_provider_requests_total");
+            rateLimited += MetricsCheck.sum(scrape, "sluice_provider_rate_limited_total");
+            lagCount += MetricsCheck.sum(scrape, "sluice_delivery_lag_seconds_count");
             senderFamilies.addAll(MetricsCheck.families(scrape));
-            assertThat(sum(scrape, "sluice_sender_buffered_records")).as(sender + " buffered after the run").isZero();
+            assertThat(MetricsCheck.sum(scrape, "sluice_sender_buffered_records")).as(sender + " buffered after the run").isZero();
         }
         assertThat(senderDelivered).isEqualTo(delivered);
         assertThat(senderBlocked).isEqualTo(blocked);
@@ -110,23 +110,6 @@ class DemoMetricsIT {
         assertThat(senderMissing).as("every sender metric in SluiceMetrics is emitted by the senders").isEmpty();
     }
 
-    /** Sum of the samples of {@code family} whose labels contain every {@code labels} part. */
-    static double sum(String scrape, String family, String... labels) {
-        double total = 0;
-        for (String line : scrape.split("\n")) {
-            if (line.startsWith("#") || !(line.startsWith(family + "{") || line.startsWith(family + " "))) {
-                continue;
-            }
-            boolean all = true;
-            for (String l : labels) {
-                all &= line.contains(l);
-            }
-            if (all) {
-                total += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return total;
-    }
 
     /**
      * Passes the demo's stdout through, learns the processes' /metrics URLs from its "metrics:" line, and scrapes
