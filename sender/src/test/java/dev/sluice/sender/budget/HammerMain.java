@@ -12,7 +12,9 @@ import java.util.concurrent.locks.LockSupport;
  * ever new chats for {@code durationMs} from the start instant (epoch ms) the parent writes to stdin after
  * every child printed {@code READY}; a refused thread waits exactly the returned
  * wait. The budget's client clock is offset by {@code clockOffsetMs} (the script must ignore it). Prints
- * {@code RESULT granted=<n> refused=<n> first=<epoch ms> last=<epoch ms>} on stdout.
+ * {@code RESULT granted=<n> refused=<n> firstSent=<ms> firstDone=<ms> lastSent=<ms> lastDone=<ms> ...} on stdout:
+ * for the first and the last grant, the epoch ms just before the call and just after its answer, so the parent
+ * can bracket the instant Redis decided (a loaded machine may stall a thread between the two).
  *
  * <p>Args: redisUrl botId ratePerS burst threads durationMs clockOffsetMs
  */
@@ -33,8 +35,10 @@ public final class HammerMain {
                 .outageMode(BudgetConfig.OutageMode.FAIL_CLOSED).build(); // a Redis failure shows as UNAVAILABLE
         AtomicInteger granted = new AtomicInteger();
         AtomicInteger refused = new AtomicInteger();
-        AtomicLong first = new AtomicLong(Long.MAX_VALUE);
-        AtomicLong last = new AtomicLong(Long.MIN_VALUE);
+        AtomicLong firstSent = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong firstDone = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong lastSent = new AtomicLong(Long.MIN_VALUE);
+        AtomicLong lastDone = new AtomicLong(Long.MIN_VALUE);
         AtomicInteger errors = new AtomicInteger();
         try (ResilientBudget budget = ResilientBudget.connect(url, config, Duration.ofSeconds(2), BudgetListener.NONE, skewed)) {
             budget.tryAcquire("warm-" + bot, "0"); // connects, loads the script, warms the code path
@@ -56,6 +60,7 @@ public final class HammerMain {
                         long end = startAt + durationMs;
                         int n = 0;
                         while (System.currentTimeMillis() < end) {
+                            long sent = System.currentTimeMillis();
                             Decision d = budget.tryAcquire(bot, pid + "-" + me + "-" + n++);
                             if (d.limit() == Limit.UNAVAILABLE) {
                                 errors.incrementAndGet();
@@ -63,8 +68,10 @@ public final class HammerMain {
                             if (d.granted()) {
                                 long now = System.currentTimeMillis();
                                 granted.incrementAndGet();
-                                first.accumulateAndGet(now, Math::min);
-                                last.accumulateAndGet(now, Math::max);
+                                firstSent.accumulateAndGet(sent, Math::min);
+                                firstDone.accumulateAndGet(now, Math::min);
+                                lastSent.accumulateAndGet(sent, Math::max);
+                                lastDone.accumulateAndGet(now, Math::max);
                             } else {
                                 refused.incrementAndGet();
                                 long left = end - System.currentTimeMillis();
@@ -78,8 +85,9 @@ public final class HammerMain {
                 th.start();
             }
             done.await();
-            System.out.println("RESULT granted=" + granted.get() + " refused=" + refused.get() + " first=" + first.get()
-                    + " last=" + last.get() + " state=" + budget.state() + " errors=" + errors.get());
+            System.out.println("RESULT granted=" + granted.get() + " refused=" + refused.get() + " firstSent=" + firstSent.get()
+                    + " firstDone=" + firstDone.get() + " lastSent=" + lastSent.get() + " lastDone=" + lastDone.get()
+                    + " state=" + budget.state() + " errors=" + errors.get());
         }
     }
 }
