@@ -7,11 +7,15 @@ import java.util.TreeMap;
 /**
  * Runs a benchmark scenario by name: {@code java -jar bench/target/sluice-bench.jar <scenario> [options]}.
  *
- * <p>Scenarios: {@code budget-vs-bucket4j} ({@link BudgetVsBucket4j}).
+ * <p>Scenarios: {@code budget-vs-bucket4j} ({@link BudgetVsBucket4j}); issue 7's {@code utilisation}
+ * ({@link Utilisation}), {@code many-bots} ({@link ManyBots}), {@code flood} ({@link Flood}),
+ * {@code topology-throughput} ({@link TopologyThroughput}) and {@code chaos} ({@link Chaos}), each with
+ * {@code [--json FILE] [--scale X]} (X a factor on the issue's full sizes, default 1).
  */
 public final class BenchMain {
     private static final Map<String, Scenario> SCENARIOS = new TreeMap<>(Map.of(
-            "budget-vs-bucket4j", BudgetVsBucket4j::run));
+            "budget-vs-bucket4j", BudgetVsBucket4j::run,
+            "utilisation", Utilisation::run));
 
     /** One named benchmark; returns the process exit code. */
     @FunctionalInterface
@@ -26,6 +30,7 @@ public final class BenchMain {
         if (args.length == 0 || !SCENARIOS.containsKey(args[0])) {
             System.err.println("usage: java -jar sluice-bench.jar <scenario> [options]; scenarios: " + SCENARIOS.keySet());
             System.err.println("  budget-vs-bucket4j [--json FILE] [--seconds N] [--clients 1,16] [--rate R] [--burst B]");
+            System.err.println("  utilisation|many-bots|flood|topology-throughput|chaos [--json FILE] [--scale X] (see BENCHMARKS.md)");
             System.exit(2);
         }
         int code = SCENARIOS.get(args[0]).run(Arrays.copyOfRange(args, 1, args.length));

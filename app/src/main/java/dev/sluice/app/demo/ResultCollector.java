@@ -21,7 +21,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * Reads {@code delivery.results} and the dead-letter topic from the beginning (read_committed, so only
  * what the topology committed counts) and keeps what the report needs.
  */
-final class ResultCollector implements AutoCloseable {
+public final class ResultCollector implements AutoCloseable {
     private final KafkaConsumer<String, byte[]> consumer;
     private final Deserializer<DeliveryResult> results;
     private final String resultsTopic;
@@ -32,7 +32,7 @@ final class ResultCollector implements AutoCloseable {
     private final Thread thread;
     private volatile RuntimeException failure;
 
-    ResultCollector(String bootstrapServers, Deserializer<DeliveryResult> results, String resultsTopic, String dlqTopic) {
+    public ResultCollector(String bootstrapServers, Deserializer<DeliveryResult> results, String resultsTopic, String dlqTopic) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, "sluice-demo-report");
@@ -47,7 +47,7 @@ final class ResultCollector implements AutoCloseable {
         this.thread.setDaemon(true);
     }
 
-    void start() {
+    public void start() {
         consumer.subscribe(List.of(resultsTopic, dlqTopic));
         thread.start();
     }
@@ -79,14 +79,14 @@ final class ResultCollector implements AutoCloseable {
         return id != null ? new String(id.value(), java.nio.charset.StandardCharsets.UTF_8) : r.topic() + "@" + r.offset();
     }
 
-    List<DeliveryResult> results() {
+    public List<DeliveryResult> results() {
         throwIfFailed();
         synchronized (collected) {
             return List.copyOf(collected);
         }
     }
 
-    int resultCount() {
+    public int resultCount() {
         throwIfFailed();
         synchronized (collected) {
             return collected.size();
@@ -94,7 +94,7 @@ final class ResultCollector implements AutoCloseable {
     }
 
     /** Notifications settled so far: one per single result, the folded ids of a digest's result, dead letters. */
-    long settledNotifications() {
+    public long settledNotifications() {
         long n = deadLetteredIds.size();
         for (DeliveryResult r : results()) {
             n += r.getFoldedIds().isEmpty() ? 1 : r.getFoldedIds().size();
@@ -102,11 +102,11 @@ final class ResultCollector implements AutoCloseable {
         return n;
     }
 
-    Set<String> deadLetteredIds() {
+    public Set<String> deadLetteredIds() {
         return Set.copyOf(deadLetteredIds);
     }
 
-    Map<String, Long> countByStatus() {
+    public Map<String, Long> countByStatus() {
         Map<String, Long> m = new java.util.TreeMap<>();
         for (DeliveryResult r : results()) {
             m.merge(r.getStatus().name(), 1L, Long::sum);

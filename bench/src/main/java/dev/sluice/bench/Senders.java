@@ -1,0 +1,90 @@
+package dev.sluice.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** A group of sender child processes started together and stopped together (by PID). */
+public final class Senders implements AutoCloseable {
+    private final List<SenderProcess> processes = new ArrayList<>();
+    private final Map<String, String> settings;
+    private final Map<String, String> tokens;
+    private final Path workDir;
+    private final String heap;
+    private Duration cpuOfStopped = Duration.ZERO;
+
+    private Senders(Map<String, String> settings, Map<String, String> tokens, Path workDir, String heap) {
+        this.settings = settings;
+        this.tokens = tokens;
+        this.workDir = workDir;
+        this.heap = heap;
+    }
+
+    /** Starts {@code count} senders named {@code <prefix>-1..count} at once and waits until all run. */
+    public static Senders start(String prefix, int count, Map<String, String> settings, Map<String, String> tokens,
+                                Path workDir, String heap) throws Exception {
+        Senders s = new Senders(settings, tokens, workDir, heap);
+        for (int i = 1; i <= count; i++) {
+            s.processes.add(SenderProcess.start(prefix + "-" + i, settings, tokens, workDir, heap));
+        }
+        for (SenderProcess p : s.processes) {
+            p.awaitReady(Duration.ofSeconds(120));
+        }
+        Infra.say("%d sender process(es) running: %s", count, s.processes.stream().map(p -> p.instanceId() + " pid " + p.pid()).toList());
+        return s;
+    }
+
+    /** Starts one more sender (e.g. a replacement after a kill) and waits until it runs. */
+    public SenderProcess add(String instanceId) throws Exception {
+        SenderProcess p = SenderProcess.start(instanceId, settings, tokens, workDir, heap);
+        p.awaitReady(Duration.ofSeconds(120));
+        processes.add(p);
+        return p;
+    }
+
+    public List<SenderProcess> processes() {
+        return processes;
+    }
+
+    /** CPU time of every sender started so far (a killed or stopped one counts what it used until then). */
+    public Duration cpu() {
+        Duration d = cpuOfStopped;
+        for (SenderProcess p : processes) {
+            d = d.plus(p.cpu());
+        }
+        return d;
+    }
+
+    /** Remembers the CPU {@code p} used so far, then SIGKILLs it ({@code kill -9}). */
+    public void kill9(SenderProcess p) throws InterruptedException {
+        cpuOfStopped = cpuOfStopped.plus(p.cpu());
+        p.kill9();
+        processes.remove(p);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        for (SenderProcess p : processes) {
+            cpuOfStopped = cpuOfStopped.plus(p.cpu());
+        }
+        // SIGTERM all first, so they leave the group together, then wait for each
+        List<Thread> stoppers = new ArrayList<>();
+        for (SenderProcess p : processes) {
+            Thread t = new Thread(() -> {
+                try {
+                    p.close();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            t.start();
+            stoppers.add(t);
+        }
+        for (Thread t : stoppers) {
+            t.join();
+        }
+        processes.clear();
+    }
+}

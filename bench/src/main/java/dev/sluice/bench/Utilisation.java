@@ -1,0 +1,118 @@
+package dev.sluice.bench;
+
+import dev.sluice.app.demo.DemoReport;
+import dev.sluice.app.demo.ReportAnalyzer;
+import dev.sluice.app.demo.ReportAnalyzer.ProviderMessage;
+import dev.sluice.app.demo.ResultCollector;
+import dev.sluice.testkit.FakeTelegram;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Issue 7, scenario {@code utilisation}: one bot, 3 sender processes sharing the Redis budget, a backlog of
+ * 5 minutes of sends at the provider's 30 msg/s (9,000 messages over 600 chats) written to
+ * {@code outbox.live} before the senders start. Measures what FakeTelegram (Telegram's limits) accepted per
+ * second in the steady part of the drain, against the allowed 30/s, and its 429s.
+ *
+ * <p>Baseline, same run, another bot: the naive per-replica limiter ({@code budget.mode=local}, every
+ * replica allowed the bot's full 30/s, as a replica that believes it is alone would be) on a shorter
+ * backlog (60 s of sends by default: it is bounded by the 429 penalties it provokes, not by the budget).
+ */
+public final class Utilisation {
+    static final int ALLOWED_PER_S = 30;
+
+    private Utilisation() {
+    }
+
+    /** One drain's numbers. */
+    record Drain(String label, int messages, long accepted, double acceptedPerS, long provider429, long orderViolations,
+                 long duplicates, double seconds, boolean completed) {
+    }
+
+    public static int run(String[] argv) throws Exception {
+        BenchArgs args = BenchArgs.parse(argv);
+        int senders = args.integer("senders", 3);
+        int backlogSeconds = args.scaled("backlog-seconds", 300, 3);
+        int baselineSeconds = args.scaled("baseline-backlog-seconds", 60, 3);
+        double budgetRate = args.dbl("budget-rate", ALLOWED_PER_S);
+        int chats = args.integer("chats", 600);
+        boolean baseline = !args.flag("no-baseline");
+        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+            ResultCollector collector = infra.collector();
+            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, senders, backlogSeconds * ALLOWED_PER_S, chats);
+            Drain naive = baseline
+                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, senders, baselineSeconds * ALLOWED_PER_S, chats)
+                    : null;
+
+            BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
+                    "allowed/s", "ratio", "provider 429", "order violations", "duplicates", "drain s", "completed");
+            for (Drain d : naive == null ? List.of(sluice) : List.of(sluice, naive)) {
+                out.row(d.label(), d.messages(), d.accepted(), d.acceptedPerS(), ALLOWED_PER_S, d.acceptedPerS() / ALLOWED_PER_S,
+                        d.provider429(), d.orderViolations(), d.duplicates(), d.seconds(), d.completed());
+            }
+            out.put("accepted_per_s", round(sluice.acceptedPerS()))
+                    .put("allowed_per_s", ALLOWED_PER_S)
+                    .put("ratio", round(sluice.acceptedPerS() / ALLOWED_PER_S))
+                    .put("provider_429", sluice.provider429());
+            if (naive != null) {
+                out.put("baseline", Map.of("accepted_per_s", round(naive.acceptedPerS()), "ratio",
+                        round(naive.acceptedPerS() / ALLOWED_PER_S), "provider_429", naive.provider429()));
+            }
+            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
+                    senders, budgetRate);
+            out.note("steady: accepted messages from 10 s after the first acceptance to the last, (n-1)/span");
+            out.emit(args);
+            return sluice.completed() ? 0 : 2;
+        }
+    }
+
+    static Drain drain(Infra infra, ResultCollector collector, String tag, String botId, String budgetMode, double rate,
+                       int senders, int messages, int chats) throws Exception {
+        int chatCount = Math.min(chats, Math.max(1, messages / 3));
+        int perChat = (int) Math.ceil((double) messages / chatCount);
+        Workload w = Workload.roundRobin(tag, botId, tag.equals("util") ? 1_000_000L : 2_000_000L, chatCount, perChat);
+        Infra.say("%s: %d messages to %d chats of bot %s, budget.mode=%s at %.2f/s, %d senders", tag, w.size(), chatCount,
+                botId, budgetMode, rate, senders);
+        infra.produceOutbox(infra.outboxProducer(), w.outbound());
+        Map<String, String> tokens = Workload.tokens(List.of(botId));
+        String providerBot = FakeTelegram.botIdOf(tokens.get(botId));
+        Map<String, String> settings = infra.senderSettings(infra.telegram.apiUrl());
+        settings.put("budget.mode", budgetMode);
+        settings.put("budget.global.rate.per.s", Double.toString(rate));
+        settings.put("budget.chat.burst", "2");
+        long t0 = System.nanoTime();
+        boolean completed;
+        try (Senders s = Senders.start(tag, senders, settings, tokens, infra.workDir, "256m")) {
+            completed = Settle.await(tag, w.size(), () -> Settle.settled(collector, tag), infra.telegram,
+                    Duration.ofSeconds(Math.max(120, 3L * messages / ALLOWED_PER_S)), Duration.ofSeconds(45));
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        List<ProviderMessage> accepted = Workload.accepted(infra.telegram, tag);
+        DemoReport report = ReportAnalyzer.analyze(w.notifications(), Settle.results(collector, tag), collector.deadLetteredIds(),
+                accepted, 0, null);
+        return new Drain(tag.equals("util") ? "Sluice (shared Redis budget)" : "naive per-replica limiter (local, 30/s each)",
+                w.size(), accepted.size(), steadyRate(accepted), infra.telegram.rejected429Count(providerBot),
+                report.orderViolations(), report.duplicates(), seconds, completed);
+    }
+
+    /** (n-1)/span of the acceptances from 10 s (or a fifth of the run, if shorter) after the first one. */
+    static double steadyRate(List<ProviderMessage> accepted) {
+        if (accepted.size() < 2) {
+            return 0;
+        }
+        List<Long> t = accepted.stream().map(ProviderMessage::acceptedAtMillis).sorted().toList();
+        long first = t.get(0);
+        long last = t.get(t.size() - 1);
+        long warmup = Math.min(10_000, (last - first) / 5);
+        List<Long> steady = t.stream().filter(x -> x >= first + warmup).toList();
+        if (steady.size() < 2 || last == steady.get(0)) {
+            return 0;
+        }
+        return (steady.size() - 1) * 1000.0 / (last - steady.get(0));
+    }
+
+    static double round(double v) {
+        return Math.round(v * 1000) / 1000.0;
+    }
+}
