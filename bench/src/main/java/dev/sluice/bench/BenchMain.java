@@ -15,7 +15,8 @@ import java.util.TreeMap;
 public final class BenchMain {
     private static final Map<String, Scenario> SCENARIOS = new TreeMap<>(Map.of(
             "budget-vs-bucket4j", BudgetVsBucket4j::run,
-            "utilisation", Utilisation::run));
+            "utilisation", Utilisation::run,
+            "chaos", Chaos::run));
 
     /** One named benchmark; returns the process exit code. */
     @FunctionalInterface

@@ -31,7 +31,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * The parts every scenario runs on, all on this machine: testkit's embedded KRaft broker, a redis-server
- * process ({@link RedisLauncher}: {@code REDIS_URL} if set, else {@code redis-server} from the PATH), the
+ * process of its own ({@link RedisLauncher#localProcess()}: {@code redis-server} from the PATH), the
  * in-process schema registry and {@link FakeTelegram} with the given limits; Sluice's topics created with
  * {@link TopicBootstrap}. Closed in reverse order.
  */
@@ -52,7 +52,7 @@ public final class Infra implements AutoCloseable {
         workDir = Files.createTempDirectory("sluice-bench");
         say("starting embedded Kafka (KRaft), redis-server, schema registry, FakeTelegram; work dir %s", workDir);
         kafka = track(EmbeddedKafka.start());
-        redis = track(RedisLauncher.start());
+        redis = track(RedisLauncher.localProcess().launch()); // always our own process: chaos stops and restarts it
         registry = track(InProcessSchemaRegistry.start());
         telegram = track(FakeTelegram.builder().limits(limits).threads(telegramThreads).start());
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {

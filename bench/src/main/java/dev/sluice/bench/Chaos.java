@@ -1,0 +1,337 @@
+package dev.sluice.bench;
+
+import dev.sluice.app.demo.DemoReport;
+import dev.sluice.app.demo.ReportAnalyzer;
+import dev.sluice.app.demo.ReportAnalyzer.ProviderMessage;
+import dev.sluice.app.demo.ResultCollector;
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.TelegramBehaviour;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Issue 7, scenario {@code chaos}: one bot, 3 sender processes (separate JVMs) sharing the Redis budget,
+ * and four faults, one after the other, each on its own backlog (60 s of sends at the budget rate, 300
+ * chats) with the fault injected 15 s into the drain:
+ * <ul>
+ *   <li>{@code kill-sender}: {@code kill -9} (SIGKILL by PID) of one sender; a replacement is started
+ *       after the phase for the next ones;</li>
+ *   <li>{@code redis-down}: redis-server stopped for 30 s, then started again (empty: no persistence);</li>
+ *   <li>{@code provider-5xx}: every provider call answered 502 for 20 s ({@link FaultProxy});</li>
+ *   <li>{@code bot-429-storm}: FakeTelegram answers the next 10 calls of the bot with a bot-wide 429
+ *       (retry_after 2 s), each opening or extending the bot's penalty.</li>
+ * </ul>
+ * Per fault: {@code lost} (notifications the provider never accepted), {@code order_violations} (per chat,
+ * the demo's analyzer), {@code seconds_over_limit} (distinct seconds in which FakeTelegram refused a call
+ * by its rate limits, the injected 429s excluded: FakeTelegram enforces Telegram's limits, so a send
+ * above a limit shows as such a refusal), {@code duplicates} (texts accepted twice), {@code in_flight_at_kill}
+ * (messages the killed sender had called the provider for without writing their result) and
+ * {@code recovery_s} (see {@link #recovery}).
+ */
+public final class Chaos {
+    static final String BOT = "chaos";
+    static final int CHATS = 300;
+    static final List<String> FAULTS = List.of("kill-sender", "redis-down", "provider-5xx", "bot-429-storm");
+
+    private Chaos() {
+    }
+
+    /** Numbers of one fault. */
+    record FaultResult(String fault, int messages, long lost, long orderViolations, long secondsOverLimit, long duplicates,
+                       long inFlightAtKill, double recoverySeconds, long provider429, long injected, Map<String, Long> results,
+                       double drainSeconds, boolean completed) {
+        Map<String, Object> json() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("lost", lost);
+            m.put("order_violations", orderViolations);
+            m.put("seconds_over_limit", secondsOverLimit);
+            m.put("duplicates", duplicates);
+            m.put("in_flight_at_kill", inFlightAtKill);
+            m.put("recovery_s", Math.round(recoverySeconds * 10) / 10.0);
+            return m;
+        }
+    }
+
+    public static int run(String[] argv) throws Exception {
+        BenchArgs args = BenchArgs.parse(argv);
+        double scale = args.scale();
+        double rate = args.dbl("budget-rate", 25);
+        int phaseSeconds = args.scaled("phase-seconds", 60, 4);
+        Duration faultAt = Duration.ofMillis((long) (15_000 * scale));
+        Duration redisDown = Duration.ofMillis((long) (args.dbl("redis-down-s", 30 * scale) * 1000));
+        Duration provider5xx = Duration.ofMillis((long) (args.dbl("provider-5xx-s", 20 * scale) * 1000));
+        int stormCalls = args.integer("storm-calls", 10);
+        int stormRetryAfterS = args.integer("storm-retry-after-s", 2);
+        int senders = args.integer("senders", 3);
+        int messages = (int) Math.round(phaseSeconds * rate);
+        Set<String> faults = new java.util.LinkedHashSet<>(List.of(args.string("faults", String.join(",", FAULTS)).split(",")));
+        if (!FAULTS.containsAll(faults)) {
+            throw new IllegalArgumentException("--faults: expected some of " + FAULTS + ", was " + faults);
+        }
+
+        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+            FaultProxy proxy = infra.track(new FaultProxy(infra.telegram.url()));
+            ResultCollector collector = infra.collector();
+            Map<String, String> tokens = Workload.tokens(List.of(BOT));
+            String providerBot = FakeTelegram.botIdOf(tokens.get(BOT));
+            Map<String, String> settings = infra.senderSettings(proxy.apiUrl());
+            settings.put("budget.global.rate.per.s", Double.toString(rate));
+            settings.put("budget.chat.burst", "2");
+            settings.put("budget.max.replicas", Integer.toString(senders)); // the local fallback's share: rate / replicas
+            // a killed member's partitions move after the session timeout (45 s by default)
+            settings.put("kafka.session.timeout.ms", "10000");
+            settings.put("kafka.heartbeat.interval.ms", "3000");
+            List<FaultResult> results = new java.util.ArrayList<>();
+            try (Senders group = Senders.start("chaos", senders, settings, tokens, infra.workDir, "256m")) {
+                Phase p = new Phase(infra, collector, providerBot, messages, rate);
+                if (faults.contains("kill-sender")) {
+                results.add(p.run("kill-sender", 1, () -> {
+                    SenderProcess victim = group.processes().get(0);
+                    Infra.say("kill -9 %s (pid %d)", victim.instanceId(), victim.pid());
+                    long at = System.currentTimeMillis();
+                    group.kill9(victim);
+                    return new Fault(at, at, victim.instanceId(), 0, 0);
+                }, faultAt));
+                group.add("chaos-4"); // the replacement, so the next faults start with 3 senders again
+                }
+                if (faults.contains("redis-down")) {
+                results.add(p.run("redis-down", 2, () -> {
+                    long at = System.currentTimeMillis();
+                    Infra.say("redis-server stopped for %d ms", redisDown.toMillis());
+                    infra.redis.stop();
+                    Thread.sleep(redisDown.toMillis()); // the outage's length is the scenario
+                    infra.redis.restart();
+                    Infra.say("redis-server started again");
+                    return new Fault(at, System.currentTimeMillis(), null, 0, 0);
+                }, faultAt));
+                }
+                if (faults.contains("provider-5xx")) {
+                results.add(p.run("provider-5xx", 3, () -> {
+                    long at = System.currentTimeMillis();
+                    Infra.say("provider answers 502 for %d ms", provider5xx.toMillis());
+                    proxy.failFor(provider5xx);
+                    return new Fault(at, at + provider5xx.toMillis(), null, 0, 0);
+                }, faultAt));
+                }
+                if (faults.contains("bot-429-storm")) {
+                results.add(p.run("bot-429-storm", 4, () -> {
+                    long at = System.currentTimeMillis();
+                    int callIndex = infra.telegram.calls().size();
+                    Infra.say("bot-wide 429 storm: next %d calls answered 429 retry_after %d s", stormCalls, stormRetryAfterS);
+                    infra.telegram.enqueueForBot(providerBot, new TelegramBehaviour.TooManyRequests(Duration.ofSeconds(stormRetryAfterS)), stormCalls);
+                    return new Fault(at, -1, null, callIndex, stormCalls);
+                }, faultAt));
+                }
+            }
+
+            BenchResult out = new BenchResult("chaos", "fault", "messages", "lost", "order violations", "seconds over limit",
+                    "duplicates", "in flight at kill", "recovery s", "provider 429 (injected)", "results", "drain s", "completed");
+            for (FaultResult r : results) {
+                out.row(r.fault(), r.messages(), r.lost(), r.orderViolations(), r.secondsOverLimit(), r.duplicates(), r.inFlightAtKill(),
+                        r.recoverySeconds(), r.provider429() + " (" + r.injected() + ")", r.results(), r.drainSeconds(), r.completed());
+                out.put(r.fault(), r.json());
+            }
+            out.note("%d sender JVMs, budget %.1f msg/s burst 1, chat 1/s burst 2, budget.max.replicas=%d, kafka.session.timeout.ms=10000; %d messages per fault over %d chats; fault at +%d ms",
+                    senders, rate, senders, messages, CHATS, faultAt.toMillis());
+            out.note("recovery_s: kill-sender: from the kill until the first chat the killed sender had served is served again;"
+                    + " others: from the end of the fault until 2 s with >= 80%% of the budget rate accepted (or, if the backlog ended first, until the first acceptance)");
+            out.emit(args);
+            return results.stream().allMatch(FaultResult::completed) ? 0 : 2;
+        }
+    }
+
+    /** When a fault began and ended (epoch ms; end -1: derived from the injected calls), what it hit. */
+    record Fault(long startMs, long endMs, String killedInstance, int callIndex, int injectedCalls) {
+    }
+
+    @FunctionalInterface
+    interface Injector {
+        Fault inject() throws Exception;
+    }
+
+    /** One fault on its own backlog. */
+    static final class Phase {
+        private final Infra infra;
+        private final ResultCollector collector;
+        private final String providerBot;
+        private final int messages;
+        private final double rate;
+
+        Phase(Infra infra, ResultCollector collector, String providerBot, int messages, double rate) {
+            this.infra = infra;
+            this.collector = collector;
+            this.providerBot = providerBot;
+            this.messages = messages;
+            this.rate = rate;
+        }
+
+        FaultResult run(String fault, int index, Injector injector, Duration faultAt) throws Exception {
+            int chats = Math.min(CHATS, Math.max(1, messages / 3));
+            Workload w = Workload.roundRobin(fault, BOT, 1_000_000L * index, chats, (int) Math.ceil((double) messages / chats));
+            int callsBefore = infra.telegram.calls().size();
+            Infra.say("%s: %d messages to %d chats", fault, w.size(), chats);
+            long t0 = System.nanoTime();
+            infra.produceOutbox(infra.outboxProducer(), w.outbound());
+            Thread.sleep(faultAt.toMillis()); // the fault's moment is the scenario, not a wait for a condition
+            Fault f = injector.inject();
+            boolean completed = Settle.await(fault, w.size(), () -> Settle.settled(collector, fault), infra.telegram,
+                    Duration.ofSeconds(Math.max(180, 4L * w.size() / (long) rate)), Duration.ofSeconds(60));
+            double drain = (System.nanoTime() - t0) / 1e9;
+
+            List<FakeTelegram.Call> calls = infra.telegram.calls();
+            List<FakeTelegram.Call> phaseCalls = calls.subList(Math.min(callsBefore, calls.size()), calls.size());
+            String prefix = "[" + fault + "]";
+            long injectedEnd = f.endMs();
+            Set<Integer> injected = new HashSet<>();
+            if (f.injectedCalls() > 0) {
+                int from = f.callIndex() - callsBefore;
+                for (int i = Math.max(0, from); i < phaseCalls.size() && injected.size() < f.injectedCalls(); i++) {
+                    if (isBot(phaseCalls.get(i))) {
+                        injected.add(i);
+                        injectedEnd = Math.max(injectedEnd, phaseCalls.get(i).atMillis());
+                    }
+                }
+                injectedEnd += Duration.ofSeconds(2).toMillis(); // + the retry_after of the last injected 429
+            }
+            Set<Long> secondsOver = new TreeSet<>();
+            long provider429 = 0;
+            for (int i = 0; i < phaseCalls.size(); i++) {
+                FakeTelegram.Call c = phaseCalls.get(i);
+                if (c.status() == 429 && isBot(c)) {
+                    provider429++;
+                    if (!injected.contains(i)) {
+                        secondsOver.add(c.atMillis() / 1000);
+                    }
+                }
+            }
+            List<ProviderMessage> accepted = Workload.accepted(infra.telegram, fault);
+            List<DeliveryResult> results = Settle.results(collector, fault);
+            DemoReport report = ReportAnalyzer.analyze(w.notifications(), results, collector.deadLetteredIds(), accepted, provider429, null);
+            Set<String> acceptedTexts = new HashSet<>();
+            accepted.forEach(m -> acceptedTexts.add(m.chatId() + "|" + m.text()));
+            long lost = w.notifications().stream().filter(n -> !acceptedTexts.contains(n.getChatId() + "|" + n.getText())).count();
+            long inFlight = f.killedInstance() == null ? 0 : inFlightAtKill(phaseCalls, prefix, results, f);
+            double recovery = f.killedInstance() != null
+                    ? killRecovery(accepted, results, f)
+                    : recovery(accepted, injectedEnd, rate);
+            Infra.say("%s: lost %d, order violations %d, seconds over limit %d, duplicates %d, in flight at kill %d, recovery %.1f s, results %s",
+                    fault, lost, report.orderViolations(), secondsOver.size(), report.duplicates(), inFlight, recovery, report.results());
+            if (lost > 0 || report.duplicates() > 0 || report.orderViolations() > 0) {
+                explain(fault, w, accepted, results, phaseCalls, acceptedTexts);
+            }
+            Map<String, Long> nonZero = new LinkedHashMap<>();
+            report.results().forEach((k, v) -> {
+                if (v > 0) {
+                    nonZero.put(k, v);
+                }
+            });
+            return new FaultResult(fault, w.size(), lost, report.orderViolations(), secondsOver.size(), report.duplicates(), inFlight,
+                    recovery, provider429, injected.size(), nonZero, drain, completed);
+        }
+
+        private boolean isBot(FakeTelegram.Call c) {
+            return providerBot.equals(c.botId());
+        }
+    }
+
+    /** Prints, for up to 10 lost and 10 duplicated messages, their results and provider calls (evidence). */
+    static void explain(String fault, Workload w, List<ProviderMessage> accepted, List<DeliveryResult> results,
+                        List<FakeTelegram.Call> calls, Set<String> acceptedTexts) {
+        Map<String, Long> copies = new LinkedHashMap<>();
+        accepted.forEach(m -> copies.merge(m.chatId() + "|" + m.text(), 1L, Long::sum));
+        int shown = 0;
+        for (var n : w.notifications()) {
+            String key = n.getChatId() + "|" + n.getText();
+            boolean lost = !acceptedTexts.contains(key);
+            boolean dup = copies.getOrDefault(key, 0L) > 1;
+            if ((lost || dup) && shown++ < 20) {
+                Infra.say("  %s %s %s", fault, lost ? "LOST" : "DUPLICATE x" + copies.get(key), n.getId());
+                results.stream().filter(r -> r.getMessageId().equals(n.getId())).forEach(r -> Infra.say(
+                        "    result %s by %s attempts %d provider_message_id %s sent_at %s result_at %s", r.getStatus(),
+                        r.getSenderInstance(), r.getAttempts(), r.getProviderMessageId(), r.getSentAt(), r.getResultAt()));
+                calls.stream().filter(c -> n.getText().equals(c.text())).forEach(c -> Infra.say(
+                        "    call at %d status %d chat %s", c.atMillis(), c.status(), c.chatId()));
+            }
+        }
+    }
+
+    /**
+     * Messages to the killed sender's chats (those it wrote results for) with a provider call before the kill
+     * and no result written before it: what the killed sender had in flight, which a takeover may send again.
+     */
+    static long inFlightAtKill(List<FakeTelegram.Call> calls, String prefix, List<DeliveryResult> results, Fault f) {
+        Set<String> itsChats = new HashSet<>();
+        for (DeliveryResult r : results) {
+            if (f.killedInstance().equals(r.getSenderInstance())) {
+                itsChats.add(r.getChatId());
+            }
+        }
+        Set<String> calledBeforeKill = new HashSet<>();
+        for (FakeTelegram.Call c : calls) {
+            if (c.atMillis() <= f.startMs() && c.text() != null && c.text().startsWith(prefix) && itsChats.contains(c.chatId())) {
+                calledBeforeKill.add(c.chatId() + "|" + c.text());
+            }
+        }
+        Set<String> resultBeforeKill = new HashSet<>();
+        for (DeliveryResult r : results) {
+            if (r.getResultAt().toEpochMilli() <= f.startMs()) {
+                resultBeforeKill.add(r.getMessageId());
+            }
+        }
+        // texts are "[tag] #seq to chat" and ids "tag-seq": match on the sequence number
+        long n = 0;
+        for (String key : calledBeforeKill) {
+            String text = key.substring(key.indexOf('|') + 1);
+            String seq = text.substring(text.indexOf('#') + 1, text.indexOf(' ', text.indexOf('#')));
+            String id = prefixToTag(text) + "-" + seq;
+            if (!resultBeforeKill.contains(id)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static String prefixToTag(String text) {
+        return text.substring(1, text.indexOf(']'));
+    }
+
+    /** From the kill until the first message to a chat the killed sender had served is accepted again. */
+    static double killRecovery(List<ProviderMessage> accepted, List<DeliveryResult> results, Fault f) {
+        Set<String> itsChats = new HashSet<>();
+        for (DeliveryResult r : results) {
+            if (f.killedInstance().equals(r.getSenderInstance())) {
+                itsChats.add(r.getChatId());
+            }
+        }
+        return accepted.stream().filter(m -> m.acceptedAtMillis() > f.startMs() && itsChats.contains(m.chatId()))
+                .mapToLong(ProviderMessage::acceptedAtMillis).min().stream()
+                .mapToDouble(t -> (t - f.startMs()) / 1000.0).findFirst().orElse(-1);
+    }
+
+    /**
+     * From {@code endMs} until the first 2 s window with at least 80% of {@code rate} accepted; when the
+     * backlog ends before that, until the first acceptance after {@code endMs}; -1 when nothing came after.
+     */
+    static double recovery(List<ProviderMessage> accepted, long endMs, double rate) {
+        List<Long> t = accepted.stream().map(ProviderMessage::acceptedAtMillis).filter(x -> x >= endMs).sorted().toList();
+        if (t.isEmpty()) {
+            return -1;
+        }
+        int need = (int) Math.ceil(0.8 * rate * 2);
+        for (int i = 0, j = 0; i < t.size(); i++) {
+            while (j < t.size() && t.get(j) < t.get(i) + 2000) {
+                j++;
+            }
+            if (j - i >= need) {
+                return (t.get(i) - endMs) / 1000.0;
+            }
+        }
+        return (t.get(0) - endMs) / 1000.0;
+    }
+}
