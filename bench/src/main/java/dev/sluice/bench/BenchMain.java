@@ -16,7 +16,9 @@ public final class BenchMain {
     private static final Map<String, Scenario> SCENARIOS = new TreeMap<>(Map.of(
             "budget-vs-bucket4j", BudgetVsBucket4j::run,
             "utilisation", Utilisation::run,
-            "chaos", Chaos::run));
+            "chaos", Chaos::run,
+            "topology-throughput", TopologyThroughput::run,
+            "many-bots", ManyBots::run));
 
     /** One named benchmark; returns the process exit code. */
     @FunctionalInterface

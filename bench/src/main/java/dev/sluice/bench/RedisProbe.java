@@ -1,0 +1,131 @@
+package dev.sluice.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * What redis-server itself reports, over a plain socket (so the probe adds no client library traffic):
+ * {@code INFO} fields (CPU seconds, command stats) and a {@code MONITOR} sample that counts the commands
+ * clients sent. Redis counts the calls a Lua script makes as commands too ({@code INFO commandstats},
+ * {@code total_commands_processed}); MONITOR marks those {@code [0 lua]}, so only MONITOR separates the
+ * round trips clients made from the work inside scripts. MONITOR costs the server time, so CPU is
+ * measured outside the sample.
+ */
+public final class RedisProbe {
+    private final String host;
+    private final int port;
+
+    public RedisProbe(String host, int port) {
+        this.host = host;
+        this.port = port;
+    }
+
+    /** {@code INFO <section>} as key → value. */
+    public Map<String, String> info(String section) throws IOException {
+        try (Socket s = new Socket(host, port)) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            out.write(("INFO " + section + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
+            String header = in.readLine(); // $<length>
+            if (header == null || !header.startsWith("$")) {
+                throw new IOException("unexpected INFO answer: " + header);
+            }
+            int length = Integer.parseInt(header.substring(1));
+            char[] buf = new char[length];
+            int read = 0;
+            while (read < length) {
+                int n = in.read(buf, read, length - read);
+                if (n < 0) {
+                    break;
+                }
+                read += n;
+            }
+            Map<String, String> m = new HashMap<>();
+            for (String line : new String(buf, 0, read).split("\r\n")) {
+                int c = line.indexOf(':');
+                if (c > 0 && !line.startsWith("#")) {
+                    m.put(line.substring(0, c), line.substring(c + 1));
+                }
+            }
+            return m;
+        }
+    }
+
+    /** Seconds of CPU (user + system) redis-server used so far. */
+    public double cpuSeconds() throws IOException {
+        Map<String, String> cpu = info("cpu");
+        return Double.parseDouble(cpu.get("used_cpu_user")) + Double.parseDouble(cpu.get("used_cpu_sys"));
+    }
+
+    /** {@code calls} of one command from {@code INFO commandstats} (e.g. {@code evalsha}); 0 if never called. */
+    public long calls(String command) throws IOException {
+        String v = info("commandstats").get("cmdstat_" + command);
+        if (v == null) {
+            return 0;
+        }
+        for (String part : v.split(",")) {
+            if (part.startsWith("calls=")) {
+                return Long.parseLong(part.substring(6));
+            }
+        }
+        return 0;
+    }
+
+    /** Client round trips and script-internal calls seen by MONITOR during {@code millis}. */
+    public record MonitorSample(long clientCommands, long scriptCalls, long startMillis, long millis) {
+    }
+
+    /**
+     * Counts, by the server's timestamps on MONITOR lines, what was executed in the {@code millis} after the
+     * first line; reads on until a later line arrives (or 2 s pass), so a slow reader loses nothing.
+     */
+    public MonitorSample monitor(long millis) throws IOException {
+        try (Socket s = new Socket(host, port)) {
+            s.setSoTimeout(200);
+            s.getOutputStream().write("MONITOR\r\n".getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8), 1 << 16);
+            long clients = 0;
+            long scripts = 0;
+            double first = -1;
+            long giveUp = System.currentTimeMillis() + millis + 2000;
+            while (System.currentTimeMillis() < giveUp) {
+                String line;
+                try {
+                    line = in.readLine();
+                } catch (SocketTimeoutException e) {
+                    continue;
+                }
+                if (line == null) {
+                    break;
+                }
+                int space = line.indexOf(' ');
+                if (!line.startsWith("+") || line.equals("+OK") || space < 0) {
+                    continue;
+                }
+                double ts = Double.parseDouble(line.substring(1, space));
+                if (first < 0) {
+                    first = ts;
+                }
+                if (ts > first + millis / 1000.0) {
+                    break;
+                }
+                if (line.contains(" lua] ")) {
+                    scripts++;
+                } else {
+                    clients++;
+                }
+            }
+            return new MonitorSample(clients, scripts, (long) (first * 1000), millis);
+        }
+    }
+}

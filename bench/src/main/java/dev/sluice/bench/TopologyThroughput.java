@@ -1,0 +1,143 @@
+package dev.sluice.bench;
+
+import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.config.Settings;
+import dev.sluice.schemas.SpecificAvroSerde;
+import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.topology.TopologyConfig;
+import dev.sluice.topology.TopologyService;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Produced;
+
+/**
+ * Issue 7, scenario {@code topology-throughput}: events per second through the full Sluice topology
+ * (validate, key by chat, chat status, deadlines, classify, fold, route; exactly-once) against a
+ * pass-through Kafka Streams application ({@code stream(notifications).to(out)}, bytes in and out, same
+ * processing guarantee and commit interval, one stream thread each) on the same broker, reading the same
+ * pre-produced input. 50,000 ROUTINE notifications to 5,000 chats (keyed by chat id; no sender status, so no
+ * pressure, and no policy limit: each one leaves on {@code outbox.live}). Rate: (n-1) / time between the
+ * first and the last output record seen by a read_committed consumer (start-up excluded).
+ */
+public final class TopologyThroughput {
+    static final String PASSTHROUGH_OUT = "bench.passthrough.out";
+
+    private TopologyThroughput() {
+    }
+
+    public static int run(String[] argv) throws Exception {
+        BenchArgs args = BenchArgs.parse(argv);
+        int events = args.scaled("events", 50_000, 200);
+        int chats = Math.max(1, Math.min(5_000, events / 10));
+        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+            infra.kafka.createTopics(Infra.PARTITIONS, PASSTHROUGH_OUT);
+            Infra.say("producing %d notifications to %d chats", events, chats);
+            try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(infra.producerProps(), new StringSerializer(),
+                    new SpecificAvroSerde<>(infra.client, Notification.class).serializer())) {
+                Instant now = Instant.now();
+                for (int i = 0; i < events; i++) {
+                    String chat = Long.toString(3_000_000L + i % chats);
+                    producer.send(new ProducerRecord<>(infra.topics.notifications(), chat, Notification.newBuilder()
+                            .setId("tp-" + i).setBotId("tp").setChatId(chat).setKind("task.assigned")
+                            .setEventClass(NotificationClass.ROUTINE).setEntity("task-" + i)
+                            .setText("[tp] #" + i + " task assigned").setCreatedAt(now).build()));
+                }
+                producer.flush();
+            }
+            String guarantee = args.string("processing-guarantee", "exactly_once_v2");
+            Settings common = Settings.of(Map.of("bootstrap.servers", infra.kafka.bootstrapServers(),
+                    "schema.registry.url", infra.registry.url(), "processing.guarantee", guarantee,
+                    "commit.interval.ms", "100", "state.dir", infra.workDir.resolve("streams").toString()));
+
+            Infra.say("Sluice topology: %s", guarantee);
+            TopologyService topology = new TopologyService(TopologyConfig.from(common.with("application.id", "bench-topology")));
+            Rate sluice = measure(infra, infra.topics.outboxLive(), events, topology::start, topology);
+
+            Infra.say("pass-through Kafka Streams application: %s", guarantee);
+            StreamsBuilder b = new StreamsBuilder();
+            b.stream(infra.topics.notifications(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
+                    .to(PASSTHROUGH_OUT, Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
+            Properties p = new Properties();
+            p.put(StreamsConfig.APPLICATION_ID_CONFIG, "bench-passthrough");
+            p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafka.bootstrapServers());
+            p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
+            p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+            p.put(StreamsConfig.STATE_DIR_CONFIG, infra.workDir.resolve("streams-pt").toString());
+            p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+            KafkaStreams passthrough = new KafkaStreams(b.build(), p);
+            Rate base = measure(infra, PASSTHROUGH_OUT, events, passthrough::start, passthrough);
+
+            BenchResult out = new BenchResult("topology-throughput", "application", "events", "events/s", "first output after s",
+                    "all output after s", "ratio to pass-through");
+            out.row("Sluice topology", sluice.count(), sluice.perSecond(), sluice.firstAfterS(), sluice.allAfterS(),
+                    sluice.perSecond() / base.perSecond());
+            out.row("pass-through Kafka Streams", base.count(), base.perSecond(), base.firstAfterS(), base.allAfterS(), 1.0);
+            out.put("sluice_events_per_s", Math.round(sluice.perSecond()))
+                    .put("passthrough_events_per_s", Math.round(base.perSecond()))
+                    .put("ratio", Utilisation.round(sluice.perSecond() / base.perSecond()));
+            out.note("%s, commit.interval.ms=100, 1 stream thread each, %d partitions, one embedded broker; input pre-produced, read from the start",
+                    guarantee, Infra.PARTITIONS);
+            out.emit(args);
+            return sluice.count() >= events && base.count() >= events ? 0 : 2;
+        }
+    }
+
+    record Rate(long count, double perSecond, double firstAfterS, double allAfterS) {
+    }
+
+    /** Starts the app, counts committed output records until {@code expected} (bounded), closes the app. */
+    static Rate measure(Infra infra, String topic, int expected, Runnable start, AutoCloseable app) throws Exception {
+        Properties c = new Properties();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafka.bootstrapServers());
+        c.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-count-" + topic);
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            long t0 = System.nanoTime();
+            start.run();
+            long count = 0;
+            long first = -1;
+            long last = -1;
+            long deadline = t0 + Duration.ofSeconds(Math.max(120, expected / 100)).toNanos();
+            long nextLine = t0;
+            while (count < expected && System.nanoTime() < deadline) {
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                if (!records.isEmpty()) {
+                    long now = System.nanoTime();
+                    if (first < 0) {
+                        first = now;
+                    }
+                    count += records.count();
+                    last = now;
+                }
+                if (System.nanoTime() >= nextLine) {
+                    Infra.say("  %s: %d/%d", topic, count, expected);
+                    nextLine = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+                }
+            }
+            app.close();
+            if (count < 2 || last <= first) {
+                return new Rate(count, 0, -1, -1);
+            }
+            return new Rate(count, (count - 1) * 1e9 / (last - first), (first - t0) / 1e9, (last - t0) / 1e9);
+        }
+    }
+}
