@@ -18,7 +18,8 @@ public final class BenchMain {
             "utilisation", Utilisation::run,
             "chaos", Chaos::run,
             "topology-throughput", TopologyThroughput::run,
-            "many-bots", ManyBots::run));
+            "many-bots", ManyBots::run,
+            "flood", Flood::run));
 
     /** One named benchmark; returns the process exit code. */
     @FunctionalInterface

@@ -1,0 +1,180 @@
+package dev.sluice.bench;
+
+import dev.sluice.app.demo.ResultCollector;
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.config.Settings;
+import dev.sluice.schemas.SpecificAvroSerde;
+import dev.sluice.sender.budget.BudgetLimits;
+import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.topology.TopologyConfig;
+import dev.sluice.topology.TopologyService;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Issue 7, scenario {@code flood}, after a real incident: 9,360 ROUTINE events in 40 s (a bulk change: 360
+ * users get 26 "task assigned" events each about one project) with CRITICAL meeting reminders among them
+ * (2 per second, to the same users, deadline 10 min). The same events, at the same moments, go to:
+ * <ul>
+ *   <li>Sluice: the full topology (in this JVM) and 3 sender processes sharing the Redis budget; ROUTINE is
+ *       folded into digests under pressure ({@code pressure.drain.time.threshold.ms}, from the senders'
+ *       {@code sender.status} reports), CRITICAL is never folded;</li>
+ *   <li>the naive baseline ({@link NaiveFifoSender}): one FIFO, no classes, no folding, the same budget
+ *       (Sluice's Redis script, same limits), another bot on the same FakeTelegram (its limits are per bot).</li>
+ * </ul>
+ * Both run at the same time, in real time. Critical latency: from the event's production to the provider's
+ * acceptance (Sluice: the result's {@code sent_at}), p99 nearest rank. {@code routine_folded_share}: the
+ * ROUTINE events that reached users inside a digest rather than one by one.
+ *
+ * <p>{@code --scale X} multiplies the event counts and the 40 s alike (same arrival rate), so the naive
+ * backlog, and its critical p99, shrink by X too: a p99 of a scaled run is not the full run's.
+ */
+public final class Flood {
+    private Flood() {
+    }
+
+    public static int run(String[] argv) throws Exception {
+        BenchArgs args = BenchArgs.parse(argv);
+        double scale = args.scale();
+        int routine = args.scaled("routine", 9_360, 26);
+        int users = Math.max(1, (int) Math.round(360 * Math.min(1, scale)));
+        double seconds = 40 * scale;
+        int criticals = Math.max(2, (int) Math.round(2 * seconds));
+        double rate = args.dbl("budget-rate", 25);
+        int senders = args.integer("senders", 3);
+        String threshold = args.string("pressure-threshold-ms", "2000");
+
+        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+            ResultCollector collector = infra.collector();
+            Map<String, String> tokens = Workload.tokens(List.of("flood", "naive"));
+            Settings topo = Settings.of(Map.of("bootstrap.servers", infra.kafka.bootstrapServers(),
+                    "schema.registry.url", infra.registry.url(), "application.id", "bench-flood",
+                    "state.dir", infra.workDir.resolve("streams").toString(), "commit.interval.ms", "100",
+                    "pressure.drain.time.threshold.ms", threshold));
+            TopologyService topology = infra.track(new TopologyService(TopologyConfig.from(topo)));
+            topology.start();
+            Map<String, String> settings = infra.senderSettings(infra.telegram.apiUrl());
+            settings.put("budget.global.rate.per.s", Double.toString(rate));
+            settings.put("budget.chat.burst", "2");
+            settings.put("sender.status.interval.ms", "1000");
+            Map<String, String> sluiceTokens = Map.of("flood", tokens.get("flood"));
+            try (Senders group = Senders.start("flood", senders, settings, sluiceTokens, infra.workDir, "256m");
+                 NaiveFifoSender naive = new NaiveFifoSender(infra.redis.url(), new BudgetLimits(rate, 1, 1.0, 2),
+                         infra.telegram.apiUrl(), tokens.get("naive"))) {
+                Infra.say("flood: %d routine events to %d users and %d critical reminders in %.0f s; budget %.1f/s for both",
+                        routine, users, criticals, seconds, rate);
+                List<Notification> produced = produce(infra, naive, routine, users, criticals, seconds);
+                long routineCount = produced.stream().filter(n -> n.getEventClass() == NotificationClass.ROUTINE).count();
+                boolean sluiceDone = Settle.await("sluice", produced.size(), () -> Settle.settled(collector, "fl")
+                                + Settle.settled(collector, "fc"), infra.telegram,
+                        Duration.ofSeconds(600), Duration.ofSeconds(150));
+                boolean naiveDone = Settle.await("naive", produced.size(), naive::sentCount, infra.telegram,
+                        Duration.ofSeconds((long) (produced.size() / rate * 1.5) + 120), Duration.ofSeconds(60));
+                naive.throwIfFailed();
+
+                Map<String, Long> createdAt = produced.stream().collect(Collectors.toMap(Notification::getId,
+                        n -> n.getCreatedAt().toEpochMilli()));
+                List<DeliveryResult> results = collector.results();
+                List<Long> critical = new ArrayList<>();
+                long criticalNotDelivered = 0;
+                long foldedRoutine = 0;
+                Set<String> routineIds = produced.stream().filter(n -> n.getEventClass() == NotificationClass.ROUTINE)
+                        .map(Notification::getId).collect(Collectors.toSet());
+                for (DeliveryResult r : results) {
+                    if (r.getEventClass() == NotificationClass.CRITICAL && r.getFoldedIds().isEmpty() && createdAt.containsKey(r.getMessageId())) {
+                        if (r.getStatus() == DeliveryStatus.DELIVERED && r.getSentAt() != null) {
+                            critical.add(r.getSentAt().toEpochMilli() - createdAt.get(r.getMessageId()));
+                        } else {
+                            criticalNotDelivered++;
+                        }
+                    }
+                    foldedRoutine += r.getFoldedIds().stream().filter(routineIds::contains).count();
+                }
+                critical.sort(null);
+                long sluiceP99 = critical.isEmpty() ? -1 : critical.get(Math.max(0, (int) Math.ceil(0.99 * critical.size()) - 1));
+                long sluiceMax = critical.isEmpty() ? -1 : critical.get(critical.size() - 1);
+                List<NaiveFifoSender.Sent> naiveSent = naive.sent();
+                long naiveP99 = NaiveFifoSender.criticalP99(naiveSent);
+                long naiveRoutineLast = naiveSent.stream().mapToLong(NaiveFifoSender.Sent::acceptedAtMillis).max().orElse(0)
+                        - produced.get(0).getCreatedAt().toEpochMilli();
+                double share = routineCount == 0 ? 0 : (double) foldedRoutine / routineCount;
+                long digests = results.stream().filter(r -> !r.getFoldedIds().isEmpty()).count();
+                long sluiceMessages = infra.telegram.accepted().stream().filter(a -> a.botId().equals(FakeTelegram.botIdOf(tokens.get("flood")))).count();
+
+                BenchResult out = new BenchResult("flood", "sender", "critical p99 ms", "critical max ms", "criticals delivered",
+                        "routine folded share", "provider messages", "provider 429", "all sent after s", "completed");
+                out.row("Sluice (topology + " + senders + " senders)", sluiceP99, sluiceMax, critical.size() + "/" + criticals
+                                + (criticalNotDelivered > 0 ? " (" + criticalNotDelivered + " not delivered)" : ""), share,
+                        sluiceMessages + " (" + digests + " digests)", infra.telegram.rejected429Count(FakeTelegram.botIdOf(tokens.get("flood"))),
+                        "-", sluiceDone);
+                out.row("naive FIFO (no classes, no folding)", naiveP99,
+                        naiveSent.stream().filter(s -> s.notification().getEventClass() == NotificationClass.CRITICAL)
+                                .mapToLong(NaiveFifoSender.Sent::latencyMillis).max().orElse(-1),
+                        naiveSent.stream().filter(s -> s.notification().getEventClass() == NotificationClass.CRITICAL).count() + "/" + criticals,
+                        0.0, naiveSent.size(), infra.telegram.rejected429Count(FakeTelegram.botIdOf(tokens.get("naive"))),
+                        naiveRoutineLast / 1000.0, naiveDone);
+                out.put("sluice_critical_p99_ms", sluiceP99)
+                        .put("naive_critical_p99_ms", naiveP99)
+                        .put("routine_folded_share", Utilisation.round(share));
+                out.note("budget %.1f msg/s burst 1, chat 1/s burst 2 for both; pressure.drain.time.threshold.ms=%s, sender.status.interval.ms=1000,"
+                        + " digest.flush.interval.ms=60000 (default); critical latency = production -> provider acceptance", rate, threshold);
+                out.emit(args);
+                return sluiceDone && naiveDone ? 0 : 2;
+            }
+        }
+    }
+
+    /** Produces the events at their moments (routine evenly spread, criticals every 0.5 s) to Sluice and the naive FIFO. */
+    static List<Notification> produce(Infra infra, NaiveFifoSender naive, int routine, int users, int criticals, double seconds)
+            throws InterruptedException {
+        record Planned(long offsetMs, boolean critical, int seq) {
+        }
+        List<Planned> plan = new ArrayList<>();
+        for (int i = 0; i < routine; i++) {
+            plan.add(new Planned((long) (i * seconds * 1000 / routine), false, i));
+        }
+        for (int i = 0; i < criticals; i++) {
+            plan.add(new Planned((long) ((i + 0.5) * seconds * 1000 / criticals), true, i));
+        }
+        plan.sort((a, b) -> Long.compare(a.offsetMs(), b.offsetMs()));
+        List<Notification> produced = new ArrayList<>(plan.size());
+        Map<String, Integer> perUser = new HashMap<>();
+        try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(infra.producerProps(), new StringSerializer(),
+                new SpecificAvroSerde<>(infra.client, Notification.class).serializer())) {
+            long start = System.currentTimeMillis();
+            for (Planned p : plan) {
+                long wait = start + p.offsetMs() - System.currentTimeMillis();
+                if (wait > 0) {
+                    Thread.sleep(wait); // pacing the incident's arrival schedule
+                }
+                String user = Long.toString(5_000_000L + (p.critical() ? (p.seq() * 7L) % users : p.seq() % users));
+                Instant now = Instant.now();
+                Notification n = p.critical()
+                        ? Notification.newBuilder().setId("fc-" + p.seq()).setBotId("flood").setChatId(user).setUserId(user)
+                        .setKind("meeting.reminder").setEventClass(NotificationClass.CRITICAL).setEntity("meeting-" + p.seq())
+                        .setText("[fc] meeting in 10 min #" + p.seq()).setCreatedAt(now).setExpiresAt(now.plus(Duration.ofMinutes(10))).build()
+                        : Notification.newBuilder().setId("fl-" + p.seq()).setBotId("flood").setChatId(user).setUserId(user)
+                        .setKind("task.assigned").setEventClass(NotificationClass.ROUTINE).setEntity("project-42")
+                        .setText("[fl] task " + p.seq() + " assigned to you (#" + perUser.merge(user, 1, Integer::sum) + ")")
+                        .setCreatedAt(now).build();
+                producer.send(new ProducerRecord<>(infra.topics.notifications(), user, n));
+                produced.add(n);
+                naive.offer(Notification.newBuilder(n).setBotId("naive").build());
+            }
+            producer.flush();
+        }
+        return produced;
+    }
+}
