@@ -85,7 +85,7 @@ public final class Chaos {
             settings.put("budget.chat.burst", "2");
             settings.put("budget.max.replicas", Integer.toString(senders)); // the local fallback's share: rate / replicas
             // a killed member's partitions move after the session timeout (45 s by default)
-            settings.put("kafka.session.timeout.ms", "10000");
+            settings.put("kafka.session.timeout.ms", args.string("session-timeout-ms", "10000"));
             settings.put("kafka.heartbeat.interval.ms", "3000");
             List<FaultResult> results = new java.util.ArrayList<>();
             try (Senders group = Senders.start("chaos", senders, settings, tokens, infra.workDir, "256m")) {
@@ -137,8 +137,8 @@ public final class Chaos {
                         r.recoverySeconds(), r.provider429() + " (" + r.injected() + ")", r.results(), r.drainSeconds(), r.completed());
                 out.put(r.fault(), r.json());
             }
-            out.note("%d sender JVMs, budget %.1f msg/s burst 1, chat 1/s burst 2, budget.max.replicas=%d, kafka.session.timeout.ms=10000; %d messages per fault over %d chats; fault at +%d ms",
-                    senders, rate, senders, messages, CHATS, faultAt.toMillis());
+            out.note("%d sender JVMs, budget %.1f msg/s burst 1, chat 1/s burst 2, budget.max.replicas=%d, kafka.session.timeout.ms=%s; %d messages per fault over %d chats; fault at +%d ms",
+                    senders, rate, senders, settings.get("kafka.session.timeout.ms"), messages, CHATS, faultAt.toMillis());
             out.note("recovery_s: kill-sender: from the kill until the first chat the killed sender had served is served again;"
                     + " others: from the end of the fault until 2 s with >= 80%% of the budget rate accepted (or, if the backlog ended first, until the first acceptance)");
             out.emit(args);

@@ -55,6 +55,7 @@ public final class Flood {
         double rate = args.dbl("budget-rate", 25);
         int senders = args.integer("senders", 3);
         String threshold = args.string("pressure-threshold-ms", "2000");
+        String digestFlushMs = args.string("digest-flush-ms", "60000");
 
         try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
             ResultCollector collector = infra.collector();
@@ -62,7 +63,7 @@ public final class Flood {
             Settings topo = Settings.of(Map.of("bootstrap.servers", infra.kafka.bootstrapServers(),
                     "schema.registry.url", infra.registry.url(), "application.id", "bench-flood",
                     "state.dir", infra.workDir.resolve("streams").toString(), "commit.interval.ms", "100",
-                    "pressure.drain.time.threshold.ms", threshold));
+                    "pressure.drain.time.threshold.ms", threshold, "digest.flush.interval.ms", digestFlushMs));
             TopologyService topology = infra.track(new TopologyService(TopologyConfig.from(topo)));
             topology.start();
             Map<String, String> settings = infra.senderSettings(infra.telegram.apiUrl());
@@ -129,7 +130,7 @@ public final class Flood {
                         .put("naive_critical_p99_ms", naiveP99)
                         .put("routine_folded_share", Utilisation.round(share));
                 out.note("budget %.1f msg/s burst 1, chat 1/s burst 2 for both; pressure.drain.time.threshold.ms=%s, sender.status.interval.ms=1000,"
-                        + " digest.flush.interval.ms=60000 (default); critical latency = production -> provider acceptance", rate, threshold);
+                        + " digest.flush.interval.ms=%s; critical latency = production -> provider acceptance", rate, threshold, digestFlushMs);
                 out.emit(args);
                 return sluiceDone && naiveDone ? 0 : 2;
             }

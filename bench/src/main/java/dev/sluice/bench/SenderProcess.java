@@ -50,7 +50,10 @@ public final class SenderProcess implements AutoCloseable {
         Path log = workDir.resolve(instanceId + ".log");
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         tokens.forEach((bot, token) -> pb.environment().put("SLUICE_BOT_" + bot.toUpperCase() + "_TOKEN", token));
-        return new SenderProcess(instanceId, pb.start(), log);
+        Process process = pb.start();
+        // the bench JVM ending for any reason (an exception, Ctrl-C) takes its children with it
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + instanceId));
+        return new SenderProcess(instanceId, process, log);
     }
 
     /** Waits (bounded) until the child printed that it runs. */

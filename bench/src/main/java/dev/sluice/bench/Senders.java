@@ -26,11 +26,16 @@ public final class Senders implements AutoCloseable {
     public static Senders start(String prefix, int count, Map<String, String> settings, Map<String, String> tokens,
                                 Path workDir, String heap) throws Exception {
         Senders s = new Senders(settings, tokens, workDir, heap);
-        for (int i = 1; i <= count; i++) {
-            s.processes.add(SenderProcess.start(prefix + "-" + i, settings, tokens, workDir, heap));
-        }
-        for (SenderProcess p : s.processes) {
-            p.awaitReady(Duration.ofSeconds(120));
+        try {
+            for (int i = 1; i <= count; i++) {
+                s.processes.add(SenderProcess.start(prefix + "-" + i, settings, tokens, workDir, heap));
+            }
+            for (int i = 0; i < s.processes.size(); i++) {
+                s.processes.set(i, s.ready(s.processes.get(i)));
+            }
+        } catch (Exception | Error e) {
+            s.close(); // no orphans: stop the ones that did start
+            throw e;
         }
         Infra.say("%d sender process(es) running: %s", count, s.processes.stream().map(p -> p.instanceId() + " pid " + p.pid()).toList());
         return s;
@@ -38,10 +43,30 @@ public final class Senders implements AutoCloseable {
 
     /** Starts one more sender (e.g. a replacement after a kill) and waits until it runs. */
     public SenderProcess add(String instanceId) throws Exception {
-        SenderProcess p = SenderProcess.start(instanceId, settings, tokens, workDir, heap);
-        p.awaitReady(Duration.ofSeconds(120));
+        SenderProcess p = ready(SenderProcess.start(instanceId, settings, tokens, workDir, heap));
         processes.add(p);
         return p;
+    }
+
+    /**
+     * Waits until {@code p} runs; a child that exits during start (seen on this loaded machine: the first
+     * Redis connect timing out, after which the sender exits) is started again, at most twice.
+     */
+    private SenderProcess ready(SenderProcess p) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                p.awaitReady(Duration.ofSeconds(120));
+                return p;
+            } catch (IllegalStateException e) {
+                if (p.isAlive() || attempt == 3) {
+                    p.close();
+                    throw e;
+                }
+                Infra.say("%s exited during start (attempt %d), starting it again: %s", p.instanceId(), attempt,
+                        e.getMessage().lines().skip(1).findFirst().orElse(""));
+                p = SenderProcess.start(p.instanceId(), settings, tokens, workDir, heap);
+            }
+        }
     }
 
     public List<SenderProcess> processes() {

@@ -63,7 +63,8 @@ public final class Utilisation {
                     senders, budgetRate);
             out.note("steady: accepted messages from 10 s after the first acceptance to the last, (n-1)/span");
             out.emit(args);
-            return sluice.completed() ? 0 : 2;
+            boolean invariants = sluice.orderViolations() == 0 && sluice.duplicates() == 0;
+            return sluice.completed() && invariants ? 0 : 2;
         }
     }
 

@@ -1,0 +1,84 @@
+package dev.sluice.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every issue-7 scenario runs end to end at a tiny size (real broker, redis-server, FakeTelegram, sender
+ * JVMs) and writes the JSON keys a script checks, with the invariants that hold at any size: nothing lost,
+ * per-chat order kept. The numbers themselves are the full runs' business (BENCHMARKS.md).
+ */
+class ScenariosSmokeIT {
+    @TempDir
+    Path dir;
+
+    private JsonNode run(BenchMain.Scenario scenario, String name, String... args) throws Exception {
+        Path json = dir.resolve(name + ".json");
+        String[] all = new String[args.length + 2];
+        System.arraycopy(args, 0, all, 0, args.length);
+        all[args.length] = "--json";
+        all[args.length + 1] = json.toString();
+        int code = scenario.run(all);
+        assertThat(code).as(name + " exit code").isZero();
+        return new ObjectMapper().readTree(json.toFile());
+    }
+
+    @Test
+    void utilisation() throws Exception {
+        JsonNode j = run(Utilisation::run, "utilisation", "--senders", "2", "--backlog-seconds", "2",
+                "--baseline-backlog-seconds", "1", "--chats", "20");
+        assertThat(j.fieldNames()).toIterable().contains("accepted_per_s", "allowed_per_s", "ratio", "provider_429");
+        assertThat(j.get("allowed_per_s").asInt()).isEqualTo(30);
+        assertThat(j.get("accepted_per_s").asDouble()).isPositive();
+        assertThat(j.get("ratio").asDouble()).isPositive();
+    }
+
+    @Test
+    void manyBots() throws Exception {
+        JsonNode j = run(ManyBots::run, "many-bots", "--bots", "3", "--senders", "1", "--warmup-seconds", "3",
+                "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "150", "--chats-per-bot", "30");
+        assertThat(j.fieldNames()).toIterable().containsExactly("bots", "delivered_per_s", "cpu_ms_per_msg", "redis_round_trips_per_msg");
+        assertThat(j.get("bots").asInt()).isEqualTo(3);
+        assertThat(j.get("delivered_per_s").asDouble()).isPositive();
+        assertThat(j.get("cpu_ms_per_msg").asDouble()).isPositive();
+        // at least the budget decision per message goes to Redis
+        assertThat(j.get("redis_round_trips_per_msg").asDouble()).isGreaterThanOrEqualTo(1.0);
+    }
+
+    @Test
+    void flood() throws Exception {
+        JsonNode j = run(Flood::run, "flood", "--scale", "0.05", "--senders", "1", "--digest-flush-ms", "3000");
+        assertThat(j.fieldNames()).toIterable().containsExactly("sluice_critical_p99_ms", "naive_critical_p99_ms", "routine_folded_share");
+        assertThat(j.get("sluice_critical_p99_ms").asLong()).isNotNegative();
+        assertThat(j.get("naive_critical_p99_ms").asLong()).isNotNegative();
+        assertThat(j.get("routine_folded_share").asDouble()).isBetween(0.0, 1.0);
+    }
+
+    @Test
+    void topologyThroughput() throws Exception {
+        JsonNode j = run(TopologyThroughput::run, "topology-throughput", "--events", "300");
+        assertThat(j.fieldNames()).toIterable().containsExactly("sluice_events_per_s", "passthrough_events_per_s", "ratio");
+        assertThat(j.get("sluice_events_per_s").asDouble()).isPositive();
+        assertThat(j.get("passthrough_events_per_s").asDouble()).isPositive();
+    }
+
+    @Test
+    void chaos() throws Exception {
+        JsonNode j = run(Chaos::run, "chaos", "--senders", "2", "--phase-seconds", "3", "--scale", "0.1",
+                "--redis-down-s", "2", "--provider-5xx-s", "2", "--storm-calls", "3", "--storm-retry-after-s", "1",
+                "--session-timeout-ms", "6000");
+        assertThat(j.fieldNames()).toIterable().containsExactly("kill-sender", "redis-down", "provider-5xx", "bot-429-storm");
+        for (String fault : new String[] {"kill-sender", "redis-down", "provider-5xx", "bot-429-storm"}) {
+            JsonNode f = j.get(fault);
+            assertThat(f.fieldNames()).toIterable().as(fault)
+                    .containsExactly("lost", "order_violations", "seconds_over_limit", "duplicates", "in_flight_at_kill", "recovery_s");
+            assertThat(f.get("lost").asLong()).as(fault + " lost").isZero();
+            assertThat(f.get("order_violations").asLong()).as(fault + " order violations").isZero();
+        }
+    }
+}
