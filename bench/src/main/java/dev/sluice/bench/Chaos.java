@@ -263,7 +263,8 @@ public final class Chaos {
 
     /**
      * Messages to the killed sender's chats (those it wrote results for) with a provider call before the kill
-     * and no result written before it: what the killed sender had in flight, which a takeover may send again.
+     * and no result of the killed sender decided before it: what it had in flight (called, result not yet
+     * written or lost with the process), which a takeover may send again.
      */
     static long inFlightAtKill(List<FakeTelegram.Call> calls, String prefix, List<DeliveryResult> results, Fault f) {
         Set<String> itsChats = new HashSet<>();
@@ -278,9 +279,11 @@ public final class Chaos {
                 calledBeforeKill.add(c.chatId() + "|" + c.text());
             }
         }
+        // its result was not written by the killed sender (another one settled it after the takeover), or
+        // was decided only after the kill
         Set<String> resultBeforeKill = new HashSet<>();
         for (DeliveryResult r : results) {
-            if (r.getResultAt().toEpochMilli() <= f.startMs()) {
+            if (r.getResultAt().toEpochMilli() <= f.startMs() && f.killedInstance().equals(r.getSenderInstance())) {
                 resultBeforeKill.add(r.getMessageId());
             }
         }
