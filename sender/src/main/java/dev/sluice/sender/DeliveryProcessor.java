@@ -422,7 +422,10 @@ public final class DeliveryProcessor {
      */
     private Step onTooManyRequests(PendingMessage p, String bot, String target, SendOutcome.RetryAfter r, long after,
                                    Long expiresAt) {
-        RateLimitScope scope = attribution.attribute(bot, target, r.retryAfter(), after);
+        // Telegram's 429 does not name its scope (inferred); an HTTP provider's 429 or soft limit is bot-wide.
+        RateLimitScope scope = r.scope() == SendOutcome.PenaltyScope.BOT
+                ? attribution.botWide(bot, r.retryAfter(), after)
+                : attribution.attribute(bot, target, r.retryAfter(), after);
         metrics.rateLimited(bot, scope);
         PenaltyScope penalty = switch (scope) {
             case GLOBAL -> PenaltyScope.BOT;
