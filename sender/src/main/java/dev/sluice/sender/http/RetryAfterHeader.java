@@ -21,8 +21,10 @@ import java.util.regex.Pattern;
 public final class RetryAfterHeader {
     private static final Pattern DELAY_SECONDS = Pattern.compile("\\d{1,10}");
     /** RFC 850: {@code Sunday, 06-Nov-94 08:49:37 GMT}. */
+    private static final Pattern RFC_850_DAY = Pattern.compile("(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (.*)");
+    /** The part after the day name; the day is checked once the century is known. */
     private static final DateTimeFormatter RFC_850 =
-            DateTimeFormatter.ofPattern("EEEE, dd-MMM-yy HH:mm:ss 'GMT'", Locale.ENGLISH);
+            DateTimeFormatter.ofPattern("dd-MMM-yy HH:mm:ss 'GMT'", Locale.ENGLISH);
     /** asctime: {@code Sun Nov  6 08:49:37 1994} (the day padded with a space). */
     private static final DateTimeFormatter ASCTIME =
             DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.ENGLISH);
@@ -62,19 +64,25 @@ public final class RetryAfterHeader {
         } catch (DateTimeException e) {
             // not IMF-fixdate
         }
-        try {
-            LocalDateTime t = LocalDateTime.parse(v, RFC_850);
-            // RFC 9110 5.6.7: a two-digit year more than 50 years in the future is in the past century.
-            LocalDateTime limit = LocalDateTime.ofInstant(now, ZoneOffset.UTC).plusYears(50);
-            while (t.isAfter(limit)) {
-                t = t.minusYears(100);
+        java.util.regex.Matcher m = RFC_850_DAY.matcher(v);
+        if (m.matches()) {
+            try {
+                LocalDateTime t = LocalDateTime.parse(m.group(2), RFC_850);
+                // RFC 9110 5.6.7: a two-digit year more than 50 years in the future is in the past century.
+                LocalDateTime limit = LocalDateTime.ofInstant(now, ZoneOffset.UTC).plusYears(50);
+                while (t.isAfter(limit)) {
+                    t = t.minusYears(100);
+                }
+                while (!t.plusYears(100).isAfter(limit)) {
+                    t = t.plusYears(100);
+                }
+                if (t.getDayOfWeek().getDisplayName(java.time.format.TextStyle.FULL, Locale.ENGLISH).equals(m.group(1))) {
+                    return t.toInstant(ZoneOffset.UTC);
+                }
+                return null;
+            } catch (DateTimeException e) {
+                return null;
             }
-            while (t.plusYears(100).isBefore(limit) || t.plusYears(100).isEqual(limit)) {
-                t = t.plusYears(100);
-            }
-            return t.toInstant(ZoneOffset.UTC);
-        } catch (DateTimeException e) {
-            // not RFC 850
         }
         try {
             return LocalDateTime.parse(v, ASCTIME).toInstant(ZoneOffset.UTC);
