@@ -444,8 +444,8 @@ public final class DeliveryProcessor {
             deferBoth(bot, gateUntil);
         }
         p.recordReschedule();
-        log.info("429 for bot {} chat {}: retry after {} s, attributed to {}", bot, target,
-                r.retryAfter().toSeconds(), scope);
+        log.info("429 for bot {} chat {}: retry after {} ms, attributed to {} ({})", bot, target,
+                r.retryAfter().toMillis(), scope, r.description());
         if (p.message().getBotPool().size() > 1) {
             return retryAt(after + 1, expiresAt); // the gate now refuses this bot: the others take the message
         }

@@ -135,4 +135,23 @@ class HttpProviderConfigTest {
                 .hasMessageContaining(expectedText)
                 .satisfies(e -> assertThat(((ConfigException) e).key()).isEqualTo(expectedKey));
     }
+
+    @Test
+    void the_sender_config_reads_providers_as_bots_whose_token_is_the_api_key() {
+        Map<String, String> m = sms();
+        m.put("bootstrap.servers", "localhost:9092");
+        m.put("schema.registry.url", "http://localhost:8081");
+        m.put("redis.url", "redis://localhost:6379");
+        m.put("bot.alerts.token", "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw");
+        assertThatThrownBy(() -> dev.sluice.sender.SenderConfig.from(Settings.of(m)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("bot.sms-api.token")
+                .satisfies(e -> assertThat(((ConfigException) e).key()).isEqualTo("bot.sms-api.token"));
+        m.put("bot.sms-api.token", "key-" + "0123456789");
+        dev.sluice.sender.SenderConfig c = dev.sluice.sender.SenderConfig.from(Settings.of(m));
+        assertThat(c.providers()).containsOnlyKeys("sms-api");
+        assertThat(c.bots()).containsKeys("alerts", "sms-api");
+        assertThat(c.budgetConfig().limitsFor("ext:sms-api:prod").globalRatePerS()).isEqualTo(5);
+        assertThat(c.budgetConfig().limitsFor("alerts").globalRatePerS()).isEqualTo(30);
+        assertThat(c.toString()).contains("ext:sms-api:prod").doesNotContain(SECRET).doesNotContain("0123456789");
+    }
 }
