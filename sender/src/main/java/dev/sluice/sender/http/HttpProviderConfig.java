@@ -76,6 +76,9 @@ public final class HttpProviderConfig {
     /** No dots: the id ends where the key's next segment begins. */
     public static final Pattern PROVIDER_ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
     private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    /** Set by the JDK HttpClient; it refuses them from callers. */
+    private static final Set<String> RESTRICTED_HEADERS = Set.of("connection", "content-length", "expect", "host",
+            "upgrade");
     private static final Set<String> METHODS = Set.of("GET", "POST", "PUT", "PATCH");
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -126,6 +129,10 @@ public final class HttpProviderConfig {
         s.withPrefix(p + HEADER).forEach((name, value) -> {
             if (!HEADER_NAME.matcher(name).matches()) {
                 throw Settings.invalid(p + HEADER + name, "[not shown]", "a header name (RFC 9110 token)");
+            }
+            if (RESTRICTED_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+                throw new ConfigException(p + HEADER + name, "header '" + name + "' of '" + p + HEADER + name
+                        + "' is set by the HTTP client itself; remove it");
             }
             if (value.indexOf('\r') >= 0 || value.indexOf('\n') >= 0) {
                 throw new ConfigException(p + HEADER + name, "header value of '" + p + HEADER + name

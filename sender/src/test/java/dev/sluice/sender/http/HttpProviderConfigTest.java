@@ -91,6 +91,7 @@ class HttpProviderConfigTest {
         assertError("provider.sms-api.limit.key", "ext:{sms}", "provider.sms-api.limit.key", "ext:{sms}");
         assertError("provider.sms-api.limit.key", "sms.example.com:prod", "provider.sms-api.limit.key", "not the host");
         assertError("provider.sms-api.rate.per.sec", "5", "provider.sms-api.rate.per.sec", "unknown config");
+        assertError("provider.sms-api.header.Host", "sms.example.com", "provider.sms-api.header.Host", "HTTP client");
     }
 
     @Test
