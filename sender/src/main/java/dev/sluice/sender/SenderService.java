@@ -250,13 +250,15 @@ public final class SenderService implements AutoCloseable {
 
     /** Telegram for every bot, except the bot ids configured as HTTP providers ({@code provider.<id>.*}). */
     private static Transport transportFor(SenderConfig config) {
-        Transport telegram = new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
-                config.requestTimeout());
         if (config.providers().isEmpty()) {
-            return telegram;
+            return new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
+                    config.requestTimeout());
         }
+        Map<String, BotToken> telegramBots = new LinkedHashMap<>(config.bots());
+        telegramBots.keySet().removeAll(config.providers().keySet()); // a provider's API key never reaches pengrad
         return new RoutingTransport(new HttpProviderTransport(config.providers(), config.bots(),
-                config.connectTimeout(), config.requestTimeout()), telegram);
+                config.connectTimeout(), config.requestTimeout()), new TelegramTransport(config.telegramApiUrl(),
+                telegramBots, config.connectTimeout(), config.requestTimeout()));
     }
 
     private static SentMarks sentMarksFor(SenderConfig config) {
