@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Switches: {@link #softLimit(boolean)} answers every request 200 with a captcha-like HTML page (a soft
  * limit: nothing is accepted); {@link #forceRetryAfter(Duration)} answers every request 429 until that
- * time has passed, with {@code Retry-After} naming the time left (rounded up to whole seconds).
+ * time has passed, with {@code Retry-After} naming the time left (rounded up to whole seconds);
+ * {@link #answerStatus(int)} answers every request with a fixed status (an outage: 503).
  *
  * <p>API keys are never logged or kept: requests are recorded under {@link #keyId(String)}, a short hash.
  */
@@ -60,7 +61,7 @@ public final class MockHttpProvider implements AutoCloseable {
     }
 
     /** What the mock answered. */
-    public enum Answer { ACCEPTED, RATE_LIMITED, FORCED_RETRY_AFTER, SOFT_LIMIT, UNAUTHORIZED }
+    public enum Answer { ACCEPTED, RATE_LIMITED, FORCED_RETRY_AFTER, SOFT_LIMIT, FORCED_STATUS, UNAUTHORIZED }
 
     /**
      * One request and its answer.
@@ -94,6 +95,7 @@ public final class MockHttpProvider implements AutoCloseable {
     private RetryAfterStyle style;
     private boolean softLimit;
     private long forcedUntilMs;
+    private int forcedStatus;
     private long nextId = 1;
 
     private MockHttpProvider(Builder b) throws IOException {
@@ -211,6 +213,16 @@ public final class MockHttpProvider implements AutoCloseable {
         }
     }
 
+    /** Every request gets {@code status} (e.g. 503, 400) with a small JSON error; 0 turns it off. */
+    public void answerStatus(int status) {
+        if (status != 0 && (status < 200 || status > 599)) {
+            throw new IllegalArgumentException("status: 0 or 200..599, was " + status);
+        }
+        synchronized (lock) {
+            forcedStatus = status;
+        }
+    }
+
     /** Every request gets 429 until {@code duration} from now has passed, whatever its key. */
     public void forceRetryAfter(Duration duration) {
         synchronized (lock) {
@@ -238,6 +250,7 @@ public final class MockHttpProvider implements AutoCloseable {
             tatMicros.clear();
             softLimit = false;
             forcedUntilMs = 0;
+            forcedStatus = 0;
         }
     }
 
@@ -304,6 +317,10 @@ public final class MockHttpProvider implements AutoCloseable {
         if (keyId == null) {
             return new Reply(401, Answer.UNAUTHORIZED, "application/json", "{\"error\":\"missing " + keyHeader + "\"}",
                     null, nowMs);
+        }
+        if (forcedStatus != 0) {
+            return new Reply(forcedStatus, Answer.FORCED_STATUS, "application/json",
+                    "{\"error\":\"forced status " + forcedStatus + "\"}", null, nowMs);
         }
         if (nowMs < forcedUntilMs) {
             return tooMany(Answer.FORCED_RETRY_AFTER, forcedUntilMs - nowMs, nowMs);

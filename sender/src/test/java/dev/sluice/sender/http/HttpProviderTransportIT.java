@@ -69,7 +69,7 @@ class HttpProviderTransportIT {
     }
 
     @Test
-    void a_captcha_page_is_a_throttle_signal_and_connection_refused_is_transient() throws Exception {
+    void a_captcha_page_is_a_throttle_signal_5xx_and_connection_refused_are_transient_other_4xx_permanent() throws Exception {
         try (MockHttpProvider mock = MockHttpProvider.start(); HttpProviderTransport t = transport(mock.url())) {
             mock.softLimit(true);
             SendOutcome o = t.send("sms", "1", "x", null);
@@ -77,6 +77,13 @@ class HttpProviderTransportIT {
             assertThat(((SendOutcome.RetryAfter) o).description()).contains("soft limit", "text/html", "captcha");
             assertThat(((SendOutcome.RetryAfter) o).retryAfter().toMillis()).isBetween(1L, 300L);
             assertThat(mock.accepted()).isEmpty();
+        }
+        try (MockHttpProvider mock = MockHttpProvider.start(); HttpProviderTransport t = transport(mock.url())) {
+            mock.answerStatus(503);
+            assertThat(t.send("sms", "1", "x", null)).isEqualTo(new SendOutcome.TransientFailure(503,
+                    "HTTP 503 from provider sms: {\"error\":\"forced status 503\"}", false));
+            mock.answerStatus(422);
+            assertThat(t.send("sms", "1", "x", null)).isInstanceOf(SendOutcome.PermanentFailure.class);
         }
         int closedPort;
         try (ServerSocket s = new ServerSocket(0)) {
