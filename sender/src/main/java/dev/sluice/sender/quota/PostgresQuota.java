@@ -88,9 +88,9 @@ public final class PostgresQuota implements AutoCloseable {
      * @param windowId   ⌊now_ms / window_ms⌋ in PostgreSQL time
      * @param used       units counted (granted or leased)
      * @param quota      the stored quota
-     * @param windowEnds time left in the window
+     * @param windowEndsInMs time left in the window, ms
      */
-    public record Usage(long windowId, long used, long quota, Duration windowEnds) {
+    public record Usage(long windowId, long used, long quota, long windowEndsInMs) {
     }
 
     /** Connects lazily: PostgreSQL may be down now (requests are then refused until it answers). */
@@ -272,7 +272,7 @@ public final class PostgresQuota implements AutoCloseable {
     }
 
     /**
-     * Reads the key's current window from PostgreSQL (read-only).
+     * Reads the key's current window from PostgreSQL (read-only: a missing table reads as nothing used).
      *
      * @return empty for a key without a quota here
      * @throws SQLException if PostgreSQL cannot answer
@@ -283,7 +283,7 @@ public final class PostgresQuota implements AutoCloseable {
             return Optional.empty();
         }
         long windowMs = limit.get().window().toMillis();
-        try (PreparedStatement ps = connection().prepareStatement(usageSql)) {
+        try (PreparedStatement ps = readConnection().prepareStatement(usageSql)) {
             ps.setString(1, key);
             ps.setLong(2, windowMs);
             try (ResultSet rs = ps.executeQuery()) {
@@ -293,9 +293,14 @@ public final class PostgresQuota implements AutoCloseable {
                 Long quota = nullableLong(rs, 3);
                 long windowId = nowMs / windowMs;
                 return Optional.of(new Usage(windowId, used == null ? 0 : used, quota == null ? limit.get().limit() : quota,
-                        Duration.ofMillis((windowId + 1) * windowMs - nowMs)));
+                        (windowId + 1) * windowMs - nowMs));
             }
         } catch (SQLException e) {
+            if ("42P01".equals(e.getSQLState())) { // undefined table: nothing was ever taken
+                long nowMs = System.currentTimeMillis();
+                long windowId = nowMs / windowMs;
+                return Optional.of(new Usage(windowId, 0, limit.get().limit(), (windowId + 1) * windowMs - nowMs));
+            }
             markDown(e);
             throw e;
         }
@@ -316,11 +321,9 @@ public final class PostgresQuota implements AutoCloseable {
         return down;
     }
 
+    /** The connection, the table created if missing (on the paths that write). */
     private Connection connection() throws SQLException {
-        if (connection == null) {
-            connection = connector.connect();
-            connection.setAutoCommit(true);
-        }
+        Connection c = readConnection();
         if (!tableReady) {
             try (Statement st = connection.createStatement()) {
                 st.execute("CREATE TABLE IF NOT EXISTS " + config.table() + " ("
@@ -335,6 +338,14 @@ public final class PostgresQuota implements AutoCloseable {
                 }
             }
             tableReady = true;
+        }
+        return c;
+    }
+
+    private Connection readConnection() throws SQLException {
+        if (connection == null) {
+            connection = connector.connect();
+            connection.setAutoCommit(true);
         }
         return connection;
     }
