@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 8, "the library's acquire and the pipeline's senders, running together on one key, never exceed
- * it": two real SenderServices (embedded Kafka, redis-server) deliver 300 messages of bot {@code shared}
+ * it": two real SenderServices (embedded Kafka, redis-server) deliver 200 messages of bot {@code shared}
  * while a "backfill job" of four threads, each with {@link BudgetClient#acquire} on the same key and the
  * same {@code budget.*} settings, sends to the same FakeTelegram bot directly (its own HTTP calls, not
  * through Kafka). FakeTelegram enforces the provider's limit (60/s per bot, scaled ×2 from Telegram's 30/s);
@@ -38,7 +38,7 @@ class BudgetClientWithSendersIT {
     private static final String TOKEN = "751000001:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
     private static final int PROVIDER_PER_S = 60;
     private static final int BUDGET_PER_S = 50;
-    private static final int CHATS = 150;
+    private static final int CHATS = 100;
     private static final int PER_CHAT = 2;
 
     @Test
@@ -115,6 +115,9 @@ class BudgetClientWithSendersIT {
                 assertThat(telegram.rejected429Count()).as("429s at the provider").isZero();
                 int maxPerSecond = telegram.maxBotMessagesPer(Duration.ofSeconds(1));
                 assertThat(maxPerSecond).as("most messages in any 1 s at the provider").isLessThanOrEqualTo(PROVIDER_PER_S);
+                // the key itself: b + r·T = 1 + 50 in any 1 s at the decisions, plus 2 for the jitter between a
+                // decision and its arrival at the provider (network, thread scheduling on a loaded machine)
+                assertThat(maxPerSecond).as("most in any 1 s vs the key's 50/s").isLessThanOrEqualTo(BUDGET_PER_S + 3);
                 long first = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).min().orElseThrow();
                 long last = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).max().orElseThrow();
                 System.out.printf("BudgetClientWithSendersIT: senders %d + library %d accepted in %d ms (%.1f msg/s, budget %d/s);"

@@ -220,10 +220,19 @@ public final class BudgetClient implements AutoCloseable {
      * Reports a 429 the provider answered for this key: a shared penalty gate every sender and client of
      * the key waits out, and (scope BOT) a multiplicative cut of the key's rate (AIMD).
      *
-     * @param chatId the chat of the refused call; ignored for scope BOT
+     * @param chatId the chat of the refused call; may be null for scope BOT only
+     * @throws IllegalArgumentException if a CHAT or GROUP penalty names no chat, or the wait is not positive
      */
     public void penalize(String key, PenaltyScope scope, String chatId, Duration retryAfter) {
-        budget.penalize(key, scope, scope == PenaltyScope.BOT && chatId == null ? chatPrefix + "0" : chatId, retryAfter);
+        Objects.requireNonNull(scope, "scope");
+        if (chatId == null && scope != PenaltyScope.BOT) {
+            throw new IllegalArgumentException("chatId: required for a " + scope + " penalty");
+        }
+        if (retryAfter == null || retryAfter.isNegative() || retryAfter.isZero()) {
+            throw new IllegalArgumentException("retryAfter: must be positive, got " + retryAfter);
+        }
+        BudgetKeys.tag(key);
+        budget.penalize(key, scope, chatId != null ? chatId : chatPrefix + "0", retryAfter);
     }
 
     /** How this client decides right now: SHARED (Redis), FALLBACK_LOCAL or PAUSED (fail-closed). */

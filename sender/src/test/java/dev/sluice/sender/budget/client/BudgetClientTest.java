@@ -111,12 +111,28 @@ class BudgetClientTest {
     }
 
     @Test
+    void a_shared_bot_penalty_refuses_every_caller_of_the_key_until_it_lifts() {
+        try (BudgetClient c = client(new BudgetLimits(1000, 100, 1000, 100))) {
+            c.penalize("k", dev.sluice.sender.budget.PenaltyScope.BOT, null, Duration.ofSeconds(10));
+            Decision d = c.tryAcquire("k", "5");
+            assertThat(d.limit()).isEqualTo(Limit.GATE_BOT);
+            assertThat(d.retryIn()).isEqualTo(Duration.ofSeconds(10));
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(c.tryAcquire("k").granted()).isTrue();
+        }
+    }
+
+    @Test
     void invalid_arguments_name_the_field() {
         try (BudgetClient c = client(BudgetLimits.telegramDefaults())) {
             assertThatThrownBy(() -> c.tryAcquire("bad{key}")).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("bad{key}");
             assertThatThrownBy(() -> c.acquire("k", Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("deadline");
+            assertThatThrownBy(() -> c.penalize("k", dev.sluice.sender.budget.PenaltyScope.CHAT, null, Duration.ofSeconds(1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("chatId");
+            assertThatThrownBy(() -> c.penalize("k", dev.sluice.sender.budget.PenaltyScope.BOT, null, Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retryAfter");
         }
     }
 
