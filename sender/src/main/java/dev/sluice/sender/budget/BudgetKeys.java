@@ -16,8 +16,11 @@ import java.util.regex.Pattern;
  * </pre>
  */
 public final class BudgetKeys {
-    /** Bot ids are logical names; braces would break the hash tag. */
-    public static final Pattern BOT_ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+    /**
+     * Bot ids are logical names; braces would break the hash tag. Colons are allowed so that the limit key of
+     * an HTTP provider ({@code ext:sms-api:prod}: the provider plus its API key or plan) is a budget key too.
+     */
+    public static final Pattern BOT_ID = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
     public static final String PREFIX = "sluice:";
     static final String GLOBAL_TAT = ":tat:global";
     static final String BACKFILL_TAT = ":tat:backfill";

@@ -19,7 +19,12 @@ public enum Limit {
     /** A backfill request refused because the budget left is the headroom reserved for live traffic. */
     HEADROOM(7),
     /** The shared budget is unreachable and the outage mode is fail-closed: the wait is a probe interval. */
-    UNAVAILABLE(8);
+    UNAVAILABLE(8),
+    /**
+     * A contractual quota (PostgreSQL quota mode, {@code dev.sluice.sender.quota}) is used up for its window:
+     * the wait runs to the window's end. Never returned by {@code budget.lua}.
+     */
+    QUOTA(9);
 
     private static final Limit[] BY_CODE = values();
 
