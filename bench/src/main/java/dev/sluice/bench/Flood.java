@@ -106,6 +106,12 @@ public final class Flood {
                 critical.sort(null);
                 long sluiceP99 = critical.isEmpty() ? -1 : critical.get(Math.max(0, (int) Math.ceil(0.99 * critical.size()) - 1));
                 long sluiceMax = critical.isEmpty() ? -1 : critical.get(critical.size() - 1);
+                long sluiceP50 = critical.isEmpty() ? -1 : critical.get(Math.max(0, (int) Math.ceil(0.5 * critical.size()) - 1));
+                long sluiceOver2s = critical.stream().filter(ms -> ms > 2000).count();
+                List<Long> naiveCritical = naive.sent().stream().filter(x -> x.notification().getEventClass() == NotificationClass.CRITICAL)
+                        .map(NaiveFifoSender.Sent::latencyMillis).sorted().toList();
+                long naiveP50 = naiveCritical.isEmpty() ? -1 : naiveCritical.get(Math.max(0, (int) Math.ceil(0.5 * naiveCritical.size()) - 1));
+                long naiveOver2s = naiveCritical.stream().filter(ms -> ms > 2000).count();
                 List<NaiveFifoSender.Sent> naiveSent = naive.sent();
                 long naiveP99 = NaiveFifoSender.criticalP99(naiveSent);
                 long naiveRoutineLast = naiveSent.stream().mapToLong(NaiveFifoSender.Sent::acceptedAtMillis).max().orElse(0)
@@ -114,13 +120,13 @@ public final class Flood {
                 long digests = results.stream().filter(r -> !r.getFoldedIds().isEmpty()).count();
                 long sluiceMessages = infra.telegram.accepted().stream().filter(a -> a.botId().equals(FakeTelegram.botIdOf(tokens.get("flood")))).count();
 
-                BenchResult out = new BenchResult("flood", "sender", "critical p99 ms", "critical max ms", "criticals delivered",
+                BenchResult out = new BenchResult("flood", "sender", "critical p99 ms", "critical p50 ms", "criticals over 2 s", "critical max ms", "criticals delivered",
                         "routine folded share", "provider messages", "provider 429", "all sent after s", "completed");
-                out.row("Sluice (topology + " + senders + " senders)", sluiceP99, sluiceMax, critical.size() + "/" + criticals
+                out.row("Sluice (topology + " + senders + " senders)", sluiceP99, sluiceP50, sluiceOver2s, sluiceMax, critical.size() + "/" + criticals
                                 + (criticalNotDelivered > 0 ? " (" + criticalNotDelivered + " not delivered)" : ""), share,
                         sluiceMessages + " (" + digests + " digests)", infra.telegram.rejected429Count(FakeTelegram.botIdOf(tokens.get("flood"))),
                         "-", sluiceDone);
-                out.row("naive FIFO (no classes, no folding)", naiveP99,
+                out.row("naive FIFO (no classes, no folding)", naiveP99, naiveP50, naiveOver2s,
                         naiveSent.stream().filter(s -> s.notification().getEventClass() == NotificationClass.CRITICAL)
                                 .mapToLong(NaiveFifoSender.Sent::latencyMillis).max().orElse(-1),
                         naiveSent.stream().filter(s -> s.notification().getEventClass() == NotificationClass.CRITICAL).count() + "/" + criticals,
