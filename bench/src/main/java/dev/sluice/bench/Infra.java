@@ -113,7 +113,9 @@ public final class Infra implements AutoCloseable {
                 "telegram.api.url", telegramApiUrl,
                 // the 250 ms default also bounds the first connect, which a cold JVM on a loaded 2-core
                 // machine misses (the sender then exits at start)
-                "redis.command.timeout.ms", "1000"));
+                "redis.command.timeout.ms", "1000",
+                // metrics and health on a free port each: several senders share this host
+                "ops.port", "0", "ops.bind.address", "127.0.0.1"));
     }
 
     @Override

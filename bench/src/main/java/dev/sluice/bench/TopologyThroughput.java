@@ -134,10 +134,12 @@ public final class TopologyThroughput {
                 }
             }
             app.close();
-            if (count < 2 || last <= first) {
-                return new Rate(count, 0, -1, -1);
+            if (count < 1) {
+                return new Rate(0, 0, -1, -1);
             }
-            return new Rate(count, (count - 1) * 1e9 / (last - first), (first - t0) / 1e9, (last - t0) / 1e9);
+            // a small run may arrive in one poll: then the whole time since start is the only span there is
+            double rate = count >= 2 && last > first ? (count - 1) * 1e9 / (last - first) : count * 1e9 / (last - t0);
+            return new Rate(count, rate, (first - t0) / 1e9, (last - t0) / 1e9);
         }
     }
 }
