@@ -52,7 +52,7 @@ class ScenariosSmokeIT {
 
     @Test
     void flood() throws Exception {
-        JsonNode j = run(Flood::run, "flood", "--scale", "0.05", "--senders", "1", "--digest-flush-ms", "3000");
+        JsonNode j = run(Flood::run, "flood", "--scale", "0.02", "--senders", "1", "--digest-flush-ms", "3000");
         assertThat(j.fieldNames()).toIterable().containsExactly("sluice_critical_p99_ms", "naive_critical_p99_ms", "routine_folded_share");
         assertThat(j.get("sluice_critical_p99_ms").asLong()).isNotNegative();
         assertThat(j.get("naive_critical_p99_ms").asLong()).isNotNegative();
