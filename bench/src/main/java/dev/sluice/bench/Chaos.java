@@ -262,28 +262,23 @@ public final class Chaos {
     }
 
     /**
-     * Messages to the killed sender's chats (those it wrote results for) with a provider call before the kill
-     * and no result of the killed sender decided before it: what it had in flight (called, result not yet
-     * written or lost with the process), which a takeover may send again.
+     * Messages to the chats the killed sender owned with a provider call before the kill and no result
+     * decided before it in {@code delivery.results}: what it had in flight (called, result not yet decided, or
+     * decided but lost with the process), which a takeover may send again.
      */
     static long inFlightAtKill(List<FakeTelegram.Call> calls, String prefix, List<DeliveryResult> results, Fault f) {
-        Set<String> itsChats = new HashSet<>();
-        for (DeliveryResult r : results) {
-            if (f.killedInstance().equals(r.getSenderInstance())) {
-                itsChats.add(r.getChatId());
-            }
-        }
+        Set<String> itsChats = chatsOwnedAtKill(results, f);
         Set<String> calledBeforeKill = new HashSet<>();
         for (FakeTelegram.Call c : calls) {
             if (c.atMillis() <= f.startMs() && c.text() != null && c.text().startsWith(prefix) && itsChats.contains(c.chatId())) {
                 calledBeforeKill.add(c.chatId() + "|" + c.text());
             }
         }
-        // its result was not written by the killed sender (another one settled it after the takeover), or
-        // was decided only after the kill
+        // settled before the kill: a result (of any sender) decided before it reached delivery.results; one the
+        // killed sender decided but never wrote is lost with it, so that message counts as in flight
         Set<String> resultBeforeKill = new HashSet<>();
         for (DeliveryResult r : results) {
-            if (r.getResultAt().toEpochMilli() <= f.startMs() && f.killedInstance().equals(r.getSenderInstance())) {
+            if (r.getResultAt().toEpochMilli() <= f.startMs()) {
                 resultBeforeKill.add(r.getMessageId());
             }
         }
@@ -304,14 +299,30 @@ public final class Chaos {
         return text.substring(1, text.indexOf(']'));
     }
 
-    /** From the kill until the first message to a chat the killed sender had served is accepted again. */
-    static double killRecovery(List<ProviderMessage> accepted, List<DeliveryResult> results, Fault f) {
-        Set<String> itsChats = new HashSet<>();
+    /**
+     * The chats the killed sender owned when it died: those whose last result before the kill it wrote (a
+     * chat belongs to one partition, a partition to one sender; ownership at start-up, before the group
+     * settled, does not count).
+     */
+    static Set<String> chatsOwnedAtKill(List<DeliveryResult> results, Fault f) {
+        Map<String, DeliveryResult> last = new java.util.HashMap<>();
         for (DeliveryResult r : results) {
-            if (f.killedInstance().equals(r.getSenderInstance())) {
-                itsChats.add(r.getChatId());
+            if (r.getResultAt().toEpochMilli() <= f.startMs()) {
+                last.merge(r.getChatId(), r, (a, b) -> b.getResultAt().isAfter(a.getResultAt()) ? b : a);
             }
         }
+        Set<String> chats = new HashSet<>();
+        last.forEach((chat, r) -> {
+            if (f.killedInstance().equals(r.getSenderInstance())) {
+                chats.add(chat);
+            }
+        });
+        return chats;
+    }
+
+    /** From the kill until the first message to a chat the killed sender owned is accepted again. */
+    static double killRecovery(List<ProviderMessage> accepted, List<DeliveryResult> results, Fault f) {
+        Set<String> itsChats = chatsOwnedAtKill(results, f);
         return accepted.stream().filter(m -> m.acceptedAtMillis() > f.startMs() && itsChats.contains(m.chatId()))
                 .mapToLong(ProviderMessage::acceptedAtMillis).min().stream()
                 .mapToDouble(t -> (t - f.startMs()) / 1000.0).findFirst().orElse(-1);
