@@ -6,11 +6,13 @@ import java.util.Objects;
 /**
  * One message asking for budget.
  *
- * @param botId  logical bot id ({@link BudgetKeys#BOT_ID}); never the token
- * @param chatId the chat id as a string (normalised); negative ids and {@code @username}s are groups
- * @param lane   {@link Lane#LIVE} or {@link Lane#BACKFILL}: backfill only uses budget above the live headroom
+ * @param botId      logical bot id ({@link BudgetKeys#BOT_ID}); never the token
+ * @param chatId     the chat id as a string (normalised); negative ids and {@code @username}s are groups
+ * @param lane       {@link Lane#LIVE} or {@link Lane#BACKFILL}: backfill only uses budget above the live headroom
+ * @param sentMarkId the message id (idempotency key) whose sent mark the decision should read in the same
+ *                   round trip, or null; only a budget with {@link BudgetPort#sentMarksRedisUrl()} reads it
  */
-public record BudgetRequest(String botId, String chatId, Lane lane) {
+public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId) {
 
     public BudgetRequest {
         BudgetKeys.tag(botId); // validates the bot id
@@ -18,6 +20,14 @@ public record BudgetRequest(String botId, String chatId, Lane lane) {
             throw new IllegalArgumentException("chatId: must not be empty, got '" + chatId + "'");
         }
         Objects.requireNonNull(lane, "lane");
+        if (sentMarkId != null && sentMarkId.isEmpty()) {
+            throw new IllegalArgumentException("sentMarkId: must not be empty when given");
+        }
+    }
+
+    /** A request that does not look at sent marks. */
+    public BudgetRequest(String botId, String chatId, Lane lane) {
+        this(botId, chatId, lane, null);
     }
 
     /** A live request. */
@@ -28,6 +38,11 @@ public record BudgetRequest(String botId, String chatId, Lane lane) {
     /** A backfill request. */
     public static BudgetRequest backfill(String botId, String chatId) {
         return new BudgetRequest(botId, chatId, Lane.BACKFILL);
+    }
+
+    /** This request, also asking whether message {@code messageId} was already sent. */
+    public BudgetRequest checkingSentMark(String messageId) {
+        return new BudgetRequest(botId, chatId, lane, messageId);
     }
 
     /**

@@ -19,7 +19,12 @@ public enum Limit {
     /** A backfill request refused because the budget left is the headroom reserved for live traffic. */
     HEADROOM(7),
     /** The shared budget is unreachable and the outage mode is fail-closed: the wait is a probe interval. */
-    UNAVAILABLE(8);
+    UNAVAILABLE(8),
+    /**
+     * Not a limit: the request asked to check the message's sent mark (its idempotency key) and the message was
+     * already sent (a redelivery). Nothing was consumed; the message must not be sent again.
+     */
+    ALREADY_SENT(9);
 
     private static final Limit[] BY_CODE = values();
 

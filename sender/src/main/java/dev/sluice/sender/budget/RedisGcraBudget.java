@@ -69,6 +69,7 @@ public final class RedisGcraBudget implements BudgetPort {
     private final Map<String, String[]> acquireArgs = new ConcurrentHashMap<>();
     private final Map<String, Long> multiplierPpm = new ConcurrentHashMap<>();
     private final LongAdder roundTrips = new LongAdder();
+    private final String redisUrl;
 
     /**
      * @param redisUrl       e.g. {@code redis://localhost:6379}
@@ -88,6 +89,7 @@ public final class RedisGcraBudget implements BudgetPort {
      */
     public RedisGcraBudget(String redisUrl, BudgetConfig config, Duration commandTimeout) {
         this.config = Objects.requireNonNull(config, "config");
+        this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
         this.script = loadScript();
         this.sha = sha1(script);
         RedisURI uri = RedisURI.create(redisUrl);
@@ -131,36 +133,45 @@ public final class RedisGcraBudget implements BudgetPort {
         String[] fixed = acquireArgs.computeIfAbsent(botId, this::acquireArgsFor);
         String[] args = new String[FIXED_ARGS + requests.size()];
         System.arraycopy(fixed, 0, args, 0, FIXED_ARGS);
-        List<String> keys = new ArrayList<>(4 + requests.size() * 4);
+        List<String> keys = new ArrayList<>(1 + requests.size() * 3);
         String tag = BudgetKeys.tag(botId);
-        keys.add(tag + BudgetKeys.GLOBAL_TAT);
-        keys.add(tag + BudgetKeys.BOT_GATE);
-        keys.add(tag + BudgetKeys.AIMD);
-        keys.add(tag + BudgetKeys.BACKFILL_TAT);
+        keys.add(tag + BudgetKeys.BOT_STATE);
         for (int i = 0; i < requests.size(); i++) {
             BudgetRequest r = requests.get(i);
             if (!r.botId().equals(botId)) {
                 throw new IllegalArgumentException("request for bot " + r.botId() + " in a batch of bot " + botId);
             }
             boolean group = r.isGroup();
-            keys.add(tag + BudgetKeys.CHAT_TAT + r.chatId());
-            keys.add(tag + BudgetKeys.CHAT_GATE + r.chatId());
+            keys.add(tag + BudgetKeys.CHAT + r.chatId());
             if (group) {
-                keys.add(tag + BudgetKeys.GROUP_TAT + r.chatId());
-                keys.add(tag + BudgetKeys.GROUP_GATE + r.chatId());
+                keys.add(tag + BudgetKeys.GROUP + r.chatId());
             }
-            int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0);
+            if (r.sentMarkId() != null) {
+                keys.add(tag + BudgetKeys.SENT + r.sentMarkId());
+            }
+            int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0)
+                    | (r.sentMarkId() != null ? 4 : 0);
             args[FIXED_ARGS + i] = Integer.toString(flags);
         }
-        List<Long> reply = call(keys.toArray(new String[0]), args);
-        Long m = reply.get(0);
+        List<Object> reply = call(keys.toArray(new String[0]), args);
+        Long m = (Long) reply.get(0);
         if (!m.equals(multiplierPpm.get(botId))) {
             multiplierPpm.put(botId, m);
         }
         List<Decision> out = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
-            long code = reply.get(1 + 2 * i);
-            out.add(code == 0 ? Decision.grant() : Decision.refused(reply.get(2 + 2 * i), Limit.ofCode(code)));
+            long code = (Long) reply.get(1 + 2 * i);
+            Object second = reply.get(2 + 2 * i);
+            Decision d;
+            if (code == Limit.ALREADY_SENT.code()) {
+                d = Decision.alreadySent(second.toString());
+            } else {
+                d = code == 0 ? Decision.grant() : Decision.refused((Long) second, Limit.ofCode(code));
+                if (requests.get(i).sentMarkId() != null) {
+                    d = d.withSentMarkChecked();
+                }
+            }
+            out.add(d);
         }
         return out;
     }
@@ -185,16 +196,35 @@ public final class RedisGcraBudget implements BudgetPort {
         String tag = BudgetKeys.tag(botId);
         PenaltyScope effective = scope == PenaltyScope.GROUP && !BudgetRequest.isGroup(chatId) ? PenaltyScope.CHAT : scope;
         String gate = switch (effective) {
-            case BOT -> tag + BudgetKeys.BOT_GATE;
-            case GROUP -> tag + BudgetKeys.GROUP_GATE + chatId;
-            case CHAT -> tag + BudgetKeys.CHAT_GATE + chatId;
+            case BOT -> tag + BudgetKeys.BOT_STATE;
+            case GROUP -> tag + BudgetKeys.GROUP + chatId;
+            case CHAT -> tag + BudgetKeys.CHAT + chatId;
         };
-        List<Long> reply = call(new String[] {gate, tag + BudgetKeys.AIMD},
+        List<Object> reply = call(new String[] {gate, tag + BudgetKeys.BOT_STATE},
                 new String[] {"penalize", effective == PenaltyScope.BOT ? "bot" : "gate",
                         Long.toString(Math.max(1, retryAfter.toMillis())),
                         Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6)),
                         Long.toString(Math.round(config.aimdFloor() * 1e6)), Long.toString(aimdIncreasePpm())});
-        multiplierPpm.put(botId, reply.get(1));
+        multiplierPpm.put(botId, (Long) reply.get(1));
+    }
+
+    @Override
+    public void startDrained(String botId) {
+        BudgetLimits l = config.limitsFor(botId);
+        seedGlobalTat(botId, Duration.ofMillis((l.globalIntervalMicros() * l.globalBurst() + 999) / 1000));
+    }
+
+    /**
+     * After an outage: the bot's global TAT becomes at least now + {@code busyFor} on Redis server time, so a
+     * Redis that came back empty does not hand out a fresh full burst while the replicas' fallback budgets
+     * were just spending the rate. Nothing else changes; an existing later TAT is kept.
+     *
+     * @return how long the bot's global TAT is ahead of now after seeding
+     */
+    public Duration seedGlobalTat(String botId, Duration busyFor) {
+        List<Object> reply = call(new String[] {BudgetKeys.botState(botId)},
+                new String[] {"seed", Long.toString(Math.max(0, busyFor.toMillis())), Long.toString(aimdIncreasePpm())});
+        return Duration.ofMillis((Long) reply.get(0));
     }
 
     /**
@@ -210,7 +240,17 @@ public final class RedisGcraBudget implements BudgetPort {
         return roundTrips.sum();
     }
 
-    private List<Long> call(String[] keys, String[] args) {
+    @Override
+    public long redisRoundTrips() {
+        return roundTrips.sum();
+    }
+
+    @Override
+    public java.util.Optional<String> sentMarksRedisUrl() {
+        return java.util.Optional.of(redisUrl);
+    }
+
+    private List<Object> call(String[] keys, String[] args) {
         try {
             try {
                 roundTrips.increment();
