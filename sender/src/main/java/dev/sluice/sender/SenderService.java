@@ -83,6 +83,13 @@ import org.slf4j.LoggerFactory;
 public final class SenderService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SenderService.class);
     private static final Duration POLL_TIMEOUT = Duration.ofMillis(100);
+    /** Most ready heads of one bot decided by one budget round trip. */
+    static final int MAX_BATCH = 16;
+    /**
+     * Counter per client ({@code budget}, {@code sent_marks}): Redis round trips this sender made (script calls of
+     * the budget, resume work included; reads and writes of sent marks).
+     */
+    public static final String REDIS_ROUND_TRIPS = "sluice.redis.round.trips";
     /** Jitter from many sending threads: each draws from its own ThreadLocalRandom. */
     private static final RandomGenerator THREAD_SAFE_RANDOM = () -> java.util.concurrent.ThreadLocalRandom.current().nextLong();
 
@@ -228,6 +235,11 @@ public final class SenderService implements AutoCloseable {
                 : new KafkaResultLookup(config.topics().deliveryResults(), consumerProperties(config, 500),
                         ports.resultDeserializer());
         processor.resultLookup(resultLookup);
+        io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, budget, BudgetPort::redisRoundTrips)
+                .tag("client", "budget").description("Redis round trips of the budget (script calls)").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, sentMarks, SentMarks::redisRoundTrips)
+                .tag("client", "sent_marks").description("Redis round trips of the sent marks (reads and writes)")
+                .register(registry);
         metrics.bufferedRecords(this::bufferedRecords);
         metrics.maxLaneDepth(this::maxLaneDepth);
         AtomicInteger n = new AtomicInteger();
@@ -589,6 +601,7 @@ public final class SenderService implements AutoCloseable {
             while (dispatching) {
                 long now = clock.millis();
                 long nextParkedLimit = wakeTimedOut(now);
+                List<LaneScheduler.Head<PendingMessage>> ready = new ArrayList<>();
                 while (inFlight < config.maxInFlight()) {
                     LaneScheduler.Head<PendingMessage> head = scheduler.pollReady(now);
                     if (head == null) {
@@ -596,8 +609,9 @@ public final class SenderService implements AutoCloseable {
                     }
                     inFlight++;
                     inFlightByPartition.merge(head.key().partition(), 1, Integer::sum);
-                    senders.execute(() -> runStep(head));
+                    ready.add(head);
                 }
+                hand(ready);
                 long next = Math.min(nextParkedLimit,
                         inFlight >= config.maxInFlight() ? Long.MAX_VALUE : scheduler.nextReadyAtMs());
                 if (next == Long.MAX_VALUE) {
@@ -613,6 +627,87 @@ public final class SenderService implements AutoCloseable {
         }
     }
 
+    /**
+     * Lock held. Ready heads of the same bot (no {@code bot_pool}) go to the sending threads in batches of up to
+     * {@link #MAX_BATCH}: one budget round trip decides a batch. Pool messages go one by one.
+     */
+    private void hand(List<LaneScheduler.Head<PendingMessage>> ready) {
+        if (ready.size() == 1) {
+            LaneScheduler.Head<PendingMessage> head = ready.get(0);
+            if (head.message().message().getBotPool().isEmpty()) {
+                senders.execute(() -> runBatch(head.message().message().getBotId(), ready));
+            } else {
+                senders.execute(() -> runStep(head));
+            }
+            return;
+        }
+        Map<String, List<LaneScheduler.Head<PendingMessage>>> byBot = new LinkedHashMap<>();
+        for (LaneScheduler.Head<PendingMessage> head : ready) {
+            OutboundMessage m = head.message().message();
+            if (!m.getBotPool().isEmpty()) {
+                senders.execute(() -> runStep(head));
+                continue;
+            }
+            List<LaneScheduler.Head<PendingMessage>> batch = byBot.computeIfAbsent(m.getBotId(), b -> new ArrayList<>());
+            batch.add(head);
+            if (batch.size() == MAX_BATCH) {
+                List<LaneScheduler.Head<PendingMessage>> full = List.copyOf(batch);
+                senders.execute(() -> runBatch(m.getBotId(), full));
+                batch.clear();
+            }
+        }
+        byBot.forEach((bot, batch) -> {
+            if (!batch.isEmpty()) {
+                List<LaneScheduler.Head<PendingMessage>> heads = List.copyOf(batch);
+                senders.execute(() -> runBatch(bot, heads));
+            }
+        });
+    }
+
+    /**
+     * One budget decision for a batch of one bot's heads; each granted provider call runs on its own sending
+     * thread (the last one on this thread), so calls of a batch overlap as they did one by one.
+     */
+    private void runBatch(String bot, List<LaneScheduler.Head<PendingMessage>> heads) {
+        List<DeliveryProcessor.Next> next;
+        try {
+            List<PendingMessage> messages = new ArrayList<>(heads.size());
+            heads.forEach(h -> messages.add(h.message()));
+            next = processor.processBatch(bot, messages);
+        } catch (RuntimeException e) {
+            log.error("sender {}: processing a batch of {} messages of bot {} failed; the lanes retry in {} ms",
+                    config.instanceId(), heads.size(), bot, config.retryBackoff().toMillis(), e);
+            long at = clock.millis() + config.retryBackoff().toMillis();
+            heads.forEach(h -> settle(h, new Step.RetryAt(at)));
+            return;
+        }
+        int inline = -1;
+        for (int i = 0; i < heads.size(); i++) {
+            LaneScheduler.Head<PendingMessage> head = heads.get(i);
+            DeliveryProcessor.Next n = next.get(i);
+            if (!n.isCall()) {
+                settle(head, n.run());
+            } else if (inline < 0) {
+                inline = i;
+            } else {
+                senders.execute(() -> settle(head, runGuarded(head, n)));
+            }
+        }
+        if (inline >= 0) {
+            settle(heads.get(inline), runGuarded(heads.get(inline), next.get(inline)));
+        }
+    }
+
+    private Step runGuarded(LaneScheduler.Head<PendingMessage> head, DeliveryProcessor.Next n) {
+        try {
+            return n.run();
+        } catch (RuntimeException e) {
+            log.error("sender {}: processing {} failed; the lane retries in {} ms", config.instanceId(),
+                    head.message(), config.retryBackoff().toMillis(), e);
+            return new Step.RetryAt(clock.millis() + config.retryBackoff().toMillis());
+        }
+    }
+
     private void runStep(LaneScheduler.Head<PendingMessage> head) {
         Step step;
         try {
@@ -622,6 +717,11 @@ public final class SenderService implements AutoCloseable {
                     head.message(), config.retryBackoff().toMillis(), e);
             step = new Step.RetryAt(clock.millis() + config.retryBackoff().toMillis());
         }
+        settle(head, step);
+    }
+
+    /** A head's step is known: reschedule, park or complete its lane, and free its in-flight place. */
+    private void settle(LaneScheduler.Head<PendingMessage> head, Step step) {
         lock.lock();
         try {
             if (step instanceof Step.RetryAt r) {

@@ -21,8 +21,11 @@ public final class RedisSentMarks implements SentMarks {
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
     private final long ttlMs;
+    private final String redisUrl;
+    private final java.util.concurrent.atomic.LongAdder roundTrips = new java.util.concurrent.atomic.LongAdder();
 
     public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout) {
+        this.redisUrl = redisUrl;
         RedisURI uri = RedisURI.create(redisUrl);
         uri.setTimeout(commandTimeout);
         this.client = RedisClient.create(uri);
@@ -33,13 +36,24 @@ public final class RedisSentMarks implements SentMarks {
 
     /** {@code sluice:{<bot>}:sent:<message id>}. */
     static String key(String botId, String messageId) {
-        return BudgetKeys.tag(botId) + ":sent:" + messageId;
+        return BudgetKeys.sentMark(botId, messageId);
+    }
+
+    @Override
+    public java.util.Optional<String> redisUrl() {
+        return java.util.Optional.of(redisUrl);
+    }
+
+    @Override
+    public long redisRoundTrips() {
+        return roundTrips.sum();
     }
 
     @Override
     public Mark get(String botId, String messageId) {
         String v;
         try {
+            roundTrips.increment();
             v = connection.sync().get(key(botId, messageId));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not read the sent mark of " + messageId + ": "
@@ -48,7 +62,8 @@ public final class RedisSentMarks implements SentMarks {
         return parse(v);
     }
 
-    static Mark parse(String v) {
+    /** Reads a stored mark value (null: no mark); also what the budget returns for ALREADY_SENT. */
+    public static Mark parse(String v) {
         if (v == null) {
             return Mark.NONE;
         }
@@ -84,6 +99,7 @@ public final class RedisSentMarks implements SentMarks {
     public void markSent(String botId, String messageId, String status, Long providerMessageId, long atMs,
                          String resultKey) {
         try {
+            roundTrips.increment();
             connection.sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|" + atMs + "|"
                     + (resultKey == null ? "" : resultKey), SetArgs.Builder.px(ttlMs));
         } catch (RedisException e) {
@@ -95,6 +111,7 @@ public final class RedisSentMarks implements SentMarks {
     @Override
     public void markResultWritten(String botId, String messageId) {
         // Asynchronous: called from the producer's callback thread, which must never block on Redis.
+        roundTrips.increment();
         connection.async().set(key(botId, messageId), value("DONE", null, null), SetArgs.Builder.px(ttlMs))
                 .exceptionally(e -> {
                     log.warn("could not mark the result of {} as written: {}", messageId, e.toString());

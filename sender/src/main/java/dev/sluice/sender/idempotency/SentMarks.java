@@ -58,6 +58,19 @@ public interface SentMarks extends AutoCloseable {
     /** The message's result is written; best effort (asynchronous for Redis), never throws. */
     void markResultWritten(String botId, String messageId);
 
+    /**
+     * The Redis URL these marks live in ({@code sluice:{bot}:sent:<id>}), so a budget in the same Redis can read
+     * them in its own decision; empty when they are not in Redis.
+     */
+    default java.util.Optional<String> redisUrl() {
+        return java.util.Optional.empty();
+    }
+
+    /** Redis round trips made so far (reads and writes of marks); 0 when not in Redis. */
+    default long redisRoundTrips() {
+        return 0;
+    }
+
     @Override
     void close();
 }
