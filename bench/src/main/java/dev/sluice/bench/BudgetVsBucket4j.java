@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -72,6 +73,10 @@ final class BudgetVsBucket4j {
         int[] clientCounts = {1, 16};
         double rate = 1000;
         int burst = 100;
+        int senders = 3;
+        int chats = 200;
+        int perChat = 3;
+        double senderRate = 25;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--json" -> json = args[++i];
@@ -79,6 +84,10 @@ final class BudgetVsBucket4j {
                 case "--clients" -> clientCounts = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--rate" -> rate = Double.parseDouble(args[++i]);
                 case "--burst" -> burst = Integer.parseInt(args[++i]);
+                case "--senders" -> senders = Integer.parseInt(args[++i]);
+                case "--sender-chats" -> chats = Integer.parseInt(args[++i]);
+                case "--sender-messages-per-chat" -> perChat = Integer.parseInt(args[++i]);
+                case "--sender-rate" -> senderRate = Double.parseDouble(args[++i]);
                 default -> {
                     System.err.println("unknown option " + args[i]);
                     return 2;
@@ -139,14 +148,33 @@ final class BudgetVsBucket4j {
                 }
             }
 
+            System.out.printf(Locale.ROOT, "%nsender run: %d SenderService instances, %d chats x %d messages of one bot, budget %.0f/s ...%n",
+                    senders, chats, perChat, senderRate);
+            SenderRoundTrips.Result run = SenderRoundTrips.run(redis, senders, chats, perChat, senderRate);
+            root.put("round_trips_per_delivered", round3(run.decisionTripsPerDelivered()));
+            root.put("redis_round_trips_per_delivered_all", round3(run.allTripsPerDelivered()));
+            ObjectNode sr = root.putObject("sender_run");
+            sr.put("description", SENDER_RUN_DESCRIPTION);
+            sr.put("senders", run.senders());
+            sr.put("messages", run.chats() * run.perChat());
+            sr.put("delivered", run.delivered());
+            sr.put("budget_rate_per_s", senderRate);
+            sr.put("seconds", round3(run.seconds()));
+            sr.put("budget_round_trips", run.budgetTrips());
+            sr.put("server_evalsha_calls", run.serverEvalsha());
+            sr.put("sent_mark_reads", run.markReads());
+            sr.put("sent_mark_writes", run.markWrites());
+            sr.put("provider_max_per_1s_window", run.maxProviderPerSecond());
+            sr.put("provider_429", run.provider429());
+
             Drain batch = drain(redis.url(), 16, 1);
             Drain single = drain(redis.url(), 1, 1);
             Drain batchBurst = drain(redis.url(), 16, 10);
             Drain singleBurst = drain(redis.url(), 1, 10);
-            root.put("round_trips_per_delivered", round3(batch.perDelivered()));
-            root.put("round_trips_per_delivered_single_baseline", round3(single.perDelivered()));
-            root.put("round_trips_per_delivered_burst10", round3(batchBurst.perDelivered()));
-            root.put("round_trips_per_delivered_burst10_single_baseline", round3(singleBurst.perDelivered()));
+            root.put("drain_round_trips_per_delivered", round3(batch.perDelivered()));
+            root.put("drain_round_trips_per_delivered_single_baseline", round3(single.perDelivered()));
+            root.put("drain_round_trips_per_delivered_burst10", round3(batchBurst.perDelivered()));
+            root.put("drain_round_trips_per_delivered_burst10_single_baseline", round3(singleBurst.perDelivered()));
             root.put("drain_over_admitted", Math.max(Math.max(batch.overAdmitted, single.overAdmitted),
                     Math.max(batchBurst.overAdmitted, singleBurst.overAdmitted)));
             root.put("drain_messages", batch.delivered);
@@ -159,6 +187,13 @@ final class BudgetVsBucket4j {
                 System.out.printf("%-8s %14s %14s %8s %8s µs %8s µs %11s %9s %12s %12s%n", (Object[]) row);
             }
             System.out.println("(cmds = commands redis-server executed per decision, from INFO commandstats, calls made inside scripts included)");
+            System.out.println();
+            System.out.println(SENDER_RUN_DESCRIPTION);
+            System.out.printf(Locale.ROOT, "sender run: %d delivered in %.1f s; round trips per delivered before the provider call %.3f"
+                            + " (budget EVALSHA %d, server saw %d; sent-mark GETs %d); all Redis round trips per delivered %.3f"
+                            + " (sent-mark SETs %d); provider max %d in 1 s, 429s %d%n",
+                    run.delivered(), run.seconds(), run.decisionTripsPerDelivered(), run.budgetTrips(), run.serverEvalsha(),
+                    run.markReads(), run.allTripsPerDelivered(), run.markWrites(), run.maxProviderPerSecond(), run.provider429());
             System.out.println();
             System.out.println(DRAIN_DESCRIPTION);
             System.out.printf(Locale.ROOT, "round trips per delivered, global burst 1:  batch %.3f   single-message baseline %.3f%n",
@@ -267,6 +302,12 @@ final class BudgetVsBucket4j {
         }
     }
 
+    static final String SENDER_RUN_DESCRIPTION = "sender run (round_trips_per_delivered): real SenderService instances"
+            + " (production wiring: ResilientBudget + RedisSentMarks) on an embedded Kafka broker drain a backlog of one bot"
+            + " to FakeTelegram (Telegram's limits); counted by the senders' sluice.redis.round.trips counters, EVALSHA"
+            + " cross-checked with redis-server's INFO commandstats. Before the provider call: budget script calls (the"
+            + " sent-mark check rides in them) + separate sent-mark reads; all: + the sent-mark writes after the call";
+
     static final String DRAIN_DESCRIPTION = "drain: 200 chats x 3 messages of one bot, global 300/s, chat 10/s burst 3"
             + " (Telegram's shape at 10x speed), one driver thread that waits out bot-wide refusals (like the sender's pacer);"
             + " batch = up to 16 ready chats per EVALSHA, baseline = one EVALSHA per candidate";
@@ -355,6 +396,20 @@ final class BudgetVsBucket4j {
         CommandStats(String url) {
             this.client = RedisClient.create(url);
             this.connection = client.connect();
+        }
+
+        /** Calls per command name (lower case, e.g. {@code evalsha}) so far. */
+        Map<String, Long> topLevelCalls() {
+            Map<String, Long> out = new java.util.HashMap<>();
+            for (String line : connection.sync().info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_")) {
+                    int colon = line.indexOf(':');
+                    int at = line.indexOf("calls=");
+                    int end = line.indexOf(',', at);
+                    out.put(line.substring(8, colon), Long.parseLong(line.substring(at + 6, end)));
+                }
+            }
+            return out;
         }
 
         long commands() {

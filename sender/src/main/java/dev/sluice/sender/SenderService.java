@@ -86,8 +86,9 @@ public final class SenderService implements AutoCloseable {
     /** Most ready heads of one bot decided by one budget round trip. */
     static final int MAX_BATCH = 16;
     /**
-     * Counter per client ({@code budget}, {@code sent_marks}): Redis round trips this sender made (script calls of
-     * the budget, resume work included; reads and writes of sent marks).
+     * Counter per client ({@code budget}, {@code sent_marks_read}, {@code sent_marks_write}): Redis round trips this
+     * sender made: script calls of the budget (decisions with their sent-mark checks, resume work), reads of sent
+     * marks outside the budget (local mode, outages), writes of sent marks after provider calls.
      */
     public static final String REDIS_ROUND_TRIPS = "sluice.redis.round.trips";
     /** Jitter from many sending threads: each draws from its own ThreadLocalRandom. */
@@ -164,7 +165,7 @@ public final class SenderService implements AutoCloseable {
     }
 
     private SenderService(SenderConfig config, MeterRegistry registry, ForwardingBudgetListener listener) {
-        this(config, registry, ports(config, Serdes.registry(config), listener));
+        this(config, registry, ports(config, Serdes.registry(config), listener, registry));
         listener.forwardTo(BudgetListener.of(metrics));
     }
 
@@ -187,12 +188,13 @@ public final class SenderService implements AutoCloseable {
         }
     }
 
-    private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener) {
+    private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener,
+                               MeterRegistry registry) {
         return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas),
-                Serdes.statusSerializer(schemas), budgetFor(config, listener),
+                Serdes.statusSerializer(schemas), budgetFor(config, listener, registry),
                 new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
                         config.requestTimeout()),
-                sentMarksFor(config), Serdes.resultDeserializer(schemas));
+                sentMarksFor(config, registry), Serdes.resultDeserializer(schemas));
     }
 
     /** Explicit ports (tests, the demo). The service owns and closes all of them. */
@@ -237,8 +239,11 @@ public final class SenderService implements AutoCloseable {
         processor.resultLookup(resultLookup);
         io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, budget, BudgetPort::redisRoundTrips)
                 .tag("client", "budget").description("Redis round trips of the budget (script calls)").register(registry);
-        io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, sentMarks, SentMarks::redisRoundTrips)
-                .tag("client", "sent_marks").description("Redis round trips of the sent marks (reads and writes)")
+        io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, sentMarks, SentMarks::redisReads)
+                .tag("client", "sent_marks_read").description("Redis round trips reading sent marks outside the budget")
+                .register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, sentMarks, SentMarks::redisWrites)
+                .tag("client", "sent_marks_write").description("Redis round trips writing sent marks (SENT, DONE)")
                 .register(registry);
         metrics.bufferedRecords(this::bufferedRecords);
         metrics.maxLaneDepth(this::maxLaneDepth);
@@ -258,17 +263,19 @@ public final class SenderService implements AutoCloseable {
         this.dispatchThread = new Thread(this::dispatchLoop, "sluice-sender-dispatch-" + config.instanceId());
     }
 
-    private static SentMarks sentMarksFor(SenderConfig config) {
+    /** Lettuce's command latencies of both Redis clients go to the process registry (issue 6). */
+    private static SentMarks sentMarksFor(SenderConfig config, MeterRegistry registry) {
         return switch (config.budgetMode()) {
-            case REDIS -> new RedisSentMarks(config.redisUrl(), config.sentMarkTtl(), config.redisCommandTimeout());
+            case REDIS -> new RedisSentMarks(config.redisUrl(), config.sentMarkTtl(), config.redisCommandTimeout(),
+                    registry);
             case LOCAL -> new InMemorySentMarks(config.sentMarkTtl());
         };
     }
 
-    private static BudgetPort budgetFor(SenderConfig config, BudgetListener listener) {
+    private static BudgetPort budgetFor(SenderConfig config, BudgetListener listener, MeterRegistry registry) {
         return switch (config.budgetMode()) {
             case REDIS -> ResilientBudget.connect(config.redisUrl(), config.budgetConfig(), config.redisCommandTimeout(),
-                    listener, Clock.systemUTC());
+                    listener, Clock.systemUTC(), registry);
             case LOCAL -> new LocalGcraBudget(config.budgetConfig(), Clock.systemUTC());
         };
     }

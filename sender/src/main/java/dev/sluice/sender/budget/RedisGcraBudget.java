@@ -11,8 +11,6 @@ import io.lettuce.core.SocketOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
-import io.lettuce.core.resource.Delay;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -88,17 +86,22 @@ public final class RedisGcraBudget implements BudgetPort {
      * @throws BudgetUnavailableException if Redis cannot be reached
      */
     public RedisGcraBudget(String redisUrl, BudgetConfig config, Duration commandTimeout) {
+        this(redisUrl, config, commandTimeout, null);
+    }
+
+    /**
+     * As {@link #RedisGcraBudget(String, BudgetConfig, Duration)}, with Lettuce's command latencies recorded in
+     * {@code registry} (tag {@code client=budget}, see {@link LettuceResources}); null: not recorded.
+     */
+    public RedisGcraBudget(String redisUrl, BudgetConfig config, Duration commandTimeout,
+                           io.micrometer.core.instrument.MeterRegistry registry) {
         this.config = Objects.requireNonNull(config, "config");
         this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
         this.script = loadScript();
         this.sha = sha1(script);
         RedisURI uri = RedisURI.create(redisUrl);
         uri.setTimeout(commandTimeout);
-        // Reconnect attempts back off to at most 1 s (Lettuce's default is 30 s): shared mode resumes soon
-        // after Redis returns.
-        this.resources = DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
-                .build();
+        this.resources = LettuceResources.create(registry, "budget");
         this.client = RedisClient.create(resources, uri);
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)

@@ -71,9 +71,19 @@ public final class ResilientBudget implements BudgetPort {
      */
     public static ResilientBudget connect(String redisUrl, BudgetConfig config, Duration commandTimeout,
                                           BudgetListener listener, Clock clock) {
+        return connect(redisUrl, config, commandTimeout, listener, clock, null);
+    }
+
+    /**
+     * As {@link #connect(String, BudgetConfig, Duration, BudgetListener, Clock)}, with Lettuce's command latencies
+     * recorded in {@code registry} (tag {@code client=budget}); null: not recorded.
+     */
+    public static ResilientBudget connect(String redisUrl, BudgetConfig config, Duration commandTimeout,
+                                          BudgetListener listener, Clock clock,
+                                          io.micrometer.core.instrument.MeterRegistry registry) {
         Objects.requireNonNull(redisUrl, "redisUrl");
-        return new ResilientBudget(() -> new RedisGcraBudget(redisUrl, config, commandTimeout), config, listener, clock,
-                java.util.Optional.of(redisUrl));
+        return new ResilientBudget(() -> new RedisGcraBudget(redisUrl, config, commandTimeout, registry), config,
+                listener, clock, java.util.Optional.of(redisUrl));
     }
 
     private record Penalty(String botId, PenaltyScope scope, String chatId, long untilMs) {

@@ -66,8 +66,13 @@ public interface SentMarks extends AutoCloseable {
         return java.util.Optional.empty();
     }
 
-    /** Redis round trips made so far (reads and writes of marks); 0 when not in Redis. */
-    default long redisRoundTrips() {
+    /** Redis round trips that read marks so far; 0 when not in Redis. */
+    default long redisReads() {
+        return 0;
+    }
+
+    /** Redis round trips that wrote marks so far (SENT after the call, DONE after the result); 0 when not in Redis. */
+    default long redisWrites() {
         return 0;
     }
 
