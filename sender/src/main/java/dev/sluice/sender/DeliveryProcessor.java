@@ -85,6 +85,8 @@ public final class DeliveryProcessor {
     private ResultLookup resultLookup = ResultLookup.NONE;
     /** The budget reads the sent marks of the same Redis in its decision: no separate GET per message. */
     private final boolean foldSentMarks;
+    /** {@code budget.reservation.max.ms}: live messages may take the bot's next global slot this far ahead. */
+    private final Duration reservationMax;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -99,6 +101,7 @@ public final class DeliveryProcessor {
         this.slots = Objects.requireNonNull(slots);
         this.chats = Objects.requireNonNull(chats);
         this.knownBots = Set.copyOf(config.bots().keySet());
+        this.reservationMax = config.budgetConfig().reservationMax();
         this.foldSentMarks = budget.sentMarksRedisUrl().isPresent()
                 && budget.sentMarksRedisUrl().equals(sentMarks.redisUrl());
         this.backfillTopic = config.topics().outboxBackfill();
@@ -193,6 +196,8 @@ public final class DeliveryProcessor {
             Object prepared = prepare(p, now);
             if (prepared instanceof Step step) {
                 out[i] = Next.of(step);
+            } else if (prepared instanceof Next next) {
+                out[i] = next;
             } else {
                 asks.add((Ask) prepared);
                 positions.add(i);
@@ -222,7 +227,10 @@ public final class DeliveryProcessor {
         return List.of(out);
     }
 
-    /** The local checks of a one-bot message before the budget: a step, or an {@link Ask}. */
+    /**
+     * The local checks of a one-bot message before the budget: a step, an {@link Ask}, or (a reserved slot that
+     * is due) the provider call as a {@link Next}.
+     */
     private Object prepare(PendingMessage p, long now) {
         OutboundMessage m = p.message();
         Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
@@ -254,7 +262,11 @@ public final class DeliveryProcessor {
             // A bot-wide penalty is running: any call would be refused and extend it. The lane gives up its
             // pacer slot, so after the gate the lanes come back one slot at a time, not as a burst.
             p.releaseAttemptSlot();
+            p.clearReservation(); // sending into a bot-wide penalty would extend it: ask again after the gate
             return retryAt(botGate + jitterMs(), expiresAt);
+        }
+        if (p.reservedSendAtMs() >= 0) {
+            return useReservation(p, bot, target, expiresAt, now);
         }
         if (!p.holdsAttemptSlot()) {
             long slot = pacer.reserve(pacerKey(bot, p), now);
@@ -275,7 +287,30 @@ public final class DeliveryProcessor {
         if (foldSentMarks && !p.sentMarkChecked()) {
             request = request.checkingSentMark(m.getId());
         }
+        if (!reservationMax.isZero()) {
+            request = request.reservingUpTo(reservationMax);
+        }
         return new Ask(p, bot, target, expiresAt, request);
+    }
+
+    /** A message holding a reserved budget slot: the provider call once the slot is due and the bot has room. */
+    private Object useReservation(PendingMessage p, String bot, String target, Long expiresAt, long now) {
+        if (now < p.reservedSendAtMs()) {
+            return retryAt(p.reservedSendAtMs(), expiresAt); // woken early: never before the slot
+        }
+        if (!slots.hasRoom(bot)) {
+            return new Step.WaitForBot(Set.of(bot), expiresAt == null ? Long.MAX_VALUE : expiresAt);
+        }
+        if (!breakers.tryAcquire(bot)) {
+            p.clearReservation(); // the slot passes unused: the provider is failing
+            return retryAt(now + breakers.openWait().toMillis() + jitterMs(), expiresAt);
+        }
+        if (!slots.tryAcquire(bot)) {
+            breakers.release(bot);
+            return new Step.WaitForBot(Set.of(bot), expiresAt == null ? Long.MAX_VALUE : expiresAt);
+        }
+        p.clearReservation();
+        return Next.call(() -> call(p, bot, target, expiresAt));
     }
 
     /** What a one-bot message does with its budget decision. */
@@ -304,6 +339,13 @@ public final class DeliveryProcessor {
             p.releaseAttemptSlot();
             p.keptTurn(false);
             metrics.budgetGranted(bot, 1);
+            if (decision.isReservation()) {
+                // The budget gave this message the bot's next free slot: it waits for it, then sends without asking.
+                breakers.release(bot);
+                long sendAt = now + decision.retryIn().toMillis();
+                p.reserved(sendAt);
+                return Next.of(retryAt(sendAt, a.expiresAt()));
+            }
             if (!slots.tryAcquire(bot)) {
                 // Another lane took the last slot meanwhile (rare): this grant is spent, the cap holds.
                 breakers.release(bot);

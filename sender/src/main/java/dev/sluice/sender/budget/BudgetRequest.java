@@ -1,6 +1,7 @@
 package dev.sluice.sender.budget;
 
 import dev.sluice.avro.Lane;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -11,8 +12,11 @@ import java.util.Objects;
  * @param lane       {@link Lane#LIVE} or {@link Lane#BACKFILL}: backfill only uses budget above the live headroom
  * @param sentMarkId the message id (idempotency key) whose sent mark the decision should read in the same
  *                   round trip, or null; only a budget with {@link BudgetPort#sentMarksRedisUrl()} reads it
+ * @param reserveUpTo when positive (live only): if only the bot's global limit refuses and it would pass within
+ *                    this time, the budget may grant the next free slot instead ({@link Decision#isReservation()});
+ *                    {@link Duration#ZERO}: refuse as usual. The Redis budget reserves; others refuse.
  */
-public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId) {
+public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo) {
 
     public BudgetRequest {
         BudgetKeys.tag(botId); // validates the bot id
@@ -23,11 +27,14 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
         if (sentMarkId != null && sentMarkId.isEmpty()) {
             throw new IllegalArgumentException("sentMarkId: must not be empty when given");
         }
+        if (reserveUpTo == null || reserveUpTo.isNegative()) {
+            throw new IllegalArgumentException("reserveUpTo: must be zero or positive, got " + reserveUpTo);
+        }
     }
 
-    /** A request that does not look at sent marks. */
+    /** A request that does not look at sent marks and never takes a reservation. */
     public BudgetRequest(String botId, String chatId, Lane lane) {
-        this(botId, chatId, lane, null);
+        this(botId, chatId, lane, null, Duration.ZERO);
     }
 
     /** A live request. */
@@ -42,7 +49,12 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
 
     /** This request, also asking whether message {@code messageId} was already sent. */
     public BudgetRequest checkingSentMark(String messageId) {
-        return new BudgetRequest(botId, chatId, lane, messageId);
+        return new BudgetRequest(botId, chatId, lane, messageId, reserveUpTo);
+    }
+
+    /** This request, also accepting a slot of the bot's global limit up to {@code horizon} ahead (live only). */
+    public BudgetRequest reservingUpTo(Duration horizon) {
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, lane == Lane.LIVE ? horizon : Duration.ZERO);
     }
 
     /**

@@ -12,9 +12,13 @@ import java.time.Duration;
  * {@code sentMarkChecked} is true, and a message found marked is answered {@link Limit#ALREADY_SENT} with the
  * mark's stored value in {@code sentMark} (nothing consumed, no wait).
  *
- * @param granted         whether one message may be sent now (budget was consumed)
- * @param retryIn         when refused, how long until the request can pass; {@link Duration#ZERO} when granted
- *                        or already sent
+ * <p>A request that allowed a reservation ({@link BudgetRequest#reserveUpTo()}) may be granted for a later
+ * instant: {@code granted} with a positive {@code retryIn}; the budget is consumed for that instant and the
+ * message must not be sent before {@code retryIn} has passed (later is safe).
+ *
+ * @param granted         whether one message may be sent (budget was consumed): now, or after {@code retryIn}
+ * @param retryIn         when refused, how long until the request can pass; when granted, how long until it may
+ *                        be sent ({@link Duration#ZERO}: now; positive only for reservations); zero when already sent
  * @param limit           the limit that refused, {@link Limit#NONE} when granted
  * @param sentMarkChecked whether the budget read the message's sent mark in the same decision
  * @param sentMark        the stored sent mark when {@code limit} is {@link Limit#ALREADY_SENT}, else null
@@ -45,6 +49,16 @@ public record Decision(boolean granted, Duration retryIn, Limit limit, boolean s
         return GRANTED;
     }
 
+    /** Granted for the instant {@code sendInMillis} from now (a reservation): send not before then. */
+    public static Decision reserved(long sendInMillis) {
+        return new Decision(true, Duration.ofMillis(sendInMillis), Limit.NONE);
+    }
+
+    /** Whether this grant is for a later instant (a reservation): see {@link #retryIn()}. */
+    public boolean isReservation() {
+        return granted && !retryIn.isZero();
+    }
+
     public static Decision refused(long waitMillis, Limit limit) {
         return new Decision(false, Duration.ofMillis(waitMillis), limit);
     }
@@ -59,6 +73,9 @@ public record Decision(boolean granted, Duration retryIn, Limit limit, boolean s
         if (sentMarkChecked) {
             return this;
         }
-        return granted ? GRANTED_CHECKED : new Decision(false, retryIn, limit, true, null);
+        if (granted) {
+            return retryIn.isZero() ? GRANTED_CHECKED : new Decision(true, retryIn, limit, true, null);
+        }
+        return new Decision(false, retryIn, limit, true, null);
     }
 }

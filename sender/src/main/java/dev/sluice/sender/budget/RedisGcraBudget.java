@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
     static final String SCRIPT_RESOURCE = "/dev/sluice/sender/budget/budget.lua";
-    private static final int FIXED_ARGS = 10;
+    private static final int FIXED_ARGS = 11;
 
     private final ClientResources resources;
     private final RedisClient client;
@@ -137,6 +137,7 @@ public final class RedisGcraBudget implements BudgetPort {
         String[] args = new String[FIXED_ARGS + requests.size()];
         System.arraycopy(fixed, 0, args, 0, FIXED_ARGS);
         List<String> keys = new ArrayList<>(1 + requests.size() * 3);
+        long horizonMicros = 0;
         String tag = BudgetKeys.tag(botId);
         keys.add(tag + BudgetKeys.BOT_STATE);
         for (int i = 0; i < requests.size(); i++) {
@@ -153,9 +154,13 @@ public final class RedisGcraBudget implements BudgetPort {
                 keys.add(tag + BudgetKeys.SENT + r.sentMarkId());
             }
             int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0)
-                    | (r.sentMarkId() != null ? 4 : 0);
+                    | (r.sentMarkId() != null ? 4 : 0) | (r.reserveUpTo().isZero() ? 0 : 8);
+            if (!r.reserveUpTo().isZero()) {
+                horizonMicros = Math.max(horizonMicros, r.reserveUpTo().toNanos() / 1000);
+            }
             args[FIXED_ARGS + i] = Integer.toString(flags);
         }
+        args[FIXED_ARGS - 1] = Long.toString(horizonMicros);
         List<Object> reply = call(keys.toArray(new String[0]), args);
         Long m = (Long) reply.get(0);
         if (!m.equals(multiplierPpm.get(botId))) {
@@ -169,7 +174,8 @@ public final class RedisGcraBudget implements BudgetPort {
             if (code == Limit.ALREADY_SENT.code()) {
                 d = Decision.alreadySent(second.toString());
             } else {
-                d = code == 0 ? Decision.grant() : Decision.refused((Long) second, Limit.ofCode(code));
+                long ms = (Long) second;
+                d = code != 0 ? Decision.refused(ms, Limit.ofCode(code)) : ms == 0 ? Decision.grant() : Decision.reserved(ms);
                 if (requests.get(i).sentMarkId() != null) {
                     d = d.withSentMarkChecked();
                 }
@@ -187,7 +193,7 @@ public final class RedisGcraBudget implements BudgetPort {
                 Long.toString(l.globalIntervalMicros()), Integer.toString(l.globalBurst()),
                 Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
                 Long.toString(l.groupIntervalMicros()), Long.toString(l.groupToleranceMicros()),
-                Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm())};
+                Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0"};
     }
 
     private long aimdIncreasePpm() {

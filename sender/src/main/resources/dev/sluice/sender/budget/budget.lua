@@ -25,11 +25,18 @@
 --   ARGV[6] group interval us   ARGV[7] group tolerance us
 --   ARGV[8] backfill headroom ppm (share of the global rate reserved for live, 0..999999)
 --   ARGV[9] backfill burst      ARGV[10] AIMD additive increase, ppm of the rate per second
---   ARGV[11..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark (bits)
+--   ARGV[11] reservation horizon us (see flag 8)
+--   ARGV[12..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark,
+--              8 = may reserve (bits)
 --   -> {multiplier_ppm, code_1, wait_ms_1, code_2, wait_ms_2, ...}; code 0 granted (wait 0), else the limit:
 --      1 GLOBAL, 2 CHAT, 3 GROUP, 4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM, 9 ALREADY_SENT (then the
 --      second item is the sent mark's value, and nothing was consumed).
 --   Candidates are decided in order, each all or nothing: a refused one writes nothing.
+--   Reservation (flag 8, live only): when no gate is active and the chat and group limits pass now but the
+--   global GCRA refuses with a wait w <= ARGV[11], the candidate is granted for the instant now + w instead:
+--   code 0 with wait_ms = ceil(w / 1000), and every TAT moves as for an arrival at now + w (the GCRA rule for
+--   an arrival at that instant). The caller must not send before the returned wait; sending later is safe.
+--   So N replicas asking for one bot's next slots do not collide: each call takes a slot instead of a refusal.
 --
 --   Effective global interval I = ceil(interval * 10^6 / m) (AIMD). Backfill (headroom h) passes only if
 --   (a) the global GCRA would still pass it with a reserve R = ceil(h * burst * I) taken off its tolerance:
@@ -200,6 +207,7 @@ local p_tolerance = tonumber(ARGV[7])
 local headroom = tonumber(ARGV[8])
 local bf_burst = tonumber(ARGV[9])
 local inc = tonumber(ARGV[10])
+local horizon = tonumber(ARGV[11])
 
 local s = read_bot(KEYS[1])
 local m = multiplier(s, inc)
@@ -236,11 +244,12 @@ end
 
 local out = {m}
 local k = 2
-for i = 11, #ARGV do
+for i = 12, #ARGV do
   local flags = tonumber(ARGV[i])
   local backfill = flags % 2 == 1
   local group = math.floor(flags / 2) % 2 == 1
   local check = math.floor(flags / 4) % 2 == 1
+  local may_reserve = math.floor(flags / 8) % 2 == 1 and not backfill
   local chat_key = KEYS[k]
   k = k + 1
   local group_key, sent_key = nil, nil
@@ -284,6 +293,7 @@ for i = 11, #ARGV do
     local c_now = at_least_now(c_tat)
     local p_now = at_least_now(p_tat)
     local g_now = at_least_now(g_tat)
+    local send_at = now
     if code == 0 then
       local w = gcra_wait(c_now, c_tolerance)
       if w > wait then code, wait = 2, w end
@@ -292,6 +302,13 @@ for i = 11, #ARGV do
         if w > wait then code, wait = 3, w end
       end
       w = gcra_wait(g_now, g_tolerance)
+      if w > 0 and code == 0 and may_reserve and w <= horizon then
+        -- only the global limit refuses, and soon enough: take that slot now (an arrival at now + w)
+        send_at = now + w
+        if c_now < send_at then c_now = send_at end
+        if p_now < send_at then p_now = send_at end
+        w = 0
+      end
       if w > wait then code, wait = 1, w end
       if backfill and headroom > 0 and w == 0 then
         -- (a) the reserve on the shared TAT, (b) the backfill lane's own rate
@@ -313,7 +330,7 @@ for i = 11, #ARGV do
         write_pair(group_key, p_now + p_interval, p_gate)
       end
       out[#out + 1] = 0
-      out[#out + 1] = 0
+      out[#out + 1] = ceil_ms(send_at - now)
     else
       out[#out + 1] = code
       out[#out + 1] = ceil_ms(wait)

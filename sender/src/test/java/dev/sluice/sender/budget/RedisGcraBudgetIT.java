@@ -205,4 +205,34 @@ class RedisGcraBudgetIT extends BudgetContract {
             assertThat(inspection.sync().get("sluice:{" + fresh + "}:bot")).as("a later TAT is kept").isEqualTo(tatBefore);
         }
     }
+
+    @Test
+    void a_live_request_may_take_the_next_global_slot_within_its_horizon_instead_of_a_refusal() {
+        String r = bot + "-reserve";
+        Duration horizon = Duration.ofMillis(500);
+        try (RedisGcraBudget b = new RedisGcraBudget(redis.url(), new BudgetLimits(10, 1, 1, 1), Duration.ofSeconds(2))) {
+            List<BudgetRequest> batch = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                batch.add(BudgetRequest.live(r, "c" + i).reservingUpTo(horizon));
+            }
+            List<Decision> d = b.tryAcquireAll(r, batch);
+            assertThat(d.get(0).granted()).isTrue();
+            assertThat(d.get(0).isReservation()).isFalse();
+            // 10/s: slots 100 ms apart; each taken as a reservation up to 500 ms ahead, the rest refused
+            for (int i = 1; i <= 5; i++) {
+                assertThat(d.get(i).isReservation()).as("candidate %d", i).isTrue();
+                assertThat(d.get(i).retryIn().toMillis()).as("candidate %d", i).isBetween(100L * i - 5, 100L * i);
+            }
+            assertThat(d.get(6).limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(d.get(6).retryIn().toMillis()).isBetween(595L, 600L);
+            assertThat(b.tryAcquire(BudgetRequest.live(r, "x")).retryIn().toMillis()).as("without a reservation: refused")
+                    .isBetween(590L, 600L);
+            assertThat(b.tryAcquire(BudgetRequest.backfill(r, "y").reservingUpTo(horizon)).granted())
+                    .as("backfill never reserves").isFalse();
+            Decision sameChat = b.tryAcquire(BudgetRequest.live(r, "c1").reservingUpTo(Duration.ofSeconds(5)));
+            assertThat(sameChat.limit()).as("a chat limit is never reserved").isEqualTo(Limit.CHAT);
+            assertThat(inspection.sync().pttl("sluice:{" + r + "}:chat:c5")).as("chat TAT from the reserved instant")
+                    .isBetween(1_400L, 1_500L);
+        }
+    }
 }
