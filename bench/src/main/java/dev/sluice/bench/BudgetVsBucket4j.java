@@ -166,6 +166,8 @@ final class BudgetVsBucket4j {
             sr.put("sent_mark_writes", run.markWrites());
             sr.put("provider_max_per_1s_window", run.maxProviderPerSecond());
             sr.put("provider_429", run.provider429());
+            ObjectNode refusals = sr.putObject("budget_refusals_by_limit");
+            run.refusalsByLimit().forEach(refusals::put);
 
             Drain batch = drain(redis.url(), 16, 1);
             Drain single = drain(redis.url(), 1, 1);
@@ -194,6 +196,7 @@ final class BudgetVsBucket4j {
                             + " (sent-mark SETs %d); provider max %d in 1 s, 429s %d%n",
                     run.delivered(), run.seconds(), run.decisionTripsPerDelivered(), run.budgetTrips(), run.serverEvalsha(),
                     run.markReads(), run.allTripsPerDelivered(), run.markWrites(), run.maxProviderPerSecond(), run.provider429());
+            System.out.println("sender run: budget refusals by limit " + run.refusalsByLimit());
             System.out.println();
             System.out.println(DRAIN_DESCRIPTION);
             System.out.printf(Locale.ROOT, "round trips per delivered, global burst 1:  batch %.3f   single-message baseline %.3f%n",

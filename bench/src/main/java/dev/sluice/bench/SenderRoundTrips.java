@@ -41,7 +41,8 @@ final class SenderRoundTrips {
     static final String BOT = "rtbot";
 
     record Result(int senders, int chats, int perChat, long delivered, long budgetTrips, long markReads,
-                  long markWrites, long serverEvalsha, double seconds, int maxProviderPerSecond, long provider429) {
+                  long markWrites, long serverEvalsha, double seconds, int maxProviderPerSecond, long provider429,
+                  Map<String, Long> refusalsByLimit) {
         /** Round trips on the way to the provider call: budget decisions, sent-mark checks included. */
         double decisionTripsPerDelivered() {
             return (budgetTrips + markReads) / (double) delivered;
@@ -118,8 +119,13 @@ final class SenderRoundTrips {
             }
             // commandstats counts calls made inside scripts too; EVALSHA/EVAL can only be top-level calls
             long evalsha = delta(before, after, "evalsha") + delta(before, after, "eval");
+            Map<String, Long> refusals = new java.util.TreeMap<>();
+            for (SimpleMeterRegistry meters : registries) {
+                meters.find(dev.sluice.metrics.SluiceMetrics.BUDGET_REFUSALS).counters().forEach(c ->
+                        refusals.merge(c.getId().getTag("limit"), (long) c.count(), Long::sum));
+            }
             return new Result(senders, chats, perChat, telegram.accepted().size(), budget, reads, writes, evalsha,
-                    seconds, telegram.maxBotMessagesPer(Duration.ofSeconds(1)), telegram.rejected429Count());
+                    seconds, telegram.maxBotMessagesPer(Duration.ofSeconds(1)), telegram.rejected429Count(), refusals);
         }
     }
 

@@ -87,6 +87,8 @@ public final class DeliveryProcessor {
     private final boolean foldSentMarks;
     /** {@code budget.reservation.max.ms}: live messages may take the bot's next global slot this far ahead. */
     private final Duration reservationMax;
+    /** Half the reservation horizon: waiting live lanes of a bot are aligned to it, see {@link #aligned}. */
+    private final long batchWindowMs;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -102,6 +104,7 @@ public final class DeliveryProcessor {
         this.chats = Objects.requireNonNull(chats);
         this.knownBots = Set.copyOf(config.bots().keySet());
         this.reservationMax = config.budgetConfig().reservationMax();
+        this.batchWindowMs = reservationMax.toMillis() / 2;
         this.foldSentMarks = budget.sentMarksRedisUrl().isPresent()
                 && budget.sentMarksRedisUrl().equals(sentMarks.redisUrl());
         this.backfillTopic = config.topics().outboxBackfill();
@@ -272,7 +275,7 @@ public final class DeliveryProcessor {
             long slot = pacer.reserve(pacerKey(bot, p), now);
             p.holdAttemptSlot();
             if (slot > now) {
-                return retryAt(slot, expiresAt);
+                return retryAt(aligned(p, slot), expiresAt);
             }
         }
         // The in-flight cap counts provider calls only: a budget round trip does not hold a bot slot, so
@@ -354,7 +357,20 @@ public final class DeliveryProcessor {
             return Next.call(() -> call(p, bot, a.target(), a.expiresAt()));
         }
         breakers.release(bot);
-        return Next.of(retryAt(refused(p, bot, decision, now, true), a.expiresAt()));
+        return Next.of(retryAt(aligned(p, refused(p, bot, decision, now, true)), a.expiresAt()));
+    }
+
+    /**
+     * A live lane that must wait (a pacer slot, a refusal) with reservations on waits until the next multiple of
+     * the batch window instead: the lanes of a bot that wait meanwhile become ready at the same instant and are
+     * decided together, several per budget round trip ({@link #processBatch}), and a refused one costs a share
+     * of a round trip instead of one of its own. Later is always safe; the wait grows by less than one window.
+     */
+    private long aligned(PendingMessage p, long atMs) {
+        if (batchWindowMs <= 0 || laneOf(p) == dev.sluice.avro.Lane.BACKFILL) {
+            return atMs;
+        }
+        return Math.floorDiv(atMs + batchWindowMs - 1, batchWindowMs) * batchWindowMs;
     }
 
     /** A message with a {@code bot_pool}: each bot in turn, the first that grants sends. */
