@@ -87,7 +87,7 @@ public final class DeliveryProcessor {
     private final boolean foldSentMarks;
     /** {@code budget.reservation.max.ms}: live messages may take the bot's next global slot this far ahead. */
     private final Duration reservationMax;
-    /** Half the reservation horizon: waiting live lanes of a bot are aligned to it, see {@link #aligned}. */
+    /** Half the reservation horizon (0: none): waiting live lanes of a bot are aligned to it, see {@link #aligned}. */
     private final long batchWindowMs;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
@@ -103,7 +103,8 @@ public final class DeliveryProcessor {
         this.slots = Objects.requireNonNull(slots);
         this.chats = Objects.requireNonNull(chats);
         this.knownBots = Set.copyOf(config.bots().keySet());
-        this.reservationMax = config.budgetConfig().reservationMax();
+        // Reservations and aligned waits only where the budget can reserve (Redis): elsewhere they would only delay.
+        this.reservationMax = budget.reserves() ? config.budgetConfig().reservationMax() : Duration.ZERO;
         this.batchWindowMs = reservationMax.toMillis() / 2;
         this.foldSentMarks = budget.sentMarksRedisUrl().isPresent()
                 && budget.sentMarksRedisUrl().equals(sentMarks.redisUrl());

@@ -82,6 +82,14 @@ public interface BudgetPort extends AutoCloseable {
     default void startDrained(String botId) {
     }
 
+    /**
+     * Whether this budget may answer a request with {@link BudgetRequest#reserveUpTo()} by a reservation
+     * ({@link Decision#isReservation()}); others refuse such requests as usual.
+     */
+    default boolean reserves() {
+        return false;
+    }
+
     /** Redis round trips (script calls) made so far; 0 for a budget without Redis. */
     default long redisRoundTrips() {
         return 0;

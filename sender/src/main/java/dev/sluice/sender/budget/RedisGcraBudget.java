@@ -255,6 +255,11 @@ public final class RedisGcraBudget implements BudgetPort {
     }
 
     @Override
+    public boolean reserves() {
+        return true;
+    }
+
+    @Override
     public java.util.Optional<String> sentMarksRedisUrl() {
         return java.util.Optional.of(redisUrl);
     }

@@ -221,6 +221,11 @@ public final class ResilientBudget implements BudgetPort {
     }
 
     @Override
+    public boolean reserves() {
+        return true;
+    }
+
+    @Override
     public java.util.Optional<String> sentMarksRedisUrl() {
         return sentMarksUrl;
     }

@@ -32,6 +32,8 @@ class ResilientBudgetTest {
         }
     };
 
+    private final List<String> sharedWrites = new ArrayList<>();
+
     /** Grants everything while up; throws a connection error while down. */
     private BudgetPort shared() {
         factoryCalls.incrementAndGet();
@@ -48,6 +50,17 @@ class ResilientBudgetTest {
             @Override
             public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
                 tryAcquire(BudgetRequest.live(botId, chatId));
+                synchronized (sharedWrites) {
+                    sharedWrites.add("penalize:" + botId + ":" + scope + ":" + chatId + ":" + retryAfter.toMillis());
+                }
+            }
+
+            @Override
+            public void startDrained(String botId) {
+                tryAcquire(BudgetRequest.live(botId, "x"));
+                synchronized (sharedWrites) {
+                    sharedWrites.add("drained:" + botId);
+                }
             }
 
             @Override
@@ -141,6 +154,30 @@ class ResilientBudgetTest {
         }, config, listener, clock)) {
             assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
             assertThat(b.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+        }
+    }
+
+    @Test
+    void on_resuming_the_outage_bots_start_drained_and_unshared_penalties_are_replayed_with_what_is_left() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.LOCAL_FALLBACK, clock)) {
+            assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
+            down.set(true);
+            b.tryAcquire("bot", "2");
+            b.penalize("bot", PenaltyScope.CHAT, "9", Duration.ofSeconds(10));
+            b.penalize("other", PenaltyScope.BOT, "9", Duration.ofSeconds(1));
+            assertThat(sharedWrites).isEmpty();
+            clock.advance(Duration.ofSeconds(4));
+            down.set(false);
+            await().atMost(Duration.ofSeconds(2)).until(() -> {
+                b.tryAcquire("bot", "probe");
+                return b.state() == BudgetState.SHARED;
+            });
+            // "other"'s 1 s penalty is over: nothing left to replay; the chat gate has 6 s left
+            assertThat(sharedWrites).containsExactlyInAnyOrder("drained:bot", "drained:other",
+                    "penalize:bot:CHAT:9:6000");
+            b.tryAcquire("bot", "again");
+            assertThat(sharedWrites).as("resumed once").hasSize(3);
         }
     }
 }
