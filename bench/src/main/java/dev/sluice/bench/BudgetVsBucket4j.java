@@ -77,6 +77,7 @@ final class BudgetVsBucket4j {
         int chats = 200;
         int perChat = 3;
         double senderRate = 25;
+        long reservationMs = 500;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--json" -> json = args[++i];
@@ -88,6 +89,7 @@ final class BudgetVsBucket4j {
                 case "--sender-chats" -> chats = Integer.parseInt(args[++i]);
                 case "--sender-messages-per-chat" -> perChat = Integer.parseInt(args[++i]);
                 case "--sender-rate" -> senderRate = Double.parseDouble(args[++i]);
+                case "--sender-reservation-ms" -> reservationMs = Long.parseLong(args[++i]);
                 default -> {
                     System.err.println("unknown option " + args[i]);
                     return 2;
@@ -148,26 +150,34 @@ final class BudgetVsBucket4j {
                 }
             }
 
-            System.out.printf(Locale.ROOT, "%nsender run: %d SenderService instances, %d chats x %d messages of one bot, budget %.0f/s ...%n",
-                    senders, chats, perChat, senderRate);
-            SenderRoundTrips.Result run = SenderRoundTrips.run(redis, senders, chats, perChat, senderRate);
+            System.out.printf(Locale.ROOT, "%nsender runs: %d SenderService instances, %d chats x %d messages of one bot, budget %.0f/s,"
+                    + " reservations %d ms and off ...%n", senders, chats, perChat, senderRate, reservationMs);
+            SenderRoundTrips.Result run = SenderRoundTrips.run(redis, senders, chats, perChat, senderRate, reservationMs);
+            SenderRoundTrips.Result plain = SenderRoundTrips.run(redis, senders, chats, perChat, senderRate, 0);
             root.put("round_trips_per_delivered", round3(run.decisionTripsPerDelivered()));
+            root.put("round_trips_per_delivered_without_reservations", round3(plain.decisionTripsPerDelivered()));
             root.put("redis_round_trips_per_delivered_all", round3(run.allTripsPerDelivered()));
-            ObjectNode sr = root.putObject("sender_run");
-            sr.put("description", SENDER_RUN_DESCRIPTION);
-            sr.put("senders", run.senders());
-            sr.put("messages", run.chats() * run.perChat());
-            sr.put("delivered", run.delivered());
-            sr.put("budget_rate_per_s", senderRate);
-            sr.put("seconds", round3(run.seconds()));
-            sr.put("budget_round_trips", run.budgetTrips());
-            sr.put("server_evalsha_calls", run.serverEvalsha());
-            sr.put("sent_mark_reads", run.markReads());
-            sr.put("sent_mark_writes", run.markWrites());
-            sr.put("provider_max_per_1s_window", run.maxProviderPerSecond());
-            sr.put("provider_429", run.provider429());
-            ObjectNode refusals = sr.putObject("budget_refusals_by_limit");
-            run.refusalsByLimit().forEach(refusals::put);
+            ArrayNode runs = root.putArray("sender_runs");
+            for (SenderRoundTrips.Result r : List.of(run, plain)) {
+                ObjectNode sr = runs.addObject();
+                sr.put("description", SENDER_RUN_DESCRIPTION);
+                sr.put("budget_reservation_max_ms", r.reservationMs());
+                sr.put("senders", r.senders());
+                sr.put("messages", r.chats() * r.perChat());
+                sr.put("delivered", r.delivered());
+                sr.put("budget_rate_per_s", senderRate);
+                sr.put("seconds", round3(r.seconds()));
+                sr.put("round_trips_per_delivered", round3(r.decisionTripsPerDelivered()));
+                sr.put("redis_round_trips_per_delivered_all", round3(r.allTripsPerDelivered()));
+                sr.put("budget_round_trips", r.budgetTrips());
+                sr.put("server_evalsha_calls", r.serverEvalsha());
+                sr.put("sent_mark_reads", r.markReads());
+                sr.put("sent_mark_writes", r.markWrites());
+                sr.put("provider_max_per_1s_window", r.maxProviderPerSecond());
+                sr.put("provider_429", r.provider429());
+                ObjectNode refusals = sr.putObject("budget_refusals_by_limit");
+                r.refusalsByLimit().forEach(refusals::put);
+            }
 
             Drain batch = drain(redis.url(), 16, 1);
             Drain single = drain(redis.url(), 1, 1);
@@ -191,12 +201,14 @@ final class BudgetVsBucket4j {
             System.out.println("(cmds = commands redis-server executed per decision, from INFO commandstats, calls made inside scripts included)");
             System.out.println();
             System.out.println(SENDER_RUN_DESCRIPTION);
-            System.out.printf(Locale.ROOT, "sender run: %d delivered in %.1f s; round trips per delivered before the provider call %.3f"
-                            + " (budget EVALSHA %d, server saw %d; sent-mark GETs %d); all Redis round trips per delivered %.3f"
-                            + " (sent-mark SETs %d); provider max %d in 1 s, 429s %d%n",
-                    run.delivered(), run.seconds(), run.decisionTripsPerDelivered(), run.budgetTrips(), run.serverEvalsha(),
-                    run.markReads(), run.allTripsPerDelivered(), run.markWrites(), run.maxProviderPerSecond(), run.provider429());
-            System.out.println("sender run: budget refusals by limit " + run.refusalsByLimit());
+            for (SenderRoundTrips.Result r : List.of(run, plain)) {
+                System.out.printf(Locale.ROOT, "sender run, budget.reservation.max.ms=%d: %d delivered in %.1f s; round trips per delivered"
+                                + " before the provider call %.3f (budget EVALSHA %d, server saw %d; sent-mark GETs %d); all Redis round"
+                                + " trips per delivered %.3f (sent-mark SETs %d); provider max %d in 1 s, 429s %d; refusals %s%n",
+                        r.reservationMs(), r.delivered(), r.seconds(), r.decisionTripsPerDelivered(), r.budgetTrips(),
+                        r.serverEvalsha(), r.markReads(), r.allTripsPerDelivered(), r.markWrites(), r.maxProviderPerSecond(),
+                        r.provider429(), r.refusalsByLimit());
+            }
             System.out.println();
             System.out.println(DRAIN_DESCRIPTION);
             System.out.printf(Locale.ROOT, "round trips per delivered, global burst 1:  batch %.3f   single-message baseline %.3f%n",

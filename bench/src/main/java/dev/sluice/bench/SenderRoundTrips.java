@@ -40,7 +40,7 @@ final class SenderRoundTrips {
 
     static final String BOT = "rtbot";
 
-    record Result(int senders, int chats, int perChat, long delivered, long budgetTrips, long markReads,
+    record Result(long reservationMs, int senders, int chats, int perChat, long delivered, long budgetTrips, long markReads,
                   long markWrites, long serverEvalsha, double seconds, int maxProviderPerSecond, long provider429,
                   Map<String, Long> refusalsByLimit) {
         /** Round trips on the way to the provider call: budget decisions, sent-mark checks included. */
@@ -54,7 +54,8 @@ final class SenderRoundTrips {
         }
     }
 
-    static Result run(RedisInstance redis, int senders, int chats, int perChat, double ratePerS) throws Exception {
+    static Result run(RedisInstance redis, int senders, int chats, int perChat, double ratePerS, long reservationMs)
+            throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start();
              InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
              FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram());
@@ -86,6 +87,7 @@ final class SenderRoundTrips {
                     s.put("redis.url", redis.url());
                     s.put("budget.global.rate.per.s", Double.toString(ratePerS));
                     s.put("budget.chat.burst", "2");
+                    s.put("budget.reservation.max.ms", Long.toString(reservationMs));
                     s.put("sender.commit.interval.ms", "200");
                     SimpleMeterRegistry meters = new SimpleMeterRegistry();
                     SenderService sender = new SenderService(SenderConfig.from(Settings.of(s)), meters);
@@ -124,7 +126,7 @@ final class SenderRoundTrips {
                 meters.find(dev.sluice.metrics.SluiceMetrics.BUDGET_REFUSALS).counters().forEach(c ->
                         refusals.merge(c.getId().getTag("limit"), (long) c.count(), Long::sum));
             }
-            return new Result(senders, chats, perChat, telegram.accepted().size(), budget, reads, writes, evalsha,
+            return new Result(reservationMs, senders, chats, perChat, telegram.accepted().size(), budget, reads, writes, evalsha,
                     seconds, telegram.maxBotMessagesPer(Duration.ofSeconds(1)), telegram.rejected429Count(), refusals);
         }
     }

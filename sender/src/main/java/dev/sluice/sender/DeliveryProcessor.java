@@ -270,7 +270,12 @@ public final class DeliveryProcessor {
             return retryAt(botGate + jitterMs(), expiresAt);
         }
         if (p.reservedSendAtMs() >= 0) {
-            return useReservation(p, bot, target, expiresAt, now);
+            if (now - p.reservedSendAtMs() <= lateSlotMs(bot, p)) {
+                return useReservation(p, bot, target, expiresAt, now);
+            }
+            // Too late for its slot (a loaded host): sent now it could bunch with the next slots at the provider,
+            // whose window counts arrivals. The slot passes unused; the lane asks again.
+            p.clearReservation();
         }
         if (!p.holdsAttemptSlot()) {
             long slot = pacer.reserve(pacerKey(bot, p), now);
@@ -295,6 +300,11 @@ public final class DeliveryProcessor {
             request = request.reservingUpTo(reservationMax);
         }
         return new Ask(p, bot, target, expiresAt, request);
+    }
+
+    /** How late a reserved slot may still be used: one interval of the bot's rate, at least 2 ms. */
+    private long lateSlotMs(String bot, PendingMessage p) {
+        return Math.max(2, pacer.intervalMillis(pacerKey(bot, p)));
     }
 
     /** A message holding a reserved budget slot: the provider call once the slot is due and the bot has room. */
@@ -589,8 +599,11 @@ public final class DeliveryProcessor {
                 return now + waitMs;
             }
             // Another replica took the slot: no slot of this instance before the budget admits again, and this
-            // lane reserves the next free one. Lanes never pile up retrying.
-            pacer.deferTo(pacerKey(bot, p), now + waitMs);
+            // lane reserves the next free one. Lanes never pile up retrying. With reservations the slots within the
+            // horizon are taken already: ask again as soon as the horizon has room, not only when the bot is free.
+            boolean reserving = !reservationMax.isZero() && laneOf(p) != dev.sluice.avro.Lane.BACKFILL
+                    && decision.limit() == Limit.GLOBAL;
+            pacer.deferTo(pacerKey(bot, p), now + (reserving ? Math.max(0, waitMs - reservationMax.toMillis()) : waitMs));
             p.holdAttemptSlot();
             p.keptTurn(false);
             return pacer.reserve(pacerKey(bot, p), now);

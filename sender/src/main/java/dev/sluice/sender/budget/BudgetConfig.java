@@ -40,7 +40,10 @@ import java.util.TreeSet;
  * <tr><td>{@code budget.circuit.minimum.calls}</td><td>failed calls in a row that open the circuit, default 3</td></tr>
  * <tr><td>{@code budget.reservation.max.ms}</td><td>how far ahead the sender may take the bot's next global slot
  *     instead of a refusal (live messages whose chat and group limits pass now; see {@code budget.lua}), so
- *     replicas asking for the same bot do not collide; 0 = never reserve; default 500</td></tr>
+ *     replicas asking for the same bot do not collide and waiting lanes are decided in batches (fewer than one
+ *     Redis round trip per delivered message); 0 = never reserve (default). With reservations the bot runs at
+ *     exactly its configured rate: configure it with a margin below the provider's limit (the demo: 25 of
+ *     30/s), since the provider counts arrivals and a late send may bunch with the next slot</td></tr>
  * </table>
  */
 public final class BudgetConfig {
@@ -145,7 +148,7 @@ public final class BudgetConfig {
                 .outageMode(s.enumValue(OUTAGE_MODE, OutageMode.class, OutageMode.LOCAL_FALLBACK))
                 .maxReplicas(s.positiveInt(MAX_REPLICAS, 3))
                 .probeInterval(Duration.ofMillis(s.positiveLong(PROBE_INTERVAL_MS, 1000)))
-                .reservationMax(Duration.ofMillis(nonNegativeLong(s, RESERVATION_MAX_MS, 500)))
+                .reservationMax(Duration.ofMillis(nonNegativeLong(s, RESERVATION_MAX_MS, 0)))
                 .circuitMinimumCalls(s.positiveInt(CIRCUIT_MINIMUM_CALLS, 3))
                 .build();
     }
@@ -313,7 +316,7 @@ public final class BudgetConfig {
         private OutageMode outageMode = OutageMode.LOCAL_FALLBACK;
         private int maxReplicas = 3;
         private Duration probeInterval = Duration.ofSeconds(1);
-        private Duration reservationMax = Duration.ofMillis(500);
+        private Duration reservationMax = Duration.ZERO;
         private int circuitMinimumCalls = 3;
 
         private Builder(BudgetLimits defaults) {
