@@ -65,7 +65,7 @@ final class SenderRoundTrips {
             kafka.createTopics(6, live, prefix + ".outbox.backfill", prefix + ".delivery.results", prefix + ".sender.status");
             awaitLeaders(kafka, live);
             String token = "1234567" + ":" + "AAbenchroundtripsbenchroundtrips00";
-            produce(kafka, registry, live, chats, perChat);
+            produce(kafka, registry, live, prefix, chats, perChat);
 
             Map<String, Long> before = stats.topLevelCalls();
             List<SenderService> running = new ArrayList<>();
@@ -140,8 +140,9 @@ final class SenderRoundTrips {
         return c == null ? 0 : c.count();
     }
 
-    private static void produce(EmbeddedKafka kafka, InProcessSchemaRegistry registry, String topic, int chats,
-                                int perChat) {
+    /** Message ids are unique per run: the sent marks of an earlier run in the same Redis must not match. */
+    private static void produce(EmbeddedKafka kafka, InProcessSchemaRegistry registry, String topic, String run,
+                                int chats, int perChat) {
         SpecificAvroSerde<OutboundMessage> serde = new SpecificAvroSerde<>(
                 new CachedSchemaRegistryClient(registry.url()), OutboundMessage.class);
         Map<String, Object> pp = new HashMap<>();
@@ -153,7 +154,7 @@ final class SenderRoundTrips {
             for (int n = 0; n < perChat; n++) {
                 for (int c = 0; c < chats; c++) {
                     String chat = Integer.toString(500_000 + c);
-                    OutboundMessage m = OutboundMessage.newBuilder().setId("rt-" + c + "-" + n).setBotId(BOT)
+                    OutboundMessage m = OutboundMessage.newBuilder().setId(run + "-" + c + "-" + n).setBotId(BOT)
                             .setChatId(chat).setKind("bench").setEventClass(NotificationClass.ROUTINE)
                             .setText("round trips " + c + "/" + n).setCreatedAt(now).setDueAt(now).build();
                     p.send(new ProducerRecord<>(topic, chat, m));

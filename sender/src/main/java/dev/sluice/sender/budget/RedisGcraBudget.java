@@ -65,6 +65,8 @@ public final class RedisGcraBudget implements BudgetPort {
     private final String sha;
     /** Per bot: the acquire arguments before the per-candidate flags. */
     private final Map<String, String[]> acquireArgs = new ConcurrentHashMap<>();
+    /** Per bot: its hash tag (validated once, not per decision). */
+    private final Map<String, String> tags = new ConcurrentHashMap<>();
     private final Map<String, Long> multiplierPpm = new ConcurrentHashMap<>();
     private final LongAdder roundTrips = new LongAdder();
     private final String redisUrl;
@@ -138,7 +140,7 @@ public final class RedisGcraBudget implements BudgetPort {
         System.arraycopy(fixed, 0, args, 0, FIXED_ARGS);
         List<String> keys = new ArrayList<>(1 + requests.size() * 3);
         long horizonMicros = 0;
-        String tag = BudgetKeys.tag(botId);
+        String tag = tags.computeIfAbsent(botId, BudgetKeys::tag);
         keys.add(tag + BudgetKeys.BOT_STATE);
         for (int i = 0; i < requests.size(); i++) {
             BudgetRequest r = requests.get(i);
