@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0",
         description = "Chat-bot notifications through Kafka Streams under one shared provider budget.",
         subcommands = {DemoCommand.class, TopologyCommand.class, SenderCommand.class, PlanCommand.class,
-                FakeTelegramCommand.class, dev.sluice.app.tools.ProduceCommand.class, dev.sluice.app.tools.ReplayCommand.class,
+                FakeTelegramCommand.class, BudgetCommand.class, dev.sluice.app.tools.ProduceCommand.class, dev.sluice.app.tools.ReplayCommand.class,
                 CommandLine.HelpCommand.class})
 public final class SluiceCli implements Runnable {
 

@@ -59,6 +59,7 @@ public final class TopologyMetrics implements MeterBinder {
         // The reasons every deployment has, so their series exist at 0 from the start.
         digests("interval");
         digests("max_keys");
+        digests("max_folded_ids");
         skippedCounter("inactive");
         dlqCounter("invalid_record");
         dlqCounter("missing_chat_id");
@@ -72,7 +73,7 @@ public final class TopologyMetrics implements MeterBinder {
         folded.get(notificationClass).increment();
     }
 
-    /** A digest message was emitted; {@code reason} is {@code interval} or {@code max_keys}. */
+    /** A digest message was emitted; {@code reason} is {@code interval}, {@code max_keys} or {@code max_folded_ids}. */
     public void digestEmitted(String reason) {
         bound();
         digests(reason).increment();

@@ -697,7 +697,10 @@ public final class DeliveryProcessor {
      */
     private Step onTooManyRequests(PendingMessage p, String bot, String target, SendOutcome.RetryAfter r, long after,
                                    Long expiresAt) {
-        RateLimitScope scope = attribution.attribute(bot, target, r.retryAfter(), after);
+        // Telegram's 429 does not name its scope (inferred); an HTTP provider's 429 or soft limit is bot-wide.
+        RateLimitScope scope = r.scope() == SendOutcome.PenaltyScope.BOT
+                ? attribution.botWide(bot, r.retryAfter(), after)
+                : attribution.attribute(bot, target, r.retryAfter(), after);
         metrics.rateLimited(bot, scope);
         PenaltyScope penalty = switch (scope) {
             case GLOBAL -> PenaltyScope.BOT;
@@ -716,8 +719,8 @@ public final class DeliveryProcessor {
             deferBoth(bot, gateUntil);
         }
         p.recordReschedule();
-        log.info("429 for bot {} chat {}: retry after {} s, attributed to {}", bot, target,
-                r.retryAfter().toSeconds(), scope);
+        log.info("429 for bot {} chat {}: retry after {} ms, attributed to {} ({})", bot, target,
+                r.retryAfter().toMillis(), scope, r.description());
         if (p.message().getBotPool().size() > 1) {
             return retryAt(after + 1, expiresAt); // the gate now refuses this bot: the others take the message
         }

@@ -75,6 +75,15 @@ public final class RateLimitAttribution {
         return isGroup(chatId) ? RateLimitScope.GROUP : RateLimitScope.CHAT;
     }
 
+    /**
+     * A 429 the provider itself scoped to the whole bot (an HTTP provider limits its API key, not one
+     * recipient): always {@link RateLimitScope#GLOBAL}; the bot's gate is raised to {@code nowMs + retryAfter}.
+     */
+    public synchronized RateLimitScope botWide(String botId, Duration retryAfter, long nowMs) {
+        botGateUntilMs.merge(botId, nowMs + retryAfter.toMillis(), Math::max);
+        return RateLimitScope.GLOBAL;
+    }
+
     /** Until when (epoch ms) this instance holds back every call of {@code botId}; 0 when not gated. */
     public synchronized long botGateUntilMs(String botId) {
         Long until = botGateUntilMs.get(botId);

@@ -6,6 +6,7 @@ import dev.sluice.config.Topics;
 import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetKeys;
 import dev.sluice.sender.budget.BudgetLimits;
+import dev.sluice.sender.http.HttpProviderConfig;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.URI;
@@ -70,6 +71,9 @@ import dev.sluice.avro.NotificationClass;
  * <tr><td>{@code sender.penalty.bot.window.ms}, {@code sender.penalty.bot.min.chats}</td><td>a 429 is attributed to
  *     the whole bot when at least min.chats distinct chats of it were refused within window (Telegram's 429 does
  *     not name its scope), default 1000 and 2</td></tr>
+ * <tr><td>{@code provider.<id>.*}</td><td>an HTTP provider sent to as bot {@code <id>} (its
+ *     {@code bot.<id>.token} is the provider's API key, the {@code {token}} placeholder); see
+ *     {@link HttpProviderConfig}</td></tr>
  * <tr><td>{@code kafka.<prop>}</td><td>passed to the consumer and producer as {@code <prop>} (SASL_SSL etc.)</td></tr>
  * </table>
  */
@@ -132,6 +136,7 @@ public final class SenderConfig {
     private final boolean consumeBackfill;
     private final String telegramApiUrl;
     private final Map<String, BotToken> bots;
+    private final Map<String, HttpProviderConfig> providers;
     private final BudgetMode budgetMode;
     private final String redisUrl;
     private final BudgetLimits budgetLimits;
@@ -179,7 +184,15 @@ public final class SenderConfig {
         this.bots = readBots(s);
         this.budgetMode = s.enumValue(BUDGET_MODE, BudgetMode.class, BudgetMode.REDIS);
         this.redisUrl = budgetMode == BudgetMode.REDIS ? redisUrl(s) : s.string(REDIS_URL, null);
-        this.budgetConfig = BudgetConfig.from(s);
+        this.providers = HttpProviderConfig.all(s);
+        providers.keySet().forEach(id -> {
+            if (!bots.containsKey(id)) {
+                throw new ConfigException(BOT_PREFIX + id + TOKEN_SUFFIX, "provider '" + id + "' needs '" + BOT_PREFIX + id
+                        + TOKEN_SUFFIX + "' (or env " + Settings.envName(BOT_PREFIX + id + TOKEN_SUFFIX)
+                        + "): its API key, used as {token}; any non-empty value if it needs none");
+            }
+        });
+        this.budgetConfig = HttpProviderConfig.withProviderLimits(BudgetConfig.from(s), providers);
         this.budgetLimits = budgetConfig.defaults();
         this.maxInFlight = s.positiveInt(MAX_IN_FLIGHT, 16);
         this.bufferMaxRecords = Math.toIntExact(s.longValue(BUFFER_MAX_RECORDS, 10_000,
@@ -342,6 +355,11 @@ public final class SenderConfig {
         return bots;
     }
 
+    /** HTTP providers by id ({@code provider.<id>.*}); each id is also a bot of {@link #bots()}. */
+    public Map<String, HttpProviderConfig> providers() {
+        return providers;
+    }
+
     public BudgetMode budgetMode() {
         return budgetMode;
     }
@@ -470,7 +488,8 @@ public final class SenderConfig {
         kafkaProperties.forEach((k, v) -> safeKafka.put(k, Settings.redactIfSecret(k, v)));
         return "SenderConfig{instance=" + instanceId + ", group=" + groupId + ", bootstrap=" + bootstrapServers
                 + ", topics=" + topics.outboxLive() + (consumeBackfill ? "+" + topics.outboxBackfill() : "")
-                + "->" + topics.deliveryResults() + ", bots=" + bots.keySet() + ", budget=" + budgetMode
+                + "->" + topics.deliveryResults() + ", bots=" + bots.keySet()
+                + (providers.isEmpty() ? "" : ", providers=" + providers.values()) + ", budget=" + budgetMode
                 + " " + budgetConfig + ", redis=" + withoutCredentials(redisUrl) + ", maxInFlight=" + maxInFlight
                 + ", bufferMaxRecords=" + bufferMaxRecords + ", kafka=" + safeKafka + "}";
     }

@@ -24,6 +24,9 @@ import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.LocalGcraBudget;
 import dev.sluice.sender.budget.BudgetListener;
 import dev.sluice.sender.budget.ResilientBudget;
+import dev.sluice.sender.http.HttpProviderTransport;
+import dev.sluice.sender.http.LimitKeyBudget;
+import dev.sluice.sender.http.RoutingTransport;
 import dev.sluice.sender.telegram.TelegramTransport;
 import dev.sluice.sender.telegram.Transport;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -191,9 +194,9 @@ public final class SenderService implements AutoCloseable {
     private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener,
                                MeterRegistry registry) {
         return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas),
-                Serdes.statusSerializer(schemas), budgetFor(config, listener, registry),
-                new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
-                        config.requestTimeout()),
+                Serdes.statusSerializer(schemas),
+                LimitKeyBudget.wrap(budgetFor(config, listener, registry), config.providers()),
+                transportFor(config),
                 sentMarksFor(config, registry), Serdes.resultDeserializer(schemas));
     }
 
@@ -261,6 +264,19 @@ public final class SenderService implements AutoCloseable {
         });
         this.pollThread = new Thread(this::pollLoop, "sluice-sender-poll-" + config.instanceId());
         this.dispatchThread = new Thread(this::dispatchLoop, "sluice-sender-dispatch-" + config.instanceId());
+    }
+
+    /** Telegram for every bot, except the bot ids configured as HTTP providers ({@code provider.<id>.*}). */
+    private static Transport transportFor(SenderConfig config) {
+        if (config.providers().isEmpty()) {
+            return new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
+                    config.requestTimeout());
+        }
+        Map<String, BotToken> telegramBots = new LinkedHashMap<>(config.bots());
+        telegramBots.keySet().removeAll(config.providers().keySet()); // a provider's API key never reaches pengrad
+        return new RoutingTransport(new HttpProviderTransport(config.providers(), config.bots(),
+                config.connectTimeout(), config.requestTimeout()), new TelegramTransport(config.telegramApiUrl(),
+                telegramBots, config.connectTimeout(), config.requestTimeout()));
     }
 
     /** Lettuce's command latencies of both Redis clients go to the process registry (issue 6). */

@@ -96,6 +96,23 @@ class DeliveryProcessorTest {
     }
 
     @Test
+    void a_throttle_signal_the_transport_scoped_to_the_bot_gates_the_whole_bot_at_once() {
+        // an HTTP provider's 429 or soft limit limits its API key: no inference from several chats needed
+        transport.script("42", new SendOutcome.RetryAfter(Duration.ofSeconds(2), SendOutcome.PenaltyScope.BOT,
+                "soft limit: content type 'text/html'"));
+        Step step = processor.process(pending("m1", "42"));
+        assertThat(budget.scopes).containsExactly("bot/BOT/42");
+        assertThat(((Step.RetryAt) step).readyAtMs()).isBetween(now() + 2000, now() + 2250);
+        assertThat(count("sluice.provider.rate.limited", "scope", "global")).isEqualTo(1);
+        assertThat(sink.results).as("a throttle signal is never a result").isEmpty();
+        // another chat of the bot waits for the gate without calling the provider
+        int calls = transport.sent.size();
+        Step other = processor.process(pending("m2", "43"));
+        assertThat(((Step.RetryAt) other).readyAtMs()).isGreaterThanOrEqualTo(now() + 2000);
+        assertThat(transport.sent).hasSize(calls);
+    }
+
+    @Test
     void forbidden_is_blocked_and_other_4xx_is_failed() {
         transport.script("1", new SendOutcome.Blocked(403, "Forbidden: bot was blocked by the user"));
         transport.script("2", new SendOutcome.PermanentFailure(400, "Bad Request: chat not found"));

@@ -28,8 +28,8 @@ public final class MicrometerTopologyCounters implements TopologyCounters {
     }
 
     @Override
-    public void digestEmitted(Lane lane, int foldedCount) {
-        metrics.digestEmitted("flush");
+    public void digestEmitted(Lane lane, int foldedCount, DigestTrigger trigger) {
+        metrics.digestEmitted(trigger.tag());
     }
 
     @Override

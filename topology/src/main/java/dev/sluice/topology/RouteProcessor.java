@@ -10,6 +10,7 @@ import dev.sluice.avro.OutboundMessage;
 import dev.sluice.avro.Preference;
 import dev.sluice.avro.SenderStatus;
 import dev.sluice.limits.GcraPolicy;
+import dev.sluice.topology.TopologyCounters.DigestTrigger;
 import dev.sluice.topology.TopologyCounters.FoldReason;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -230,7 +231,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             // Full: it leaves now as its own digest, so the id list stays bounded and every id is in one digest.
             digests.delete(key);
             pendingKeys--;
-            emitDigest(e, now);
+            emitDigest(e, now, DigestTrigger.MAX_FOLDED_IDS);
         } else {
             digests.put(key, e);
         }
@@ -243,7 +244,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
      * The digest of {@code e} to the outbox; or, when the chat became inactive while the entry was pending, one
      * SKIPPED_INACTIVE result for the digest that carries its {@code digest_count} and {@code folded_ids}.
      */
-    private void emitDigest(DigestEntry e, long now) {
+    private void emitDigest(DigestEntry e, long now, DigestTrigger trigger) {
         OutboundMessage digest = Outbound.digest(e, spec.lane(), now);
         ChatStatus status = chatStatus.get(e.getChatId());
         if (status != null && !status.getActive()) {
@@ -258,7 +259,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             return;
         }
         context().forward(new Record<>(e.getChatId(), digest, now));
-        counters.digestEmitted(spec.lane(), e.getCount());
+        counters.digestEmitted(spec.lane(), e.getCount(), trigger);
     }
 
     /**
@@ -312,7 +313,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
                 continue;
             }
             digests.delete(kv.key);
-            emitDigest(kv.value, now);
+            emitDigest(kv.value, now, forced ? DigestTrigger.MAX_KEYS : DigestTrigger.INTERVAL);
         }
         pendingKeys = kept;
     }

@@ -15,6 +15,19 @@ public interface TopologyCounters {
     /** Why a notification was folded into a digest instead of sent on as itself. */
     enum FoldReason { COLLAPSIBLE, PENDING_KEY, PRESSURE, POLICY }
 
+    /**
+     * What made a digest leave: the {@code digest.flush.interval.ms} punctuator, the {@code digest.max.keys}
+     * bound (everything pending leaves at once), or the entry reaching {@code digest.max.folded.ids}.
+     */
+    enum DigestTrigger {
+        INTERVAL, MAX_KEYS, MAX_FOLDED_IDS;
+
+        /** The metric tag value ({@code interval}, {@code max_keys}, {@code max_folded_ids}). */
+        public String tag() {
+            return name().toLowerCase();
+        }
+    }
+
     /** A notification sent on as itself to the outbox. */
     default void sentOn(Lane lane, NotificationClass eventClass) {
     }
@@ -23,8 +36,8 @@ public interface TopologyCounters {
     default void folded(Lane lane, NotificationClass eventClass, FoldReason reason) {
     }
 
-    /** A digest written to the outbox, settling {@code foldedCount} notifications. */
-    default void digestEmitted(Lane lane, int foldedCount) {
+    /** A digest written to the outbox, settling {@code foldedCount} notifications, because of {@code trigger}. */
+    default void digestEmitted(Lane lane, int foldedCount, DigestTrigger trigger) {
     }
 
     /** A topology result written to {@code delivery.results} (EXPIRED or SKIPPED_INACTIVE). */

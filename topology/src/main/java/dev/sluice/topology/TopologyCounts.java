@@ -35,8 +35,9 @@ public final class TopologyCounts implements TopologyCounters {
     }
 
     @Override
-    public void digestEmitted(Lane lane, int foldedCount) {
+    public void digestEmitted(Lane lane, int foldedCount, DigestTrigger trigger) {
         add(lane(lane) + ".digests", 1);
+        add(lane(lane) + ".digests." + trigger.tag(), 1);
         add(lane(lane) + ".digest.folded", foldedCount);
     }
 

@@ -96,6 +96,7 @@ class RoutingTest {
         assertThat(h.counts.get("live.folded.PRESSURE")).isEqualTo(1);
         assertThat(h.counts.get("live.folded.PENDING_KEY")).isEqualTo(2);
         assertThat(h.counts.get("live.digests")).isEqualTo(1);
+        assertThat(h.counts.get("live.digests.interval")).as("the punctuator sent it").isEqualTo(1);
     }
 
     @Test
@@ -143,6 +144,9 @@ class RoutingTest {
         assertThat(flushed).extracting(OutboundMessage::getFoldedIds)
                 .containsExactly(List.of("f-7"), List.of("g-1"), List.of("g-2"));
         assertThat(flushed.get(0).getText()).as("a digest of one is its text").isEqualTo("Task 42: state f-7");
+        assertThat(h.counts.get("live.digests.max_folded_ids")).isEqualTo(2);
+        assertThat(h.counts.get("live.digests.max_keys")).isEqualTo(3);
+        assertThat(h.counts.get("live.digests.interval")).isZero();
     }
 
     @Test

@@ -10,7 +10,6 @@ import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.sender.SenderConfig;
-import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
 import dev.sluice.testkit.InProcessSchemaRegistry;
@@ -19,8 +18,8 @@ import dev.sluice.testkit.RedisLauncher;
 import dev.sluice.topology.TopicBootstrap;
 import dev.sluice.topology.TopologyConfig;
 import dev.sluice.topology.TopologyService;
+import dev.sluice.app.SenderCommand;
 import dev.sluice.app.TopologyCommand;
-import dev.sluice.app.ops.HealthCheck;
 import dev.sluice.app.ops.ProcessOps;
 import dev.sluice.app.report.HtmlReport;
 import dev.sluice.app.tools.Progress;
@@ -172,10 +171,7 @@ public final class DemoCommand implements Callable<Integer> {
                 }
                 ProcessOps senderOps = ProcessOps.create("sender", opsLocal, 0);
                 closeables.add(senderOps);
-                SenderService sender = new SenderService(SenderConfig.from(s), senderOps.registry());
-                closeables.add(sender);
-                senderOps.serve(HealthCheck.alwaysUp(), HealthCheck.alwaysUp());
-                sender.start();
+                closeables.add(SenderCommand.start(SenderConfig.from(s), senderOps));
                 metricsUrls.add("sender-" + (i + 1) + " http://127.0.0.1:" + senderOps.port() + "/metrics");
             }
             say("metrics: %s", String.join(", ", metricsUrls));

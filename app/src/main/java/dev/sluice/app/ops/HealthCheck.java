@@ -48,6 +48,18 @@ public interface HealthCheck {
     }
 
     /**
+     * Sender liveness: down once its consumer or dispatch loop has ended while the process still runs
+     * (a failed loop is not restarted in place), so an orchestrator restarts the process.
+     */
+    static HealthCheck senderAlive(BooleanSupplier loopsRunning) {
+        return () -> {
+            boolean running = loopsRunning.getAsBoolean();
+            Map<String, String> d = Map.of("consumer", running ? "running" : "stopped");
+            return running ? Health.up(d) : Health.down(d);
+        };
+    }
+
+    /**
      * Sender readiness: up only while its Kafka consumer runs and its budget mode is
      * {@link BudgetState#SHARED} or one of the configured allowed fallbacks (e.g.
      * {@link BudgetState#FALLBACK_LOCAL}; {@link BudgetState#LOCAL} when {@code budget.mode=local}).

@@ -79,6 +79,7 @@ public final class BudgetConfig {
 
     private final BudgetLimits defaults;
     private final Map<String, Double> botRates;
+    private final Map<String, BudgetLimits> botLimits;
     private final Set<String> paidBroadcastBots;
     private final double paidRatePerS;
     private final double backfillHeadroom;
@@ -94,6 +95,7 @@ public final class BudgetConfig {
     private BudgetConfig(Builder b) {
         this.defaults = Objects.requireNonNull(b.defaults, "defaults");
         this.botRates = Collections.unmodifiableMap(new TreeMap<>(b.botRates));
+        this.botLimits = Collections.unmodifiableMap(new TreeMap<>(b.botLimits));
         this.paidBroadcastBots = Collections.unmodifiableSet(new TreeSet<>(b.paidBroadcastBots));
         this.paidRatePerS = b.paidRatePerS;
         this.backfillHeadroom = b.backfillHeadroom;
@@ -206,6 +208,7 @@ public final class BudgetConfig {
     public Builder toBuilder() {
         Builder b = new Builder(defaults);
         b.botRates.putAll(botRates);
+        b.botLimits.putAll(botLimits);
         b.paidBroadcastBots.addAll(paidBroadcastBots);
         return b.paidRatePerS(paidRatePerS).backfillHeadroom(backfillHeadroom)
                 .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).maxReplicas(maxReplicas)
@@ -214,9 +217,14 @@ public final class BudgetConfig {
 
     /**
      * The limits of one bot: the defaults with its global rate replaced by {@code bot.<id>.rate.per.s}, or by
-     * the paid-broadcast rate when {@code bot.<id>.paid.broadcast=true}.
+     * the paid-broadcast rate when {@code bot.<id>.paid.broadcast=true}; limits set whole for that id (an HTTP
+     * provider's {@code provider.<id>.rate.per.s} and {@code .burst}) win over both.
      */
     public BudgetLimits limitsFor(String botId) {
+        BudgetLimits own = botLimits.get(botId);
+        if (own != null) {
+            return own;
+        }
         if (paidBroadcastBots.contains(botId)) {
             return defaults.withGlobalRate(paidRatePerS);
         }
@@ -230,6 +238,11 @@ public final class BudgetConfig {
 
     public Map<String, Double> botRates() {
         return botRates;
+    }
+
+    /** Limits set whole per bot or budget key (HTTP providers), see {@link Builder#botLimits}. */
+    public Map<String, BudgetLimits> botLimits() {
+        return botLimits;
     }
 
     public Set<String> paidBroadcastBots() {
@@ -291,13 +304,18 @@ public final class BudgetConfig {
         b.defaults = new BudgetLimits(d.globalRatePerS() / maxReplicas, Math.max(1, d.globalBurst() / maxReplicas),
                 d.chatRatePerS(), d.chatBurst(), d.groupRatePerMin(), d.groupBurst());
         botRates.forEach((bot, r) -> b.botRate(bot, r / maxReplicas));
+        b.botLimits.clear();
+        botLimits.forEach((bot, l) -> b.botLimits(bot, new BudgetLimits(l.globalRatePerS() / maxReplicas,
+                Math.max(1, l.globalBurst() / maxReplicas), l.chatRatePerS(), l.chatBurst(), l.groupRatePerMin(),
+                l.groupBurst())));
         paidBroadcastBots.forEach(bot -> b.botRate(bot, paidRatePerS / maxReplicas));
         return b.build();
     }
 
     @Override
     public String toString() {
-        return "BudgetConfig{" + defaults + ", botRates=" + botRates + ", paidBroadcast=" + paidBroadcastBots
+        return "BudgetConfig{" + defaults + ", botRates=" + botRates + (botLimits.isEmpty() ? "" : ", botLimits="
+                + botLimits) + ", paidBroadcast=" + paidBroadcastBots
                 + ", headroom=" + backfillHeadroom + ", aimd=" + aimdDecreaseFactor + "/" + aimdIncreasePerS + "/"
                 + aimdFloor + ", outage=" + outageMode + ", maxReplicas=" + maxReplicas + ", probe="
                 + probeInterval.toMillis() + "ms}";
@@ -307,6 +325,7 @@ public final class BudgetConfig {
     public static final class Builder {
         private BudgetLimits defaults;
         private final Map<String, Double> botRates = new TreeMap<>();
+        private final Map<String, BudgetLimits> botLimits = new TreeMap<>();
         private final Set<String> paidBroadcastBots = new TreeSet<>();
         private double paidRatePerS = TELEGRAM_PAID_BROADCAST_RATE_PER_S;
         private double backfillHeadroom = 0.2;
@@ -326,6 +345,16 @@ public final class BudgetConfig {
         public Builder botRate(String botId, double ratePerS) {
             BudgetKeys.tag(botId);
             botRates.put(botId, ratePerS);
+            return this;
+        }
+
+        /**
+         * All limits of one bot or budget key, replacing the defaults, the per-bot rate and paid broadcast for
+         * it (HTTP providers: {@code provider.<id>.rate.per.s}, {@code .burst}).
+         */
+        public Builder botLimits(String botId, BudgetLimits limits) {
+            BudgetKeys.tag(botId);
+            botLimits.put(botId, Objects.requireNonNull(limits, "limits"));
             return this;
         }
 

@@ -17,8 +17,11 @@ import java.util.regex.Pattern;
  * The {@code tat:*} and {@code gate:*} names below name the tables of the in-process {@link LocalGcraBudget}.
  */
 public final class BudgetKeys {
-    /** Bot ids are logical names; braces would break the hash tag. */
-    public static final Pattern BOT_ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+    /**
+     * Bot ids are logical names; braces would break the hash tag. Colons are allowed so that the limit key of
+     * an HTTP provider ({@code ext:sms-api:prod}: the provider plus its API key or plan) is a budget key too.
+     */
+    public static final Pattern BOT_ID = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
     public static final String PREFIX = "sluice:";
     static final String BOT_STATE = ":bot";
     static final String CHAT = ":chat:";

@@ -29,7 +29,7 @@
 --   ARGV[12..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark,
 --              8 = may reserve (bits)
 --   -> {multiplier_ppm, code_1, wait_ms_1, code_2, wait_ms_2, ...}; code 0 granted (wait 0), else the limit:
---      1 GLOBAL, 2 CHAT, 3 GROUP, 4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM, 9 ALREADY_SENT (then the
+--      1 GLOBAL, 2 CHAT, 3 GROUP, 4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM, 10 ALREADY_SENT (then the
 --      second item is the sent mark's value, and nothing was consumed).
 --   Candidates are decided in order, each all or nothing: a refused one writes nothing.
 --   Reservation (flag 8, live only): when no gate is active and the chat and group limits pass now but the
@@ -268,7 +268,7 @@ for i = 12, #ARGV do
   end
   if mark then
     -- already sent (a redelivery): not sent again, nothing consumed
-    out[#out + 1] = 9
+    out[#out + 1] = 10
     out[#out + 1] = mark
   else
     local c_tat, c_gate = read_pair(chat_key)

@@ -1,0 +1,97 @@
+package dev.sluice.sender.budget;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.testkit.RedisInstance;
+import dev.sluice.testkit.RedisLauncher;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** BudgetInspector reads what budget.lua wrote, by the script's rules, and writes nothing. */
+class BudgetInspectorIT {
+    private static RedisInstance redis;
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisLauncher.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    @Test
+    void shows_burst_left_gates_and_the_aimd_rate_without_writing() {
+        String bot = "inspect-" + Long.toString(System.nanoTime(), 36);
+        // global 1/s with burst 5: nothing refills noticeably during the test
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1, 5, 0.1, 3)).build();
+        try (RedisGcraBudget budget = new RedisGcraBudget(redis.url(), config, Duration.ofSeconds(2));
+             BudgetInspector inspector = new BudgetInspector(redis.url(), config, Duration.ofSeconds(2))) {
+            BudgetInspector.Status fresh = inspector.status(bot, "42");
+            assertThat(fresh.global().tatEpochMicros()).isNull();
+            assertThat(fresh.global().remainingBurst()).isEqualTo(5);
+            assertThat(fresh.global().nextFreeInMs()).isZero();
+            assertThat(fresh.gates()).isEmpty();
+            assertThat(fresh.aimdMultiplier()).isEqualTo(1.0);
+
+            assertThat(budget.tryAcquire(bot, "42").granted()).isTrue();
+            assertThat(budget.tryAcquire(bot, "43").granted()).isTrue();
+            assertThat(budget.tryAcquire(bot, "42").granted()).isTrue();
+            BudgetInspector.Status s = inspector.status(bot, "42");
+            assertThat(s.global().remainingBurst()).isEqualTo(2);
+            assertThat(s.global().nextFreeInMs()).isZero();
+            assertThat(s.chat().remainingBurst()).as("chat 42: 2 of burst 3 used at 0.1/s").isEqualTo(1);
+            assertThat(s.group()).isNull();
+
+            budget.penalize(bot, PenaltyScope.CHAT, "42", Duration.ofSeconds(20));
+            budget.penalize(bot, PenaltyScope.GROUP, "-100", Duration.ofSeconds(5));
+            budget.penalize(bot, PenaltyScope.BOT, "42", Duration.ofSeconds(10));
+            BudgetInspector.Status p = inspector.status(bot, "-100");
+            Map<String, Long> gates = p.gates().stream().collect(Collectors.toMap(g -> g.scope() + ":" + g.id(),
+                    BudgetInspector.Gate::remainingMs));
+            assertThat(gates).containsOnlyKeys("chat:42", "bot:null", "group:-100");
+            assertThat(gates.get("chat:42")).isBetween(19_000L, 20_000L);
+            assertThat(gates.get("bot:null")).isBetween(9_000L, 10_000L);
+            assertThat(gates.get("group:-100")).isBetween(4_000L, 5_000L);
+            assertThat(p.gates().get(0).scope()).as("longest first").isEqualTo("chat");
+            assertThat(p.aimdMultiplier()).as("one bot-wide 429 halves the rate").isEqualTo(0.5);
+            assertThat(p.effectiveRatePerS()).isCloseTo(0.5, org.assertj.core.data.Offset.offset(0.001));
+            assertThat(p.aimdClimbsFromEpochMicros()).isGreaterThan(p.redisTimeEpochMicros());
+            assertThat(p.group()).as("a negative chat id is a group").isNotNull();
+            assertThat(p.group().remainingBurst()).isEqualTo(1);
+
+            // read-only: the keys are exactly what the budget wrote
+            RedisClient raw = RedisClient.create(redis.url());
+            try (StatefulRedisConnection<String, String> c = raw.connect()) {
+                List<String> before = c.sync().keys("sluice:{" + bot + "}*");
+                String tat = c.sync().get(BudgetKeys.globalTat(bot));
+                inspector.status(bot, "99");
+                assertThat(c.sync().keys("sluice:{" + bot + "}*")).containsExactlyInAnyOrderElementsOf(before);
+                assertThat(c.sync().get(BudgetKeys.globalTat(bot))).isEqualTo(tat);
+            } finally {
+                raw.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void gcra_arithmetic_matches_the_script_rule() {
+        // interval 100, burst 3 (tolerance 200): TAT = now + 150 -> one more passes now, next free at +0
+        assertThat(BudgetInspector.gcra(1_150L, 100, 3, 1_000L).remainingBurst()).isEqualTo(1);
+        // TAT = now + 300: allow at TAT - 200 = now + 100
+        BudgetInspector.Gcra full = BudgetInspector.gcra(1_300L, 100, 3, 1_000L);
+        assertThat(full.remainingBurst()).isZero();
+        assertThat(full.nextFreeInMs()).isEqualTo(1); // 100 us, rounded up to whole ms
+        assertThat(BudgetInspector.gcra(500L, 100, 3, 1_000L).remainingBurst()).as("TAT in the past").isEqualTo(3);
+    }
+}
