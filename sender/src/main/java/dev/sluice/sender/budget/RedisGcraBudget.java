@@ -47,6 +47,13 @@ import org.slf4j.LoggerFactory;
  * from the moment the gate lifts, the multiplier climbs back by {@code budget.aimd.increase.per.s} of the
  * configured rate per second, computed lazily in the script from the stored (multiplier, instant).
  *
+ * <p><b>In the same round trip</b>: a request naming its message ({@link BudgetRequest#sentMarkId()}) has the
+ * message's sent mark ({@code sluice:{bot}:sent:<id>}, written by {@code RedisSentMarks}) read by the script; a
+ * marked message is answered {@link Limit#ALREADY_SENT} and consumes nothing. A live request with
+ * {@link BudgetRequest#reserveUpTo()} refused only by the global limit within that horizon is granted for the
+ * next free slot instead ({@link Decision#isReservation()}). Keys are packed strings (see {@link BudgetKeys}): a
+ * refusal costs TIME and one GET per key, and writes nothing.
+ *
  * <p>One Lettuce connection per instance; Lettuce connections are thread-safe and pipeline concurrent
  * callers. Commands fail fast while disconnected (no buffering) and time out after the command timeout.
  * The client never reads its own clock for a decision.
