@@ -10,6 +10,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -60,7 +61,7 @@ public final class ResilientBudget implements BudgetPort {
     private BudgetPort shared;
     private BudgetState state = BudgetState.SHARED;
     private long stateSinceNanos = System.nanoTime();
-    private boolean closed;
+    private volatile boolean closed;
 
     /**
      * Connects to Redis (lazily; Redis may be down now) and decides there, with the outage mode of
@@ -146,6 +147,12 @@ public final class ResilientBudget implements BudgetPort {
                 return decided;
             } catch (BudgetUnavailableException e) {
                 failed(start, e);
+            } catch (IllegalStateException | RejectedExecutionException e) {
+                if (closed) {
+                    breaker.releasePermission();
+                    throw e;
+                }
+                failed(start, closedUnderUs(e));
             } catch (RuntimeException e) {
                 breaker.releasePermission();
                 throw e;
@@ -183,6 +190,13 @@ public final class ResilientBudget implements BudgetPort {
         } catch (BudgetUnavailableException e) {
             keepUnshared(botId, scope, chatId, retryAfter);
             failed(start, e);
+        } catch (IllegalStateException | RejectedExecutionException e) {
+            if (closed) {
+                breaker.releasePermission();
+                throw e;
+            }
+            keepUnshared(botId, scope, chatId, retryAfter);
+            failed(start, closedUnderUs(e));
         } catch (RuntimeException e) {
             breaker.releasePermission();
             throw e;
@@ -234,6 +248,16 @@ public final class ResilientBudget implements BudgetPort {
     @Override
     public long redisRoundTrips() {
         return sharedCalls.sum();
+    }
+
+    /**
+     * When one thread's connection error drops the Redis client, threads still inside a call of that client
+     * get Netty's {@code IllegalStateException("cannot be started once stopped")} or a rejected task, not a
+     * Redis error. It is the same outage: the outage mode decides, the caller never sees it.
+     */
+    private static BudgetUnavailableException closedUnderUs(RuntimeException e) {
+        return new BudgetUnavailableException("Redis client closed during the call (connection lost)",
+                new io.lettuce.core.RedisConnectionException("client closed after a connection error", e));
     }
 
     private void failed(long startNanos, BudgetUnavailableException e) {

@@ -1,6 +1,7 @@
 package dev.sluice.sender.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.metrics.BudgetState;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
 /** The circuit breaker and the outage modes, against a shared budget that fails on demand. */
 class ResilientBudgetTest {
     private final AtomicBoolean down = new AtomicBoolean();
+    private final AtomicBoolean closedUnderCall = new AtomicBoolean();
     private final AtomicInteger sharedCalls = new AtomicInteger();
     private final AtomicInteger factoryCalls = new AtomicInteger();
     private final List<String> events = new ArrayList<>();
@@ -41,6 +43,10 @@ class ResilientBudgetTest {
             @Override
             public Decision tryAcquire(BudgetRequest request) {
                 sharedCalls.incrementAndGet();
+                if (closedUnderCall.get()) {
+                    // what a thread inside a call sees when another thread's connection error closed the client
+                    throw new IllegalStateException("executor not accepting a task");
+                }
                 if (down.get()) {
                     throw new BudgetUnavailableException("down", new RedisConnectionException("Connection refused"));
                 }
@@ -111,6 +117,24 @@ class ResilientBudgetTest {
             assertThat(events).contains("state:SHARED", "error:connection", "state:FALLBACK_LOCAL");
             assertThat(events.get(events.size() - 1)).isEqualTo("state:SHARED");
         }
+    }
+
+    @Test
+    void a_client_closed_under_a_call_is_the_outage_not_an_error_of_the_caller() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.FAIL_CLOSED, clock)) {
+            closedUnderCall.set(true);
+            Decision d = b.tryAcquire("bot", "1");
+            assertThat(d.limit()).isEqualTo(Limit.UNAVAILABLE);
+            b.penalize("bot", PenaltyScope.CHAT, "1", Duration.ofSeconds(1)); // kept for replay, not thrown
+            assertThat(events).contains("error:connection");
+            closedUnderCall.set(false);
+            await().atMost(Duration.ofSeconds(2)).until(() -> b.tryAcquire("bot", "x").granted());
+        }
+        ResilientBudget closed = budget(BudgetConfig.OutageMode.FAIL_CLOSED, new ManualClock());
+        closed.close();
+        assertThatThrownBy(() -> closed.tryAcquire("bot", "1")).as("a closed budget still says so")
+                .isInstanceOf(IllegalStateException.class);
     }
 
     @Test
