@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -72,6 +73,11 @@ final class BudgetVsBucket4j {
         int[] clientCounts = {1, 16};
         double rate = 1000;
         int burst = 100;
+        int senders = 3;
+        int chats = 200;
+        int perChat = 3;
+        double senderRate = 25;
+        long reservationMs = 500;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--json" -> json = args[++i];
@@ -79,6 +85,11 @@ final class BudgetVsBucket4j {
                 case "--clients" -> clientCounts = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--rate" -> rate = Double.parseDouble(args[++i]);
                 case "--burst" -> burst = Integer.parseInt(args[++i]);
+                case "--senders" -> senders = Integer.parseInt(args[++i]);
+                case "--sender-chats" -> chats = Integer.parseInt(args[++i]);
+                case "--sender-messages-per-chat" -> perChat = Integer.parseInt(args[++i]);
+                case "--sender-rate" -> senderRate = Double.parseDouble(args[++i]);
+                case "--sender-reservation-ms" -> reservationMs = Long.parseLong(args[++i]);
                 default -> {
                     System.err.println("unknown option " + args[i]);
                     return 2;
@@ -139,14 +150,43 @@ final class BudgetVsBucket4j {
                 }
             }
 
+            System.out.printf(Locale.ROOT, "%nsender runs: %d SenderService instances, %d chats x %d messages of one bot, budget %.0f/s,"
+                    + " reservations %d ms and off ...%n", senders, chats, perChat, senderRate, reservationMs);
+            SenderRoundTrips.Result run = SenderRoundTrips.run(redis, senders, chats, perChat, senderRate, reservationMs);
+            SenderRoundTrips.Result plain = SenderRoundTrips.run(redis, senders, chats, perChat, senderRate, 0);
+            root.put("round_trips_per_delivered", round3(run.decisionTripsPerDelivered()));
+            root.put("round_trips_per_delivered_without_reservations", round3(plain.decisionTripsPerDelivered()));
+            root.put("redis_round_trips_per_delivered_all", round3(run.allTripsPerDelivered()));
+            ArrayNode runs = root.putArray("sender_runs");
+            for (SenderRoundTrips.Result r : List.of(run, plain)) {
+                ObjectNode sr = runs.addObject();
+                sr.put("description", SENDER_RUN_DESCRIPTION);
+                sr.put("budget_reservation_max_ms", r.reservationMs());
+                sr.put("senders", r.senders());
+                sr.put("messages", r.chats() * r.perChat());
+                sr.put("delivered", r.delivered());
+                sr.put("budget_rate_per_s", senderRate);
+                sr.put("seconds", round3(r.seconds()));
+                sr.put("round_trips_per_delivered", round3(r.decisionTripsPerDelivered()));
+                sr.put("redis_round_trips_per_delivered_all", round3(r.allTripsPerDelivered()));
+                sr.put("budget_round_trips", r.budgetTrips());
+                sr.put("server_evalsha_calls", r.serverEvalsha());
+                sr.put("sent_mark_reads", r.markReads());
+                sr.put("sent_mark_writes", r.markWrites());
+                sr.put("provider_max_per_1s_window", r.maxProviderPerSecond());
+                sr.put("provider_429", r.provider429());
+                ObjectNode refusals = sr.putObject("budget_refusals_by_limit");
+                r.refusalsByLimit().forEach(refusals::put);
+            }
+
             Drain batch = drain(redis.url(), 16, 1);
             Drain single = drain(redis.url(), 1, 1);
             Drain batchBurst = drain(redis.url(), 16, 10);
             Drain singleBurst = drain(redis.url(), 1, 10);
-            root.put("round_trips_per_delivered", round3(batch.perDelivered()));
-            root.put("round_trips_per_delivered_single_baseline", round3(single.perDelivered()));
-            root.put("round_trips_per_delivered_burst10", round3(batchBurst.perDelivered()));
-            root.put("round_trips_per_delivered_burst10_single_baseline", round3(singleBurst.perDelivered()));
+            root.put("drain_round_trips_per_delivered", round3(batch.perDelivered()));
+            root.put("drain_round_trips_per_delivered_single_baseline", round3(single.perDelivered()));
+            root.put("drain_round_trips_per_delivered_burst10", round3(batchBurst.perDelivered()));
+            root.put("drain_round_trips_per_delivered_burst10_single_baseline", round3(singleBurst.perDelivered()));
             root.put("drain_over_admitted", Math.max(Math.max(batch.overAdmitted, single.overAdmitted),
                     Math.max(batchBurst.overAdmitted, singleBurst.overAdmitted)));
             root.put("drain_messages", batch.delivered);
@@ -159,6 +199,16 @@ final class BudgetVsBucket4j {
                 System.out.printf("%-8s %14s %14s %8s %8s µs %8s µs %11s %9s %12s %12s%n", (Object[]) row);
             }
             System.out.println("(cmds = commands redis-server executed per decision, from INFO commandstats, calls made inside scripts included)");
+            System.out.println();
+            System.out.println(SENDER_RUN_DESCRIPTION);
+            for (SenderRoundTrips.Result r : List.of(run, plain)) {
+                System.out.printf(Locale.ROOT, "sender run, budget.reservation.max.ms=%d: %d delivered in %.1f s; round trips per delivered"
+                                + " before the provider call %.3f (budget EVALSHA %d, server saw %d; sent-mark GETs %d); all Redis round"
+                                + " trips per delivered %.3f (sent-mark SETs %d); provider max %d in 1 s, 429s %d; refusals %s%n",
+                        r.reservationMs(), r.delivered(), r.seconds(), r.decisionTripsPerDelivered(), r.budgetTrips(),
+                        r.serverEvalsha(), r.markReads(), r.allTripsPerDelivered(), r.markWrites(), r.maxProviderPerSecond(),
+                        r.provider429(), r.refusalsByLimit());
+            }
             System.out.println();
             System.out.println(DRAIN_DESCRIPTION);
             System.out.printf(Locale.ROOT, "round trips per delivered, global burst 1:  batch %.3f   single-message baseline %.3f%n",
@@ -267,6 +317,12 @@ final class BudgetVsBucket4j {
         }
     }
 
+    static final String SENDER_RUN_DESCRIPTION = "sender run (round_trips_per_delivered): real SenderService instances"
+            + " (production wiring: ResilientBudget + RedisSentMarks) on an embedded Kafka broker drain a backlog of one bot"
+            + " to FakeTelegram (Telegram's limits); counted by the senders' sluice.redis.round.trips counters, EVALSHA"
+            + " cross-checked with redis-server's INFO commandstats. Before the provider call: budget script calls (the"
+            + " sent-mark check rides in them) + separate sent-mark reads; all: + the sent-mark writes after the call";
+
     static final String DRAIN_DESCRIPTION = "drain: 200 chats x 3 messages of one bot, global 300/s, chat 10/s burst 3"
             + " (Telegram's shape at 10x speed), one driver thread that waits out bot-wide refusals (like the sender's pacer);"
             + " batch = up to 16 ready chats per EVALSHA, baseline = one EVALSHA per candidate";
@@ -355,6 +411,20 @@ final class BudgetVsBucket4j {
         CommandStats(String url) {
             this.client = RedisClient.create(url);
             this.connection = client.connect();
+        }
+
+        /** Calls per command name (lower case, e.g. {@code evalsha}) so far. */
+        Map<String, Long> topLevelCalls() {
+            Map<String, Long> out = new java.util.HashMap<>();
+            for (String line : connection.sync().info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_")) {
+                    int colon = line.indexOf(':');
+                    int at = line.indexOf("calls=");
+                    int end = line.indexOf(',', at);
+                    out.put(line.substring(8, colon), Long.parseLong(line.substring(at + 6, end)));
+                }
+            }
+            return out;
         }
 
         long commands() {

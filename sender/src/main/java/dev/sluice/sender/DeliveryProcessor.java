@@ -13,6 +13,7 @@ import dev.sluice.sender.budget.BudgetUnavailableException;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.budget.PenaltyScope;
+import dev.sluice.sender.idempotency.RedisSentMarks;
 import dev.sluice.sender.idempotency.SentMarks;
 import dev.sluice.sender.idempotency.SentMarksUnavailableException;
 import dev.sluice.sender.telegram.SendOutcome;
@@ -25,6 +26,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,6 +83,12 @@ public final class DeliveryProcessor {
     private final ChatRegistry chats;
     private final String backfillTopic;
     private ResultLookup resultLookup = ResultLookup.NONE;
+    /** The budget reads the sent marks of the same Redis in its decision: no separate GET per message. */
+    private final boolean foldSentMarks;
+    /** {@code budget.reservation.max.ms}: live messages may take the bot's next global slot this far ahead. */
+    private final Duration reservationMax;
+    /** Half the reservation horizon (0: none): waiting live lanes of a bot are aligned to it, see {@link #aligned}. */
+    private final long batchWindowMs;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -95,6 +103,11 @@ public final class DeliveryProcessor {
         this.slots = Objects.requireNonNull(slots);
         this.chats = Objects.requireNonNull(chats);
         this.knownBots = Set.copyOf(config.bots().keySet());
+        // Reservations and aligned waits only where the budget can reserve (Redis): elsewhere they would only delay.
+        this.reservationMax = budget.reserves() ? config.budgetConfig().reservationMax() : Duration.ZERO;
+        this.batchWindowMs = reservationMax.toMillis() / 2;
+        this.foldSentMarks = budget.sentMarksRedisUrl().isPresent()
+                && budget.sentMarksRedisUrl().equals(sentMarks.redisUrl());
         this.backfillTopic = config.topics().outboxBackfill();
         this.instanceId = config.instanceId();
         this.maxAttempts = config.maxAttempts();
@@ -119,7 +132,260 @@ public final class DeliveryProcessor {
                 config.breakerOpen(), config.breakerHalfOpenCalls());
     }
 
+    /**
+     * One step of a lane's head. A message of one bot goes through {@link #processBatch} as a batch of one; a
+     * pool message asks its bots in turn.
+     */
     public Step process(PendingMessage p) {
+        if (p.message().getBotPool().isEmpty()) {
+            return processBatch(p.message().getBotId(), List.of(p)).get(0).run();
+        }
+        return processPool(p);
+    }
+
+    /** A message of a batch after the batch's budget decision: its step at once, or a granted provider call. */
+    public static final class Next {
+        private final Step step;
+        private final Supplier<Step> call;
+
+        private Next(Step step, Supplier<Step> call) {
+            this.step = step;
+            this.call = call;
+        }
+
+        static Next of(Step step) {
+            return new Next(Objects.requireNonNull(step), null);
+        }
+
+        static Next call(Supplier<Step> call) {
+            return new Next(null, call);
+        }
+
+        /** Whether budget was granted and the provider call is still to be made ({@link #run}, blocking). */
+        public boolean isCall() {
+            return call != null;
+        }
+
+        /** The step: at once, or after making the provider call (blocks for the call's duration). */
+        public Step run() {
+            return call != null ? call.get() : step;
+        }
+    }
+
+    /** A message of one bot that passed every local check and asks the budget. */
+    private record Ask(PendingMessage p, String bot, String target, Long expiresAt, BudgetRequest request) {
+    }
+
+    /**
+     * Decides up to K ready messages of ONE bot (none with a {@code bot_pool}) with one budget call
+     * ({@link BudgetPort#tryAcquireAll}: one EVALSHA in Redis). When the budget reads the sent marks of the same
+     * Redis, the idempotency check of messages not yet checked rides in that same call, so a delivered message
+     * costs one Redis round trip before its provider call. Each message keeps its own lane: the batch only
+     * shares the round trip, never makes a message wait for another.
+     *
+     * @param botId the bot of every message
+     * @param batch heads of distinct lanes, in the order they became ready
+     * @return per message, in order: its step, or the provider call it was granted
+     */
+    public List<Next> processBatch(String botId, List<PendingMessage> batch) {
+        long now = clock.millis();
+        Next[] out = new Next[batch.size()];
+        List<Ask> asks = new ArrayList<>(batch.size());
+        List<Integer> positions = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            PendingMessage p = batch.get(i);
+            if (!p.message().getBotPool().isEmpty() || !p.message().getBotId().equals(botId)) {
+                throw new IllegalArgumentException("a batch of bot " + botId + " holds " + p);
+            }
+            Object prepared = prepare(p, now);
+            if (prepared instanceof Step step) {
+                out[i] = Next.of(step);
+            } else if (prepared instanceof Next next) {
+                out[i] = next;
+            } else {
+                asks.add((Ask) prepared);
+                positions.add(i);
+            }
+        }
+        if (asks.isEmpty()) {
+            return List.of(out);
+        }
+        List<BudgetRequest> requests = new ArrayList<>(asks.size());
+        asks.forEach(a -> requests.add(a.request()));
+        List<Decision> decisions;
+        try {
+            decisions = budget.tryAcquireAll(botId, requests);
+        } catch (BudgetUnavailableException e) {
+            metrics.redisError("connection");
+            log.warn("budget unavailable for bot {} ({}); {} chats wait {} ms", botId, e.getMessage(), asks.size(),
+                    BUDGET_UNAVAILABLE_WAIT.toMillis());
+            for (int j = 0; j < asks.size(); j++) {
+                breakers.release(botId);
+                out[positions.get(j)] = Next.of(retryAt(now + BUDGET_UNAVAILABLE_WAIT.toMillis(), asks.get(j).expiresAt()));
+            }
+            return List.of(out);
+        }
+        for (int j = 0; j < asks.size(); j++) {
+            out[positions.get(j)] = decided(asks.get(j), decisions.get(j), now);
+        }
+        return List.of(out);
+    }
+
+    /**
+     * The local checks of a one-bot message before the budget: a step, an {@link Ask}, or (a reserved slot that
+     * is due) the provider call as a {@link Next}.
+     */
+    private Object prepare(PendingMessage p, long now) {
+        OutboundMessage m = p.message();
+        Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
+        if (expiresAt != null && now >= expiresAt) {
+            return finish(p, DeliveryStatus.EXPIRED, "deadline expires_at " + m.getExpiresAt() + " passed before sending",
+                    null, null);
+        }
+        if (p.reschedules() > maxReschedules) {
+            return finish(p, DeliveryStatus.EXPIRED, "reschedule limit reached: " + p.reschedules()
+                    + " waits forced by the provider (sender.max.reschedules=" + maxReschedules + ")", null, null);
+        }
+        String bot = m.getBotId();
+        if (!knownBots.contains(bot)) {
+            return finish(p, DeliveryStatus.FAILED, "no token configured for bot '" + bot + "'", null, null);
+        }
+        String target = chats.resolve(m.getChatId());
+        if (chats.isInactive(bot, target)) {
+            return finish(p, DeliveryStatus.SKIPPED_INACTIVE, "chat " + target
+                    + " blocked the bot or was deactivated (403 seen by this sender); not sent", null, null);
+        }
+        if (!p.sentMarkChecked() && !foldSentMarks) {
+            Step marked = checkSentMark(p);
+            if (marked != null) {
+                return marked;
+            }
+        }
+        long botGate = attribution.botGateUntilMs(bot);
+        if (botGate > now) {
+            // A bot-wide penalty is running: any call would be refused and extend it. The lane gives up its
+            // pacer slot, so after the gate the lanes come back one slot at a time, not as a burst.
+            p.releaseAttemptSlot();
+            p.clearReservation(); // sending into a bot-wide penalty would extend it: ask again after the gate
+            return retryAt(botGate + jitterMs(), expiresAt);
+        }
+        if (p.reservedSendAtMs() >= 0) {
+            if (now - p.reservedSendAtMs() <= lateSlotMs(bot, p)) {
+                return useReservation(p, bot, target, expiresAt, now);
+            }
+            // Too late for its slot (a loaded host): sent now it could bunch with the next slots at the provider,
+            // whose window counts arrivals. The slot passes unused; the lane asks again.
+            p.clearReservation();
+        }
+        if (!p.holdsAttemptSlot()) {
+            long slot = pacer.reserve(pacerKey(bot, p), now);
+            p.holdAttemptSlot();
+            if (slot > now) {
+                return retryAt(aligned(p, slot), expiresAt);
+            }
+        }
+        // The in-flight cap counts provider calls only: a budget round trip does not hold a bot slot, so
+        // lanes refused by the budget (a backfill backlog) never crowd out lanes that would be granted.
+        if (!slots.hasRoom(bot)) {
+            return new Step.WaitForBot(Set.of(bot), expiresAt == null ? Long.MAX_VALUE : expiresAt);
+        }
+        if (!breakers.tryAcquire(bot)) {
+            return retryAt(now + breakers.openWait().toMillis() + jitterMs(), expiresAt);
+        }
+        BudgetRequest request = new BudgetRequest(bot, target, laneOf(p));
+        if (foldSentMarks && !p.sentMarkChecked()) {
+            request = request.checkingSentMark(m.getId());
+        }
+        if (!reservationMax.isZero()) {
+            request = request.reservingUpTo(reservationMax);
+        }
+        return new Ask(p, bot, target, expiresAt, request);
+    }
+
+    /** How late a reserved slot may still be used: one interval of the bot's rate, at least 2 ms. */
+    private long lateSlotMs(String bot, PendingMessage p) {
+        return Math.max(2, pacer.intervalMillis(pacerKey(bot, p)));
+    }
+
+    /** A message holding a reserved budget slot: the provider call once the slot is due and the bot has room. */
+    private Object useReservation(PendingMessage p, String bot, String target, Long expiresAt, long now) {
+        if (now < p.reservedSendAtMs()) {
+            return retryAt(p.reservedSendAtMs(), expiresAt); // woken early: never before the slot
+        }
+        if (!slots.hasRoom(bot)) {
+            return new Step.WaitForBot(Set.of(bot), expiresAt == null ? Long.MAX_VALUE : expiresAt);
+        }
+        if (!breakers.tryAcquire(bot)) {
+            p.clearReservation(); // the slot passes unused: the provider is failing
+            return retryAt(now + breakers.openWait().toMillis() + jitterMs(), expiresAt);
+        }
+        if (!slots.tryAcquire(bot)) {
+            breakers.release(bot);
+            return new Step.WaitForBot(Set.of(bot), expiresAt == null ? Long.MAX_VALUE : expiresAt);
+        }
+        p.clearReservation();
+        return Next.call(() -> call(p, bot, target, expiresAt));
+    }
+
+    /** What a one-bot message does with its budget decision. */
+    private Next decided(Ask a, Decision decision, long now) {
+        PendingMessage p = a.p();
+        String bot = a.bot();
+        if (decision.sentMarkChecked()) {
+            p.sentMarkChecked(true);
+        }
+        if (decision.limit() == Limit.ALREADY_SENT) {
+            breakers.release(bot);
+            p.releaseAttemptSlot();
+            Step step = markedStep(p, RedisSentMarks.parse(decision.sentMark()));
+            return Next.of(step == null ? retryAt(now + 1, a.expiresAt()) : step);
+        }
+        if (decision.granted()) {
+            if (!p.sentMarkChecked()) {
+                // The budget decided without Redis (outage fallback): read the mark now; the grant is spent.
+                Step marked = checkSentMark(p);
+                if (marked != null) {
+                    breakers.release(bot);
+                    p.releaseAttemptSlot();
+                    return Next.of(marked);
+                }
+            }
+            p.releaseAttemptSlot();
+            p.keptTurn(false);
+            metrics.budgetGranted(bot, 1);
+            if (decision.isReservation()) {
+                // The budget gave this message the bot's next free slot: it waits for it, then sends without asking.
+                breakers.release(bot);
+                long sendAt = now + decision.retryIn().toMillis();
+                p.reserved(sendAt);
+                return Next.of(retryAt(sendAt, a.expiresAt()));
+            }
+            if (!slots.tryAcquire(bot)) {
+                // Another lane took the last slot meanwhile (rare): this grant is spent, the cap holds.
+                breakers.release(bot);
+                return Next.of(new Step.WaitForBot(Set.of(bot), a.expiresAt() == null ? Long.MAX_VALUE : a.expiresAt()));
+            }
+            return Next.call(() -> call(p, bot, a.target(), a.expiresAt()));
+        }
+        breakers.release(bot);
+        return Next.of(retryAt(aligned(p, refused(p, bot, decision, now, true)), a.expiresAt()));
+    }
+
+    /**
+     * A live lane that must wait (a pacer slot, a refusal) with reservations on waits until the next multiple of
+     * the batch window instead: the lanes of a bot that wait meanwhile become ready at the same instant and are
+     * decided together, several per budget round trip ({@link #processBatch}), and a refused one costs a share
+     * of a round trip instead of one of its own. Later is always safe; the wait grows by less than one window.
+     */
+    private long aligned(PendingMessage p, long atMs) {
+        if (batchWindowMs <= 0 || laneOf(p) == dev.sluice.avro.Lane.BACKFILL) {
+            return atMs;
+        }
+        return Math.floorDiv(atMs + batchWindowMs - 1, batchWindowMs) * batchWindowMs;
+    }
+
+    /** A message with a {@code bot_pool}: each bot in turn, the first that grants sends. */
+    private Step processPool(PendingMessage p) {
         OutboundMessage m = p.message();
         long now = clock.millis();
         Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
@@ -268,6 +534,12 @@ public final class DeliveryProcessor {
             mark = SentMarks.Mark.NONE;
         }
         p.sentMarkChecked(true);
+        return markedStep(p, mark);
+    }
+
+    /** The step for a message whose mark was read: DONE or its result when it was sent before, else null. */
+    private Step markedStep(PendingMessage p, SentMarks.Mark mark) {
+        OutboundMessage m = p.message();
         switch (mark.state()) {
             case RESULT_WRITTEN -> {
                 results.alreadyFinished(p);
@@ -327,8 +599,11 @@ public final class DeliveryProcessor {
                 return now + waitMs;
             }
             // Another replica took the slot: no slot of this instance before the budget admits again, and this
-            // lane reserves the next free one. Lanes never pile up retrying.
-            pacer.deferTo(pacerKey(bot, p), now + waitMs);
+            // lane reserves the next free one. Lanes never pile up retrying. With reservations the slots within the
+            // horizon are taken already: ask again as soon as the horizon has room, not only when the bot is free.
+            boolean reserving = !reservationMax.isZero() && laneOf(p) != dev.sluice.avro.Lane.BACKFILL
+                    && decision.limit() == Limit.GLOBAL;
+            pacer.deferTo(pacerKey(bot, p), now + (reserving ? Math.max(0, waitMs - reservationMax.toMillis()) : waitMs));
             p.holdAttemptSlot();
             p.keptTurn(false);
             return pacer.reserve(pacerKey(bot, p), now);

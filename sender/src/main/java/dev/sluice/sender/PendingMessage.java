@@ -20,6 +20,7 @@ public final class PendingMessage {
     private boolean sentMarkChecked;
     private String lastBotId;
     private boolean keptTurn;
+    private long reservedSendAtMs = -1;
 
     public PendingMessage(TopicPartition partition, long offset, OutboundMessage message) {
         this.partition = Objects.requireNonNull(partition);
@@ -106,6 +107,19 @@ public final class PendingMessage {
 
     void sentMarkChecked(boolean checked) {
         sentMarkChecked = checked;
+    }
+
+    /** Epoch ms from which the budget slot this message reserved may be used, or -1 when it holds none. */
+    long reservedSendAtMs() {
+        return reservedSendAtMs;
+    }
+
+    void reserved(long sendAtMs) {
+        reservedSendAtMs = sendAtMs;
+    }
+
+    void clearReservation() {
+        reservedSendAtMs = -1;
     }
 
     void recordTransientFailure() {

@@ -86,6 +86,14 @@ import org.slf4j.LoggerFactory;
 public final class SenderService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SenderService.class);
     private static final Duration POLL_TIMEOUT = Duration.ofMillis(100);
+    /** Most ready heads of one bot decided by one budget round trip. */
+    static final int MAX_BATCH = 16;
+    /**
+     * Counter per client ({@code budget}, {@code sent_marks_read}, {@code sent_marks_write}): Redis round trips this
+     * sender made: script calls of the budget (decisions with their sent-mark checks, resume work), reads of sent
+     * marks outside the budget (local mode, outages), writes of sent marks after provider calls.
+     */
+    public static final String REDIS_ROUND_TRIPS = "sluice.redis.round.trips";
     /** Jitter from many sending threads: each draws from its own ThreadLocalRandom. */
     private static final RandomGenerator THREAD_SAFE_RANDOM = () -> java.util.concurrent.ThreadLocalRandom.current().nextLong();
 
@@ -160,7 +168,7 @@ public final class SenderService implements AutoCloseable {
     }
 
     private SenderService(SenderConfig config, MeterRegistry registry, ForwardingBudgetListener listener) {
-        this(config, registry, ports(config, Serdes.registry(config), listener));
+        this(config, registry, ports(config, Serdes.registry(config), listener, registry));
         listener.forwardTo(BudgetListener.of(metrics));
     }
 
@@ -183,11 +191,13 @@ public final class SenderService implements AutoCloseable {
         }
     }
 
-    private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener) {
+    private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener,
+                               MeterRegistry registry) {
         return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas),
-                Serdes.statusSerializer(schemas), LimitKeyBudget.wrap(budgetFor(config, listener), config.providers()),
+                Serdes.statusSerializer(schemas),
+                LimitKeyBudget.wrap(budgetFor(config, listener, registry), config.providers()),
                 transportFor(config),
-                sentMarksFor(config), Serdes.resultDeserializer(schemas));
+                sentMarksFor(config, registry), Serdes.resultDeserializer(schemas));
     }
 
     /** Explicit ports (tests, the demo). The service owns and closes all of them. */
@@ -230,6 +240,14 @@ public final class SenderService implements AutoCloseable {
                 : new KafkaResultLookup(config.topics().deliveryResults(), consumerProperties(config, 500),
                         ports.resultDeserializer());
         processor.resultLookup(resultLookup);
+        io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, budget, BudgetPort::redisRoundTrips)
+                .tag("client", "budget").description("Redis round trips of the budget (script calls)").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, sentMarks, SentMarks::redisReads)
+                .tag("client", "sent_marks_read").description("Redis round trips reading sent marks outside the budget")
+                .register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder(REDIS_ROUND_TRIPS, sentMarks, SentMarks::redisWrites)
+                .tag("client", "sent_marks_write").description("Redis round trips writing sent marks (SENT, DONE)")
+                .register(registry);
         metrics.bufferedRecords(this::bufferedRecords);
         metrics.maxLaneDepth(this::maxLaneDepth);
         AtomicInteger n = new AtomicInteger();
@@ -261,17 +279,19 @@ public final class SenderService implements AutoCloseable {
                 telegramBots, config.connectTimeout(), config.requestTimeout()));
     }
 
-    private static SentMarks sentMarksFor(SenderConfig config) {
+    /** Lettuce's command latencies of both Redis clients go to the process registry (issue 6). */
+    private static SentMarks sentMarksFor(SenderConfig config, MeterRegistry registry) {
         return switch (config.budgetMode()) {
-            case REDIS -> new RedisSentMarks(config.redisUrl(), config.sentMarkTtl(), config.redisCommandTimeout());
+            case REDIS -> new RedisSentMarks(config.redisUrl(), config.sentMarkTtl(), config.redisCommandTimeout(),
+                    registry);
             case LOCAL -> new InMemorySentMarks(config.sentMarkTtl());
         };
     }
 
-    private static BudgetPort budgetFor(SenderConfig config, BudgetListener listener) {
+    private static BudgetPort budgetFor(SenderConfig config, BudgetListener listener, MeterRegistry registry) {
         return switch (config.budgetMode()) {
             case REDIS -> ResilientBudget.connect(config.redisUrl(), config.budgetConfig(), config.redisCommandTimeout(),
-                    listener, Clock.systemUTC());
+                    listener, Clock.systemUTC(), registry);
             case LOCAL -> new LocalGcraBudget(config.budgetConfig(), Clock.systemUTC());
         };
     }
@@ -604,6 +624,7 @@ public final class SenderService implements AutoCloseable {
             while (dispatching) {
                 long now = clock.millis();
                 long nextParkedLimit = wakeTimedOut(now);
+                List<LaneScheduler.Head<PendingMessage>> ready = new ArrayList<>();
                 while (inFlight < config.maxInFlight()) {
                     LaneScheduler.Head<PendingMessage> head = scheduler.pollReady(now);
                     if (head == null) {
@@ -611,8 +632,9 @@ public final class SenderService implements AutoCloseable {
                     }
                     inFlight++;
                     inFlightByPartition.merge(head.key().partition(), 1, Integer::sum);
-                    senders.execute(() -> runStep(head));
+                    ready.add(head);
                 }
+                hand(ready);
                 long next = Math.min(nextParkedLimit,
                         inFlight >= config.maxInFlight() ? Long.MAX_VALUE : scheduler.nextReadyAtMs());
                 if (next == Long.MAX_VALUE) {
@@ -628,6 +650,87 @@ public final class SenderService implements AutoCloseable {
         }
     }
 
+    /**
+     * Lock held. Ready heads of the same bot (no {@code bot_pool}) go to the sending threads in batches of up to
+     * {@link #MAX_BATCH}: one budget round trip decides a batch. Pool messages go one by one.
+     */
+    private void hand(List<LaneScheduler.Head<PendingMessage>> ready) {
+        if (ready.size() == 1) {
+            LaneScheduler.Head<PendingMessage> head = ready.get(0);
+            if (head.message().message().getBotPool().isEmpty()) {
+                senders.execute(() -> runBatch(head.message().message().getBotId(), ready));
+            } else {
+                senders.execute(() -> runStep(head));
+            }
+            return;
+        }
+        Map<String, List<LaneScheduler.Head<PendingMessage>>> byBot = new LinkedHashMap<>();
+        for (LaneScheduler.Head<PendingMessage> head : ready) {
+            OutboundMessage m = head.message().message();
+            if (!m.getBotPool().isEmpty()) {
+                senders.execute(() -> runStep(head));
+                continue;
+            }
+            List<LaneScheduler.Head<PendingMessage>> batch = byBot.computeIfAbsent(m.getBotId(), b -> new ArrayList<>());
+            batch.add(head);
+            if (batch.size() == MAX_BATCH) {
+                List<LaneScheduler.Head<PendingMessage>> full = List.copyOf(batch);
+                senders.execute(() -> runBatch(m.getBotId(), full));
+                batch.clear();
+            }
+        }
+        byBot.forEach((bot, batch) -> {
+            if (!batch.isEmpty()) {
+                List<LaneScheduler.Head<PendingMessage>> heads = List.copyOf(batch);
+                senders.execute(() -> runBatch(bot, heads));
+            }
+        });
+    }
+
+    /**
+     * One budget decision for a batch of one bot's heads; each granted provider call runs on its own sending
+     * thread (the last one on this thread), so calls of a batch overlap as they did one by one.
+     */
+    private void runBatch(String bot, List<LaneScheduler.Head<PendingMessage>> heads) {
+        List<DeliveryProcessor.Next> next;
+        try {
+            List<PendingMessage> messages = new ArrayList<>(heads.size());
+            heads.forEach(h -> messages.add(h.message()));
+            next = processor.processBatch(bot, messages);
+        } catch (RuntimeException e) {
+            log.error("sender {}: processing a batch of {} messages of bot {} failed; the lanes retry in {} ms",
+                    config.instanceId(), heads.size(), bot, config.retryBackoff().toMillis(), e);
+            long at = clock.millis() + config.retryBackoff().toMillis();
+            heads.forEach(h -> settle(h, new Step.RetryAt(at)));
+            return;
+        }
+        int inline = -1;
+        for (int i = 0; i < heads.size(); i++) {
+            LaneScheduler.Head<PendingMessage> head = heads.get(i);
+            DeliveryProcessor.Next n = next.get(i);
+            if (!n.isCall()) {
+                settle(head, n.run());
+            } else if (inline < 0) {
+                inline = i;
+            } else {
+                senders.execute(() -> settle(head, runGuarded(head, n)));
+            }
+        }
+        if (inline >= 0) {
+            settle(heads.get(inline), runGuarded(heads.get(inline), next.get(inline)));
+        }
+    }
+
+    private Step runGuarded(LaneScheduler.Head<PendingMessage> head, DeliveryProcessor.Next n) {
+        try {
+            return n.run();
+        } catch (RuntimeException e) {
+            log.error("sender {}: processing {} failed; the lane retries in {} ms", config.instanceId(),
+                    head.message(), config.retryBackoff().toMillis(), e);
+            return new Step.RetryAt(clock.millis() + config.retryBackoff().toMillis());
+        }
+    }
+
     private void runStep(LaneScheduler.Head<PendingMessage> head) {
         Step step;
         try {
@@ -637,6 +740,11 @@ public final class SenderService implements AutoCloseable {
                     head.message(), config.retryBackoff().toMillis(), e);
             step = new Step.RetryAt(clock.millis() + config.retryBackoff().toMillis());
         }
+        settle(head, step);
+    }
+
+    /** A head's step is known: reschedule, park or complete its lane, and free its in-flight place. */
+    private void settle(LaneScheduler.Head<PendingMessage> head, Step step) {
         lock.lock();
         try {
             if (step instanceof Step.RetryAt r) {

@@ -19,6 +19,9 @@ import dev.sluice.topology.TopicBootstrap;
 import dev.sluice.topology.TopologyConfig;
 import dev.sluice.topology.TopologyService;
 import dev.sluice.app.SenderCommand;
+import dev.sluice.sender.SenderService;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import dev.sluice.app.TopologyCommand;
 import dev.sluice.app.ops.ProcessOps;
 import dev.sluice.app.report.HtmlReport;
@@ -155,6 +158,7 @@ public final class DemoCommand implements Callable<Integer> {
                     .with("digest.flush.interval.ms", Long.toString(digestFlushMs))), topologyOps);
             closeables.add(topology);
             List<String> metricsUrls = new ArrayList<>();
+            List<MeterRegistry> senderRegistries = new ArrayList<>();
             metricsUrls.add("topology http://127.0.0.1:" + topologyOps.port() + "/metrics");
 
             for (int i = 0; i < senders; i++) {
@@ -165,13 +169,17 @@ public final class DemoCommand implements Callable<Integer> {
                         .with("budget.mode", budget.name())
                         .with("budget.global.rate.per.s", Double.toString(budgetRatePerSecond))
                         // FakeTelegram tolerates a chat burst of 3 (1 msg/s); ask for 2 so network jitter never trips it.
-                        .with("budget.chat.burst", "2");
+                        .with("budget.chat.burst", "2")
+                        // The budget (25/s) stays below the provider (30/s): a live request may take the bot's next
+                        // slot within 500 ms instead of a refusal, so replicas stop racing for one slot.
+                        .with("budget.reservation.max.ms", "500");
                 if (redis != null) {
                     s = s.with("redis.url", redis.url());
                 }
                 ProcessOps senderOps = ProcessOps.create("sender", opsLocal, 0);
                 closeables.add(senderOps);
                 closeables.add(SenderCommand.start(SenderConfig.from(s), senderOps));
+                senderRegistries.add(senderOps.registry());
                 metricsUrls.add("sender-" + (i + 1) + " http://127.0.0.1:" + senderOps.port() + "/metrics");
             }
             say("metrics: %s", String.join(", ", metricsUrls));
@@ -198,7 +206,8 @@ public final class DemoCommand implements Callable<Integer> {
             DemoReport report = ReportAnalyzer.analyze(produced, collector.results(), collector.deadLetteredIds(), accepted,
                     telegram.rejected429Count(),
                     new DemoReport.RunInfo(senders, budget.name(), providerBotPerSecond, limits.groupPerMinute(),
-                            budgetRatePerSecond, Duration.between(started, Instant.now()).toMillis() / 1000.0, completed));
+                            budgetRatePerSecond, Duration.between(started, Instant.now()).toMillis() / 1000.0, completed,
+                            redisRoundTripsBeforeSend(senderRegistries)));
             System.out.println();
             System.out.print(report.toText());
             if (reportJson != null) {
@@ -337,5 +346,23 @@ public final class DemoCommand implements Callable<Integer> {
 
     private static void say(String format, Object... args) {
         System.out.println("[demo] " + String.format(Locale.ROOT, format, args));
+    }
+
+    /**
+     * Redis round trips the senders made before calling the provider: budget decisions (the sent-mark check
+     * rides in the same EVALSHA when both use one Redis) plus any separate sent-mark reads. The two sent-mark
+     * writes after a send are not counted here.
+     */
+    private static long redisRoundTripsBeforeSend(List<MeterRegistry> registries) {
+        double sum = 0;
+        for (MeterRegistry r : registries) {
+            for (FunctionCounter c : r.find(SenderService.REDIS_ROUND_TRIPS).functionCounters()) {
+                String client = c.getId().getTag("client");
+                if ("budget".equals(client) || "sent_marks_read".equals(client)) {
+                    sum += c.count();
+                }
+            }
+        }
+        return Math.round(sum);
     }
 }

@@ -46,7 +46,15 @@ public record DemoReport(
             @JsonProperty("provider_limit_group_per_min") int providerGroupPerMinute,
             @JsonProperty("budget_global_rate_per_s") double budgetGlobalRatePerSecond,
             @JsonProperty("duration_s") double durationSeconds,
-            @JsonProperty("completed") boolean completed) {
+            @JsonProperty("completed") boolean completed,
+            @JsonProperty("redis_round_trips_before_send") long redisRoundTripsBeforeSend) {
+
+        /** A run without Redis counts (tests, {@code --budget local}). */
+        public RunInfo(int senders, String budget, int providerBotPerSecond, int providerGroupPerMinute,
+                       double budgetGlobalRatePerSecond, double durationSeconds, boolean completed) {
+            this(senders, budget, providerBotPerSecond, providerGroupPerMinute, budgetGlobalRatePerSecond, durationSeconds,
+                    completed, 0);
+        }
     }
 
     public void writeJson(Path path) {
@@ -86,6 +94,11 @@ public record DemoReport(
         row(sb, "expired", expired, "past their deadline");
         row(sb, "skipped_inactive", skippedInactive, "to chats that blocked the bot, no budget spent");
         sb.append(String.format(Locale.ROOT, "  %-24s p50=%d p99=%d max=%d%n", "lag_ms (due->sent)", lagMs.p50(), lagMs.p99(), lagMs.max()));
+        if (run.redisRoundTripsBeforeSend() > 0 && providerAccepted > 0) {
+            double perSent = (double) run.redisRoundTripsBeforeSend() / providerAccepted;
+            sb.append(String.format(Locale.ROOT, "  %-24s %8d  %.2f per accepted message (budget decisions and sent-mark reads)%n",
+                    "redis_round_trips", run.redisRoundTripsBeforeSend(), perSent));
+        }
         return sb.toString();
     }
 

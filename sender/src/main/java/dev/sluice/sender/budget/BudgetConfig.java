@@ -38,6 +38,12 @@ import java.util.TreeSet;
  * <tr><td>{@code budget.redis.probe.interval.ms}</td><td>how long the circuit stays open before a half-open
  *     probe of Redis; also the wait of a fail-closed refusal; default 1000</td></tr>
  * <tr><td>{@code budget.circuit.minimum.calls}</td><td>failed calls in a row that open the circuit, default 3</td></tr>
+ * <tr><td>{@code budget.reservation.max.ms}</td><td>how far ahead the sender may take the bot's next global slot
+ *     instead of a refusal (live messages whose chat and group limits pass now; see {@code budget.lua}), so
+ *     replicas asking for the same bot do not collide and waiting lanes are decided in batches (fewer than one
+ *     Redis round trip per delivered message); 0 = never reserve (default). With reservations the bot runs at
+ *     exactly its configured rate: configure it with a margin below the provider's limit (the demo: 25 of
+ *     30/s), since the provider counts arrivals and a late send may bunch with the next slot</td></tr>
  * </table>
  */
 public final class BudgetConfig {
@@ -58,6 +64,7 @@ public final class BudgetConfig {
     public static final String MAX_REPLICAS = "budget.max.replicas";
     public static final String PROBE_INTERVAL_MS = "budget.redis.probe.interval.ms";
     public static final String CIRCUIT_MINIMUM_CALLS = "budget.circuit.minimum.calls";
+    public static final String RESERVATION_MAX_MS = "budget.reservation.max.ms";
 
     /** Telegram Bot API: with {@code allow_paid_broadcast} up to 1000 messages per second. */
     public static final double TELEGRAM_PAID_BROADCAST_RATE_PER_S = 1000;
@@ -82,6 +89,7 @@ public final class BudgetConfig {
     private final OutageMode outageMode;
     private final int maxReplicas;
     private final Duration probeInterval;
+    private final Duration reservationMax;
     private final int circuitMinimumCalls;
 
     private BudgetConfig(Builder b) {
@@ -97,6 +105,9 @@ public final class BudgetConfig {
         this.outageMode = b.outageMode;
         this.maxReplicas = b.maxReplicas;
         this.probeInterval = b.probeInterval;
+        this.reservationMax = b.reservationMax;
+        check(!reservationMax.isNegative() && reservationMax.toMillis() <= 60_000, RESERVATION_MAX_MS,
+                reservationMax.toMillis(), "0 <= ms <= 60000");
         this.circuitMinimumCalls = b.circuitMinimumCalls;
         check(backfillHeadroom >= 0 && backfillHeadroom < 1, BACKFILL_HEADROOM, backfillHeadroom, "0 <= h < 1");
         check(aimdDecreaseFactor > 0 && aimdDecreaseFactor <= 1, AIMD_DECREASE, aimdDecreaseFactor, "0 < f <= 1");
@@ -139,8 +150,25 @@ public final class BudgetConfig {
                 .outageMode(s.enumValue(OUTAGE_MODE, OutageMode.class, OutageMode.LOCAL_FALLBACK))
                 .maxReplicas(s.positiveInt(MAX_REPLICAS, 3))
                 .probeInterval(Duration.ofMillis(s.positiveLong(PROBE_INTERVAL_MS, 1000)))
+                .reservationMax(Duration.ofMillis(nonNegativeLong(s, RESERVATION_MAX_MS, 0)))
                 .circuitMinimumCalls(s.positiveInt(CIRCUIT_MINIMUM_CALLS, 3))
                 .build();
+    }
+
+    private static long nonNegativeLong(Settings s, String key, long defaultValue) {
+        String raw = s.string(key, null);
+        if (raw == null || raw.isBlank()) {
+            return defaultValue;
+        }
+        try {
+            long v = Long.parseLong(raw.trim());
+            if (v < 0) {
+                throw Settings.invalid(key, raw, "an integer >= 0");
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw Settings.invalid(key, raw, "an integer >= 0");
+        }
     }
 
     private static String botId(String rest, String suffix) {
@@ -184,7 +212,7 @@ public final class BudgetConfig {
         b.paidBroadcastBots.addAll(paidBroadcastBots);
         return b.paidRatePerS(paidRatePerS).backfillHeadroom(backfillHeadroom)
                 .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).maxReplicas(maxReplicas)
-                .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls);
+                .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax);
     }
 
     /**
@@ -254,6 +282,11 @@ public final class BudgetConfig {
         return probeInterval;
     }
 
+    /** {@code budget.reservation.max.ms}: how far ahead a live message may take the bot's next global slot. */
+    public Duration reservationMax() {
+        return reservationMax;
+    }
+
     public int circuitMinimumCalls() {
         return circuitMinimumCalls;
     }
@@ -302,6 +335,7 @@ public final class BudgetConfig {
         private OutageMode outageMode = OutageMode.LOCAL_FALLBACK;
         private int maxReplicas = 3;
         private Duration probeInterval = Duration.ofSeconds(1);
+        private Duration reservationMax = Duration.ZERO;
         private int circuitMinimumCalls = 3;
 
         private Builder(BudgetLimits defaults) {
@@ -354,6 +388,11 @@ public final class BudgetConfig {
 
         public Builder maxReplicas(int n) {
             this.maxReplicas = n;
+            return this;
+        }
+
+        public Builder reservationMax(Duration d) {
+            this.reservationMax = Objects.requireNonNull(d, "reservationMax");
             return this;
         }
 

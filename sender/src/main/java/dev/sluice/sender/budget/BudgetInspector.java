@@ -1,6 +1,5 @@
 package dev.sluice.sender.budget;
 
-import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
@@ -15,9 +14,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Reads a budget key's state from Redis without changing it (TIME, GET, HMGET, SCAN only): the keys of
- * {@link BudgetKeys} interpreted with the same rules as {@code budget.lua} (GCRA, AIMD climb, gates), on
- * Redis server time. For {@code sluice budget status} and for operators; never used for decisions.
+ * Reads a budget key's state from Redis without changing it (TIME, GET, SCAN only): the packed keys of
+ * {@link BudgetKeys} ({@code sluice:{key}:bot}, {@code :chat:<id>}, {@code :group:<id>}) interpreted with the
+ * same rules as {@code budget.lua} (GCRA, AIMD climb, gates), on Redis server time. For {@code sluice budget status} and for operators; never used for decisions.
  *
  * <p>The script takes the limits as arguments and Redis stores only TATs, so the burst left and the
  * effective rate are computed with the {@link BudgetConfig} given here; pass the senders' settings.
@@ -88,12 +87,13 @@ public final class BudgetInspector implements AutoCloseable {
             List<String> time = redis.time();
             long now = Long.parseLong(time.get(0)) * 1_000_000L + Long.parseLong(time.get(1));
             BudgetLimits limits = config.limitsFor(key);
-            List<KeyValue<String, String>> aimd = redis.hmget(BudgetKeys.aimd(key), "m", "t");
+            // "<global TAT>|<bot gate>|<AIMD m ppm>|<AIMD climb start>|<backfill TAT>", empty fields absent
+            Long[] bot = fields(redis.get(BudgetKeys.botState(key)), 5);
             long m = 1_000_000L;
             Long climbsFrom = null;
-            if (aimd.get(0).hasValue()) {
-                m = Long.parseLong(aimd.get(0).getValue());
-                climbsFrom = Long.parseLong(aimd.get(1).getValue());
+            if (bot[2] != null && bot[3] != null) {
+                m = bot[2];
+                climbsFrom = bot[3];
                 long inc = Math.max(1, Math.round(config.aimdIncreasePerS() * 1e6));
                 if (now > climbsFrom) {
                     m += (long) Math.floor(inc * (double) (now - climbsFrom) / 1_000_000d);
@@ -101,25 +101,27 @@ public final class BudgetInspector implements AutoCloseable {
                 m = Math.min(m, 1_000_000L);
             }
             long interval = ceilDiv(limits.globalIntervalMicros() * 1_000_000L, m);
-            Gcra global = gcra(read(BudgetKeys.globalTat(key)), interval, limits.globalBurst(), now);
+            Gcra global = gcra(bot[0], interval, limits.globalBurst(), now);
             List<Gate> gates = new ArrayList<>();
-            Long botGate = read(BudgetKeys.botGate(key));
+            Long botGate = bot[1];
             if (botGate != null && botGate > now) {
                 gates.add(new Gate("bot", null, ceilMs(botGate - now)));
             }
-            scanGates(tag + BudgetKeys.CHAT_GATE, "chat", now, gates);
-            scanGates(tag + BudgetKeys.GROUP_GATE, "group", now, gates);
+            scanGates(tag + BudgetKeys.CHAT, "chat", now, gates);
+            scanGates(tag + BudgetKeys.GROUP, "group", now, gates);
             gates.sort((a, b) -> Long.compare(b.remainingMs(), a.remainingMs()));
             Gcra chat = null;
             Gcra group = null;
             if (chatId != null) {
-                chat = gcra(read(BudgetKeys.chatTat(key, chatId)), limits.chatIntervalMicros(), limits.chatBurst(), now);
+                chat = gcra(fields(redis.get(BudgetKeys.chat(key, chatId)), 2)[0], limits.chatIntervalMicros(),
+                        limits.chatBurst(), now);
                 if (BudgetRequest.isGroup(chatId)) {
-                    group = gcra(read(BudgetKeys.groupTat(key, chatId)), limits.groupIntervalMicros(), limits.groupBurst(), now);
+                    group = gcra(fields(redis.get(BudgetKeys.group(key, chatId)), 2)[0], limits.groupIntervalMicros(),
+                            limits.groupBurst(), now);
                 }
             }
             return new Status(key, now, limits.globalRatePerS(), m / 1e6, climbsFrom, 1e6 / interval, global,
-                    read(BudgetKeys.backfillTat(key)), List.copyOf(gates), chatId, chat, group);
+                    bot[4], List.copyOf(gates), chatId, chat, group);
         } catch (RedisException e) {
             throw new BudgetUnavailableException("reading budget key '" + key + "' failed: " + e.getMessage(), e);
         }
@@ -132,7 +134,7 @@ public final class BudgetInspector implements AutoCloseable {
         do {
             KeyScanCursor<String> page = redis.scan(cursor, args);
             for (String gateKey : page.getKeys()) {
-                Long until = read(gateKey);
+                Long until = fields(redis.get(gateKey), 2)[1]; // "<TAT>|<gate>"
                 if (until != null && until > now && seen++ < MAX_GATES) {
                     out.add(new Gate(scope, gateKey.substring(prefix.length()), ceilMs(until - now)));
                 }
@@ -146,9 +148,17 @@ public final class BudgetInspector implements AutoCloseable {
         return s.replaceAll("([*?\\[\\]\\\\])", "\\\\$1");
     }
 
-    private Long read(String key) {
-        String v = redis.get(key);
-        return v == null ? null : Long.parseLong(v);
+    /** A packed value split on '|' into {@code n} numbers; null where empty or when the key is absent. */
+    static Long[] fields(String packed, int n) {
+        Long[] out = new Long[n];
+        if (packed == null) {
+            return out;
+        }
+        String[] parts = packed.split("\\|", -1);
+        for (int i = 0; i < n && i < parts.length; i++) {
+            out[i] = parts[i].isEmpty() ? null : Long.parseLong(parts[i]);
+        }
+        return out;
     }
 
     /** Burst left and next free instant, by the script's rule: pass if now ≥ TAT − (b − 1)·I. */

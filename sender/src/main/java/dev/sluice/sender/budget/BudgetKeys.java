@@ -3,17 +3,18 @@ package dev.sluice.sender.budget;
 import java.util.regex.Pattern;
 
 /**
- * Redis key names of the budget. Every key of one bot carries the hash tag {@code {<botId>}}, so a bot's
- * keys live in one Redis Cluster slot and the script may touch them together.
+ * Key names of the budget. Every Redis key of one bot carries the hash tag {@code {<botId>}}, so a bot's
+ * keys live in one Redis Cluster slot and the script may touch them together. In Redis (packed strings,
+ * one GET each; fields in µs since the epoch or ppm, empty = absent; see {@code budget.lua}):
  *
  * <pre>
- * sluice:{bot}:tat:global        the bot's GCRA TAT (µs)
- * sluice:{bot}:tat:backfill      the backfill lane's GCRA TAT (µs)
- * sluice:{bot}:gate:bot          bot-wide 429 penalty: the instant it lifts (µs)
- * sluice:{bot}:aimd              hash {m: rate multiplier ppm, t: µs from which it climbs}
- * sluice:{bot}:tat:chat:&lt;id&gt;     a chat's GCRA TAT         sluice:{bot}:gate:chat:&lt;id&gt;  its 429 gate
- * sluice:{bot}:tat:group:&lt;id&gt;    a group's GCRA TAT        sluice:{bot}:gate:group:&lt;id&gt; its 429 gate
+ * sluice:{bot}:bot               "global TAT|bot gate|AIMD multiplier|AIMD climb start|backfill TAT"
+ * sluice:{bot}:chat:&lt;id&gt;         "chat TAT|chat 429 gate"
+ * sluice:{bot}:group:&lt;id&gt;        "group TAT|group 429 gate"
+ * sluice:{bot}:sent:&lt;message id&gt; the sent mark (idempotency key) of a message, see RedisSentMarks
  * </pre>
+ *
+ * The {@code tat:*} and {@code gate:*} names below name the tables of the in-process {@link LocalGcraBudget}.
  */
 public final class BudgetKeys {
     /**
@@ -22,6 +23,10 @@ public final class BudgetKeys {
      */
     public static final Pattern BOT_ID = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
     public static final String PREFIX = "sluice:";
+    static final String BOT_STATE = ":bot";
+    static final String CHAT = ":chat:";
+    static final String GROUP = ":group:";
+    static final String SENT = ":sent:";
     static final String GLOBAL_TAT = ":tat:global";
     static final String BACKFILL_TAT = ":tat:backfill";
     static final String BOT_GATE = ":gate:bot";
@@ -32,6 +37,26 @@ public final class BudgetKeys {
     static final String GROUP_GATE = ":gate:group:";
 
     private BudgetKeys() {
+    }
+
+    /** {@code sluice:{<bot>}:bot}: the bot's global TAT, gate, AIMD state and backfill TAT. */
+    public static String botState(String botId) {
+        return tag(botId) + BOT_STATE;
+    }
+
+    /** {@code sluice:{<bot>}:chat:<id>}: the chat's TAT and gate. */
+    public static String chat(String botId, String chatId) {
+        return tag(botId) + CHAT + chatId;
+    }
+
+    /** {@code sluice:{<bot>}:group:<id>}: the group's TAT and gate. */
+    public static String group(String botId, String chatId) {
+        return tag(botId) + GROUP + chatId;
+    }
+
+    /** {@code sluice:{<bot>}:sent:<message id>}: a message's sent mark. */
+    public static String sentMark(String botId, String messageId) {
+        return tag(botId) + SENT + messageId;
     }
 
     public static String globalTat(String botId) {

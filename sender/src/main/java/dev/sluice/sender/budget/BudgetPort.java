@@ -63,6 +63,38 @@ public interface BudgetPort extends AutoCloseable {
     /** How this instance decides right now: SHARED, LOCAL, FALLBACK_LOCAL or PAUSED. */
     BudgetState state();
 
+    /**
+     * The Redis URL whose sent marks ({@code sluice:{bot}:sent:<message id>}) this budget reads when a request
+     * names a message ({@link BudgetRequest#sentMarkId()}), in the same round trip as the decision; empty when
+     * it never reads them (then {@link Decision#sentMarkChecked()} is always false).
+     */
+    default java.util.Optional<String> sentMarksRedisUrl() {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * After an outage of the shared store: the bot's global bucket starts empty (its TAT at least now + burst ·
+     * interval), so a store that came back empty does not hand out a fresh burst on top of what the fallback
+     * budgets just sent. A no-op for budgets that never lose their state.
+     *
+     * @throws BudgetUnavailableException when the budget store cannot be reached (retriable)
+     */
+    default void startDrained(String botId) {
+    }
+
+    /**
+     * Whether this budget may answer a request with {@link BudgetRequest#reserveUpTo()} by a reservation
+     * ({@link Decision#isReservation()}); others refuse such requests as usual.
+     */
+    default boolean reserves() {
+        return false;
+    }
+
+    /** Redis round trips (script calls) made so far; 0 for a budget without Redis. */
+    default long redisRoundTrips() {
+        return 0;
+    }
+
     /** A live request for one message. */
     default Decision tryAcquire(String botId, String chatId) {
         return tryAcquire(new BudgetRequest(botId, chatId, Lane.LIVE));

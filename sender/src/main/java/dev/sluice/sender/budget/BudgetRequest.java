@@ -1,16 +1,22 @@
 package dev.sluice.sender.budget;
 
 import dev.sluice.avro.Lane;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
  * One message asking for budget.
  *
- * @param botId  logical bot id ({@link BudgetKeys#BOT_ID}); never the token
- * @param chatId the chat id as a string (normalised); negative ids and {@code @username}s are groups
- * @param lane   {@link Lane#LIVE} or {@link Lane#BACKFILL}: backfill only uses budget above the live headroom
+ * @param botId      logical bot id ({@link BudgetKeys#BOT_ID}); never the token
+ * @param chatId     the chat id as a string (normalised); negative ids and {@code @username}s are groups
+ * @param lane       {@link Lane#LIVE} or {@link Lane#BACKFILL}: backfill only uses budget above the live headroom
+ * @param sentMarkId the message id (idempotency key) whose sent mark the decision should read in the same
+ *                   round trip, or null; only a budget with {@link BudgetPort#sentMarksRedisUrl()} reads it
+ * @param reserveUpTo when positive (live only): if only the bot's global limit refuses and it would pass within
+ *                    this time, the budget may grant the next free slot instead ({@link Decision#isReservation()});
+ *                    {@link Duration#ZERO}: refuse as usual. The Redis budget reserves; others refuse.
  */
-public record BudgetRequest(String botId, String chatId, Lane lane) {
+public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo) {
 
     public BudgetRequest {
         BudgetKeys.tag(botId); // validates the bot id
@@ -18,6 +24,17 @@ public record BudgetRequest(String botId, String chatId, Lane lane) {
             throw new IllegalArgumentException("chatId: must not be empty, got '" + chatId + "'");
         }
         Objects.requireNonNull(lane, "lane");
+        if (sentMarkId != null && sentMarkId.isEmpty()) {
+            throw new IllegalArgumentException("sentMarkId: must not be empty when given");
+        }
+        if (reserveUpTo == null || reserveUpTo.isNegative()) {
+            throw new IllegalArgumentException("reserveUpTo: must be zero or positive, got " + reserveUpTo);
+        }
+    }
+
+    /** A request that does not look at sent marks and never takes a reservation. */
+    public BudgetRequest(String botId, String chatId, Lane lane) {
+        this(botId, chatId, lane, null, Duration.ZERO);
     }
 
     /** A live request. */
@@ -28,6 +45,16 @@ public record BudgetRequest(String botId, String chatId, Lane lane) {
     /** A backfill request. */
     public static BudgetRequest backfill(String botId, String chatId) {
         return new BudgetRequest(botId, chatId, Lane.BACKFILL);
+    }
+
+    /** This request, also asking whether message {@code messageId} was already sent. */
+    public BudgetRequest checkingSentMark(String messageId) {
+        return new BudgetRequest(botId, chatId, lane, messageId, reserveUpTo);
+    }
+
+    /** This request, also accepting a slot of the bot's global limit up to {@code horizon} ahead (live only). */
+    public BudgetRequest reservingUpTo(Duration horizon) {
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, lane == Lane.LIVE ? horizon : Duration.ZERO);
     }
 
     /**

@@ -7,27 +7,75 @@ import java.time.Duration;
  * The wait is rounded up to whole milliseconds, so a caller that retries after exactly {@code retryIn} is
  * admitted (unless someone else took the budget meanwhile).
  *
- * @param granted whether one message may be sent now (budget was consumed)
- * @param retryIn when refused, how long until the request can pass; {@link Duration#ZERO} when granted
- * @param limit   the limit that refused, {@link Limit#NONE} when granted
+ * <p>A request that named a message ({@link BudgetRequest#sentMarkId()}) to a budget that can read the sent
+ * marks ({@link BudgetPort#sentMarksRedisUrl()}) also learns whether the message was already sent: then
+ * {@code sentMarkChecked} is true, and a message found marked is answered {@link Limit#ALREADY_SENT} with the
+ * mark's stored value in {@code sentMark} (nothing consumed, no wait).
+ *
+ * <p>A request that allowed a reservation ({@link BudgetRequest#reserveUpTo()}) may be granted for a later
+ * instant: {@code granted} with a positive {@code retryIn}; the budget is consumed for that instant and the
+ * message must not be sent before {@code retryIn} has passed (later is safe).
+ *
+ * @param granted         whether one message may be sent (budget was consumed): now, or after {@code retryIn}
+ * @param retryIn         when refused, how long until the request can pass; when granted, how long until it may
+ *                        be sent ({@link Duration#ZERO}: now; positive only for reservations); zero when already sent
+ * @param limit           the limit that refused, {@link Limit#NONE} when granted
+ * @param sentMarkChecked whether the budget read the message's sent mark in the same decision
+ * @param sentMark        the stored sent mark when {@code limit} is {@link Limit#ALREADY_SENT}, else null
  */
-public record Decision(boolean granted, Duration retryIn, Limit limit) {
+public record Decision(boolean granted, Duration retryIn, Limit limit, boolean sentMarkChecked, String sentMark) {
     private static final Decision GRANTED = new Decision(true, Duration.ZERO, Limit.NONE);
+    private static final Decision GRANTED_CHECKED = new Decision(true, Duration.ZERO, Limit.NONE, true, null);
 
     public Decision {
         if (granted != (limit == Limit.NONE)) {
             throw new IllegalArgumentException("granted=" + granted + " with limit " + limit);
         }
-        if (retryIn.isNegative() || (!granted && retryIn.isZero())) {
+        boolean alreadySent = limit == Limit.ALREADY_SENT;
+        if (retryIn.isNegative() || (!granted && !alreadySent && retryIn.isZero())) {
             throw new IllegalArgumentException("refusal needs a positive wait, got " + retryIn);
         }
+        if (alreadySent != (sentMark != null) || (alreadySent && !sentMarkChecked)) {
+            throw new IllegalArgumentException("a sent mark comes exactly with ALREADY_SENT, got " + limit);
+        }
+    }
+
+    /** A decision that did not look at sent marks. */
+    public Decision(boolean granted, Duration retryIn, Limit limit) {
+        this(granted, retryIn, limit, false, null);
     }
 
     public static Decision grant() {
         return GRANTED;
     }
 
+    /** Granted for the instant {@code sendInMillis} from now (a reservation): send not before then. */
+    public static Decision reserved(long sendInMillis) {
+        return new Decision(true, Duration.ofMillis(sendInMillis), Limit.NONE);
+    }
+
+    /** Whether this grant is for a later instant (a reservation): see {@link #retryIn()}. */
+    public boolean isReservation() {
+        return granted && !retryIn.isZero();
+    }
+
     public static Decision refused(long waitMillis, Limit limit) {
         return new Decision(false, Duration.ofMillis(waitMillis), limit);
+    }
+
+    /** The message was already sent: its mark's stored value (see {@code RedisSentMarks}). */
+    public static Decision alreadySent(String mark) {
+        return new Decision(false, Duration.ZERO, Limit.ALREADY_SENT, true, mark);
+    }
+
+    /** This decision, also saying that the message's sent mark was read and absent. */
+    public Decision withSentMarkChecked() {
+        if (sentMarkChecked) {
+            return this;
+        }
+        if (granted) {
+            return retryIn.isZero() ? GRANTED_CHECKED : new Decision(true, retryIn, limit, true, null);
+        }
+        return new Decision(false, retryIn, limit, true, null);
     }
 }

@@ -24,7 +24,12 @@ public enum Limit {
      * A contractual quota (PostgreSQL quota mode, {@code dev.sluice.sender.quota}) is used up for its window:
      * the wait runs to the window's end. Never returned by {@code budget.lua}.
      */
-    QUOTA(9);
+    QUOTA(9),
+    /**
+     * Not a limit: the request asked to check the message's sent mark (its idempotency key) and the message was
+     * already sent (a redelivery). Nothing was consumed; the message must not be sent again.
+     */
+    ALREADY_SENT(10);
 
     private static final Limit[] BY_CODE = values();
 

@@ -11,8 +11,6 @@ import io.lettuce.core.SocketOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
-import io.lettuce.core.resource.Delay;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -49,6 +47,13 @@ import org.slf4j.LoggerFactory;
  * from the moment the gate lifts, the multiplier climbs back by {@code budget.aimd.increase.per.s} of the
  * configured rate per second, computed lazily in the script from the stored (multiplier, instant).
  *
+ * <p><b>In the same round trip</b>: a request naming its message ({@link BudgetRequest#sentMarkId()}) has the
+ * message's sent mark ({@code sluice:{bot}:sent:<id>}, written by {@code RedisSentMarks}) read by the script; a
+ * marked message is answered {@link Limit#ALREADY_SENT} and consumes nothing. A live request with
+ * {@link BudgetRequest#reserveUpTo()} refused only by the global limit within that horizon is granted for the
+ * next free slot instead ({@link Decision#isReservation()}). Keys are packed strings (see {@link BudgetKeys}): a
+ * refusal costs TIME and one GET per key, and writes nothing.
+ *
  * <p>One Lettuce connection per instance; Lettuce connections are thread-safe and pipeline concurrent
  * callers. Commands fail fast while disconnected (no buffering) and time out after the command timeout.
  * The client never reads its own clock for a decision.
@@ -56,7 +61,7 @@ import org.slf4j.LoggerFactory;
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
     static final String SCRIPT_RESOURCE = "/dev/sluice/sender/budget/budget.lua";
-    private static final int FIXED_ARGS = 10;
+    private static final int FIXED_ARGS = 11;
 
     private final ClientResources resources;
     private final RedisClient client;
@@ -67,8 +72,11 @@ public final class RedisGcraBudget implements BudgetPort {
     private final String sha;
     /** Per bot: the acquire arguments before the per-candidate flags. */
     private final Map<String, String[]> acquireArgs = new ConcurrentHashMap<>();
+    /** Per bot: its hash tag (validated once, not per decision). */
+    private final Map<String, String> tags = new ConcurrentHashMap<>();
     private final Map<String, Long> multiplierPpm = new ConcurrentHashMap<>();
     private final LongAdder roundTrips = new LongAdder();
+    private final String redisUrl;
 
     /**
      * @param redisUrl       e.g. {@code redis://localhost:6379}
@@ -87,16 +95,22 @@ public final class RedisGcraBudget implements BudgetPort {
      * @throws BudgetUnavailableException if Redis cannot be reached
      */
     public RedisGcraBudget(String redisUrl, BudgetConfig config, Duration commandTimeout) {
+        this(redisUrl, config, commandTimeout, null);
+    }
+
+    /**
+     * As {@link #RedisGcraBudget(String, BudgetConfig, Duration)}, with Lettuce's command latencies recorded in
+     * {@code registry} (tag {@code client=budget}, see {@link LettuceResources}); null: not recorded.
+     */
+    public RedisGcraBudget(String redisUrl, BudgetConfig config, Duration commandTimeout,
+                           io.micrometer.core.instrument.MeterRegistry registry) {
         this.config = Objects.requireNonNull(config, "config");
+        this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
         this.script = loadScript();
         this.sha = sha1(script);
         RedisURI uri = RedisURI.create(redisUrl);
         uri.setTimeout(commandTimeout);
-        // Reconnect attempts back off to at most 1 s (Lettuce's default is 30 s): shared mode resumes soon
-        // after Redis returns.
-        this.resources = DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
-                .build();
+        this.resources = LettuceResources.create(registry, "budget");
         this.client = RedisClient.create(resources, uri);
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -131,36 +145,51 @@ public final class RedisGcraBudget implements BudgetPort {
         String[] fixed = acquireArgs.computeIfAbsent(botId, this::acquireArgsFor);
         String[] args = new String[FIXED_ARGS + requests.size()];
         System.arraycopy(fixed, 0, args, 0, FIXED_ARGS);
-        List<String> keys = new ArrayList<>(4 + requests.size() * 4);
-        String tag = BudgetKeys.tag(botId);
-        keys.add(tag + BudgetKeys.GLOBAL_TAT);
-        keys.add(tag + BudgetKeys.BOT_GATE);
-        keys.add(tag + BudgetKeys.AIMD);
-        keys.add(tag + BudgetKeys.BACKFILL_TAT);
+        List<String> keys = new ArrayList<>(1 + requests.size() * 3);
+        long horizonMicros = 0;
+        String tag = tags.computeIfAbsent(botId, BudgetKeys::tag);
+        keys.add(tag + BudgetKeys.BOT_STATE);
         for (int i = 0; i < requests.size(); i++) {
             BudgetRequest r = requests.get(i);
             if (!r.botId().equals(botId)) {
                 throw new IllegalArgumentException("request for bot " + r.botId() + " in a batch of bot " + botId);
             }
             boolean group = r.isGroup();
-            keys.add(tag + BudgetKeys.CHAT_TAT + r.chatId());
-            keys.add(tag + BudgetKeys.CHAT_GATE + r.chatId());
+            keys.add(tag + BudgetKeys.CHAT + r.chatId());
             if (group) {
-                keys.add(tag + BudgetKeys.GROUP_TAT + r.chatId());
-                keys.add(tag + BudgetKeys.GROUP_GATE + r.chatId());
+                keys.add(tag + BudgetKeys.GROUP + r.chatId());
             }
-            int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0);
+            if (r.sentMarkId() != null) {
+                keys.add(tag + BudgetKeys.SENT + r.sentMarkId());
+            }
+            int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0)
+                    | (r.sentMarkId() != null ? 4 : 0) | (r.reserveUpTo().isZero() ? 0 : 8);
+            if (!r.reserveUpTo().isZero()) {
+                horizonMicros = Math.max(horizonMicros, r.reserveUpTo().toNanos() / 1000);
+            }
             args[FIXED_ARGS + i] = Integer.toString(flags);
         }
-        List<Long> reply = call(keys.toArray(new String[0]), args);
-        Long m = reply.get(0);
+        args[FIXED_ARGS - 1] = Long.toString(horizonMicros);
+        List<Object> reply = call(keys.toArray(new String[0]), args);
+        Long m = (Long) reply.get(0);
         if (!m.equals(multiplierPpm.get(botId))) {
             multiplierPpm.put(botId, m);
         }
         List<Decision> out = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
-            long code = reply.get(1 + 2 * i);
-            out.add(code == 0 ? Decision.grant() : Decision.refused(reply.get(2 + 2 * i), Limit.ofCode(code)));
+            long code = (Long) reply.get(1 + 2 * i);
+            Object second = reply.get(2 + 2 * i);
+            Decision d;
+            if (code == Limit.ALREADY_SENT.code()) {
+                d = Decision.alreadySent(second.toString());
+            } else {
+                long ms = (Long) second;
+                d = code != 0 ? Decision.refused(ms, Limit.ofCode(code)) : ms == 0 ? Decision.grant() : Decision.reserved(ms);
+                if (requests.get(i).sentMarkId() != null) {
+                    d = d.withSentMarkChecked();
+                }
+            }
+            out.add(d);
         }
         return out;
     }
@@ -173,7 +202,7 @@ public final class RedisGcraBudget implements BudgetPort {
                 Long.toString(l.globalIntervalMicros()), Integer.toString(l.globalBurst()),
                 Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
                 Long.toString(l.groupIntervalMicros()), Long.toString(l.groupToleranceMicros()),
-                Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm())};
+                Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0"};
     }
 
     private long aimdIncreasePpm() {
@@ -185,16 +214,35 @@ public final class RedisGcraBudget implements BudgetPort {
         String tag = BudgetKeys.tag(botId);
         PenaltyScope effective = scope == PenaltyScope.GROUP && !BudgetRequest.isGroup(chatId) ? PenaltyScope.CHAT : scope;
         String gate = switch (effective) {
-            case BOT -> tag + BudgetKeys.BOT_GATE;
-            case GROUP -> tag + BudgetKeys.GROUP_GATE + chatId;
-            case CHAT -> tag + BudgetKeys.CHAT_GATE + chatId;
+            case BOT -> tag + BudgetKeys.BOT_STATE;
+            case GROUP -> tag + BudgetKeys.GROUP + chatId;
+            case CHAT -> tag + BudgetKeys.CHAT + chatId;
         };
-        List<Long> reply = call(new String[] {gate, tag + BudgetKeys.AIMD},
+        List<Object> reply = call(new String[] {gate, tag + BudgetKeys.BOT_STATE},
                 new String[] {"penalize", effective == PenaltyScope.BOT ? "bot" : "gate",
                         Long.toString(Math.max(1, retryAfter.toMillis())),
                         Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6)),
                         Long.toString(Math.round(config.aimdFloor() * 1e6)), Long.toString(aimdIncreasePpm())});
-        multiplierPpm.put(botId, reply.get(1));
+        multiplierPpm.put(botId, (Long) reply.get(1));
+    }
+
+    @Override
+    public void startDrained(String botId) {
+        BudgetLimits l = config.limitsFor(botId);
+        seedGlobalTat(botId, Duration.ofMillis((l.globalIntervalMicros() * l.globalBurst() + 999) / 1000));
+    }
+
+    /**
+     * After an outage: the bot's global TAT becomes at least now + {@code busyFor} on Redis server time, so a
+     * Redis that came back empty does not hand out a fresh full burst while the replicas' fallback budgets
+     * were just spending the rate. Nothing else changes; an existing later TAT is kept.
+     *
+     * @return how long the bot's global TAT is ahead of now after seeding
+     */
+    public Duration seedGlobalTat(String botId, Duration busyFor) {
+        List<Object> reply = call(new String[] {BudgetKeys.botState(botId)},
+                new String[] {"seed", Long.toString(Math.max(0, busyFor.toMillis())), Long.toString(aimdIncreasePpm())});
+        return Duration.ofMillis((Long) reply.get(0));
     }
 
     /**
@@ -210,7 +258,22 @@ public final class RedisGcraBudget implements BudgetPort {
         return roundTrips.sum();
     }
 
-    private List<Long> call(String[] keys, String[] args) {
+    @Override
+    public long redisRoundTrips() {
+        return roundTrips.sum();
+    }
+
+    @Override
+    public boolean reserves() {
+        return true;
+    }
+
+    @Override
+    public java.util.Optional<String> sentMarksRedisUrl() {
+        return java.util.Optional.of(redisUrl);
+    }
+
+    private List<Object> call(String[] keys, String[] args) {
         try {
             try {
                 roundTrips.increment();

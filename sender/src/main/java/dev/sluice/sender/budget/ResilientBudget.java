@@ -10,6 +10,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -31,7 +32,12 @@ import org.slf4j.LoggerFactory;
  * state ({@link BudgetState#SHARED}) resumes by itself; on failure the circuit opens again. A request that
  * meets a failing Redis is decided by the outage mode at once, so callers never see
  * {@link BudgetUnavailableException}. Penalties are always recorded locally too, so the fallback honours
- * them; while Redis is down they are not shared.
+ * them; those recorded while Redis is down are written to Redis when shared mode resumes (with what is left
+ * of their retry_after), so the other replicas learn them.
+ *
+ * <p><b>Resuming</b>: before the first shared decision after an outage, every bot this instance decided or
+ * penalized during the outage starts drained in Redis ({@link BudgetPort#startDrained}): a Redis that came
+ * back empty does not hand out a fresh burst per bot on top of what the fallback budgets just sent.
  *
  * <p>The Redis client is created lazily, so a sender starts even when Redis is down at start.
  */
@@ -45,10 +51,17 @@ public final class ResilientBudget implements BudgetPort {
     private final LocalGcraBudget fallback;
     private final BudgetState outageState;
     private final Map<BudgetState, Long> nanosInState = new EnumMap<>(BudgetState.class);
+    private final java.util.Optional<String> sentMarksUrl;
+    private final Clock clock;
+    private final java.util.concurrent.atomic.LongAdder sharedCalls = new java.util.concurrent.atomic.LongAdder();
+    /** Bots decided or penalized while Redis could not decide: drained in Redis when shared mode resumes. */
+    private final java.util.Set<String> touchedInOutage = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Penalties recorded while Redis was down, replayed when shared mode resumes. */
+    private final java.util.Queue<Penalty> unshared = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private BudgetPort shared;
     private BudgetState state = BudgetState.SHARED;
     private long stateSinceNanos = System.nanoTime();
-    private boolean closed;
+    private volatile boolean closed;
 
     /**
      * Connects to Redis (lazily; Redis may be down now) and decides there, with the outage mode of
@@ -59,8 +72,22 @@ public final class ResilientBudget implements BudgetPort {
      */
     public static ResilientBudget connect(String redisUrl, BudgetConfig config, Duration commandTimeout,
                                           BudgetListener listener, Clock clock) {
+        return connect(redisUrl, config, commandTimeout, listener, clock, null);
+    }
+
+    /**
+     * As {@link #connect(String, BudgetConfig, Duration, BudgetListener, Clock)}, with Lettuce's command latencies
+     * recorded in {@code registry} (tag {@code client=budget}); null: not recorded.
+     */
+    public static ResilientBudget connect(String redisUrl, BudgetConfig config, Duration commandTimeout,
+                                          BudgetListener listener, Clock clock,
+                                          io.micrometer.core.instrument.MeterRegistry registry) {
         Objects.requireNonNull(redisUrl, "redisUrl");
-        return new ResilientBudget(() -> new RedisGcraBudget(redisUrl, config, commandTimeout), config, listener, clock);
+        return new ResilientBudget(() -> new RedisGcraBudget(redisUrl, config, commandTimeout, registry), config,
+                listener, clock, java.util.Optional.of(redisUrl));
+    }
+
+    private record Penalty(String botId, PenaltyScope scope, String chatId, long untilMs) {
     }
 
     /**
@@ -68,6 +95,13 @@ public final class ResilientBudget implements BudgetPort {
      *                      on a probe after it failed or after a connection error
      */
     public ResilientBudget(Supplier<BudgetPort> sharedFactory, BudgetConfig config, BudgetListener listener, Clock clock) {
+        this(sharedFactory, config, listener, clock, java.util.Optional.empty());
+    }
+
+    private ResilientBudget(Supplier<BudgetPort> sharedFactory, BudgetConfig config, BudgetListener listener, Clock clock,
+                            java.util.Optional<String> sentMarksUrl) {
+        this.sentMarksUrl = sentMarksUrl;
+        this.clock = clock;
         this.sharedFactory = Objects.requireNonNull(sharedFactory, "sharedFactory");
         this.config = Objects.requireNonNull(config, "config");
         this.listener = Objects.requireNonNull(listener, "listener");
@@ -105,18 +139,27 @@ public final class ResilientBudget implements BudgetPort {
         if (breaker.tryAcquirePermission()) {
             long start = System.nanoTime();
             try {
+                resumeIfNeeded();
+                sharedCalls.increment();
                 List<Decision> decided = shared().tryAcquireAll(botId, requests);
                 breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
                 enter(BudgetState.SHARED);
                 return decided;
             } catch (BudgetUnavailableException e) {
                 failed(start, e);
+            } catch (IllegalStateException | RejectedExecutionException e) {
+                if (closed) {
+                    breaker.releasePermission();
+                    throw e;
+                }
+                failed(start, closedUnderUs(e));
             } catch (RuntimeException e) {
                 breaker.releasePermission();
                 throw e;
             }
         }
         enter(outageState);
+        touchedInOutage.add(botId);
         if (outageState == BudgetState.PAUSED) {
             long waitMs = Math.max(1, config.probeInterval().toMillis());
             List<Decision> out = new ArrayList<>(requests.size());
@@ -135,18 +178,86 @@ public final class ResilientBudget implements BudgetPort {
     public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
         fallback.penalize(botId, scope, chatId, retryAfter);
         if (!breaker.tryAcquirePermission()) {
+            keepUnshared(botId, scope, chatId, retryAfter);
             return;
         }
         long start = System.nanoTime();
         try {
+            resumeIfNeeded();
+            sharedCalls.increment();
             shared().penalize(botId, scope, chatId, retryAfter);
             breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         } catch (BudgetUnavailableException e) {
+            keepUnshared(botId, scope, chatId, retryAfter);
             failed(start, e);
+        } catch (IllegalStateException | RejectedExecutionException e) {
+            if (closed) {
+                breaker.releasePermission();
+                throw e;
+            }
+            keepUnshared(botId, scope, chatId, retryAfter);
+            failed(start, closedUnderUs(e));
         } catch (RuntimeException e) {
             breaker.releasePermission();
             throw e;
         }
+    }
+
+    private void keepUnshared(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
+        touchedInOutage.add(botId);
+        unshared.add(new Penalty(botId, scope, chatId, clock.millis() + retryAfter.toMillis()));
+    }
+
+    /**
+     * The first shared call after an outage: drain the bots of the outage in Redis and replay the penalties
+     * recorded meanwhile (what is left of them). Throws like any shared call; then it is tried again on the
+     * next probe.
+     */
+    private void resumeIfNeeded() {
+        if (state() == BudgetState.SHARED && unshared.isEmpty()) {
+            return;
+        }
+        BudgetPort s = shared();
+        for (String bot : List.copyOf(touchedInOutage)) {
+            sharedCalls.increment();
+            s.startDrained(bot);
+            touchedInOutage.remove(bot);
+        }
+        Penalty p;
+        while ((p = unshared.peek()) != null) {
+            long left = p.untilMs() - clock.millis();
+            if (left > 0) {
+                sharedCalls.increment();
+                s.penalize(p.botId(), p.scope(), p.chatId(), Duration.ofMillis(left));
+            }
+            unshared.poll();
+        }
+    }
+
+    @Override
+    public boolean reserves() {
+        return true;
+    }
+
+    @Override
+    public java.util.Optional<String> sentMarksRedisUrl() {
+        return sentMarksUrl;
+    }
+
+    /** Calls made to the shared budget (each one Redis round trip), failed ones included. */
+    @Override
+    public long redisRoundTrips() {
+        return sharedCalls.sum();
+    }
+
+    /**
+     * When one thread's connection error drops the Redis client, threads still inside a call of that client
+     * get Netty's {@code IllegalStateException("cannot be started once stopped")} or a rejected task, not a
+     * Redis error. It is the same outage: the outage mode decides, the caller never sees it.
+     */
+    private static BudgetUnavailableException closedUnderUs(RuntimeException e) {
+        return new BudgetUnavailableException("Redis client closed during the call (connection lost)",
+                new io.lettuce.core.RedisConnectionException("client closed after a connection error", e));
     }
 
     private void failed(long startNanos, BudgetUnavailableException e) {

@@ -18,14 +18,29 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisSentMarks implements SentMarks {
     private static final Logger log = LoggerFactory.getLogger(RedisSentMarks.class);
+    private final io.lettuce.core.resource.ClientResources resources;
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
     private final long ttlMs;
+    private final String redisUrl;
+    private final java.util.concurrent.atomic.LongAdder reads = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder writes = new java.util.concurrent.atomic.LongAdder();
 
     public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout) {
+        this(redisUrl, ttl, commandTimeout, null);
+    }
+
+    /**
+     * @param registry where Lettuce records its command latencies (tag {@code client=sent_marks}, see
+     *                 {@link dev.sluice.sender.budget.LettuceResources}); null: not recorded
+     */
+    public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout,
+                          io.micrometer.core.instrument.MeterRegistry registry) {
+        this.redisUrl = redisUrl;
         RedisURI uri = RedisURI.create(redisUrl);
         uri.setTimeout(commandTimeout);
-        this.client = RedisClient.create(uri);
+        this.resources = dev.sluice.sender.budget.LettuceResources.create(registry, "sent_marks");
+        this.client = RedisClient.create(resources, uri);
         this.connection = client.connect();
         this.connection.setTimeout(commandTimeout);
         this.ttlMs = ttl.toMillis();
@@ -33,13 +48,29 @@ public final class RedisSentMarks implements SentMarks {
 
     /** {@code sluice:{<bot>}:sent:<message id>}. */
     static String key(String botId, String messageId) {
-        return BudgetKeys.tag(botId) + ":sent:" + messageId;
+        return BudgetKeys.sentMark(botId, messageId);
+    }
+
+    @Override
+    public java.util.Optional<String> redisUrl() {
+        return java.util.Optional.of(redisUrl);
+    }
+
+    @Override
+    public long redisReads() {
+        return reads.sum();
+    }
+
+    @Override
+    public long redisWrites() {
+        return writes.sum();
     }
 
     @Override
     public Mark get(String botId, String messageId) {
         String v;
         try {
+            reads.increment();
             v = connection.sync().get(key(botId, messageId));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not read the sent mark of " + messageId + ": "
@@ -48,7 +79,8 @@ public final class RedisSentMarks implements SentMarks {
         return parse(v);
     }
 
-    static Mark parse(String v) {
+    /** Reads a stored mark value (null: no mark); also what the budget returns for ALREADY_SENT. */
+    public static Mark parse(String v) {
         if (v == null) {
             return Mark.NONE;
         }
@@ -84,6 +116,7 @@ public final class RedisSentMarks implements SentMarks {
     public void markSent(String botId, String messageId, String status, Long providerMessageId, long atMs,
                          String resultKey) {
         try {
+            writes.increment();
             connection.sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|" + atMs + "|"
                     + (resultKey == null ? "" : resultKey), SetArgs.Builder.px(ttlMs));
         } catch (RedisException e) {
@@ -95,6 +128,7 @@ public final class RedisSentMarks implements SentMarks {
     @Override
     public void markResultWritten(String botId, String messageId) {
         // Asynchronous: called from the producer's callback thread, which must never block on Redis.
+        writes.increment();
         connection.async().set(key(botId, messageId), value("DONE", null, null), SetArgs.Builder.px(ttlMs))
                 .exceptionally(e -> {
                     log.warn("could not mark the result of {} as written: {}", messageId, e.toString());
@@ -110,5 +144,6 @@ public final class RedisSentMarks implements SentMarks {
     public void close() {
         connection.close();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS);
     }
 }

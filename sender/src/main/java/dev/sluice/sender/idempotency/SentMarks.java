@@ -58,6 +58,24 @@ public interface SentMarks extends AutoCloseable {
     /** The message's result is written; best effort (asynchronous for Redis), never throws. */
     void markResultWritten(String botId, String messageId);
 
+    /**
+     * The Redis URL these marks live in ({@code sluice:{bot}:sent:<id>}), so a budget in the same Redis can read
+     * them in its own decision; empty when they are not in Redis.
+     */
+    default java.util.Optional<String> redisUrl() {
+        return java.util.Optional.empty();
+    }
+
+    /** Redis round trips that read marks so far; 0 when not in Redis. */
+    default long redisReads() {
+        return 0;
+    }
+
+    /** Redis round trips that wrote marks so far (SENT after the call, DONE after the result); 0 when not in Redis. */
+    default long redisWrites() {
+        return 0;
+    }
+
     @Override
     void close();
 }

@@ -51,14 +51,15 @@ class RedisGcraBudgetIT extends BudgetContract {
             b.penalizeChat(bot, "8", Duration.ofSeconds(30));
             List<String> keys = r.keys("sluice:*" + bot + "*");
             assertThat(keys).containsExactlyInAnyOrder(
-                    "sluice:{" + bot + "}:tat:global", "sluice:{" + bot + "}:tat:chat:7", "sluice:{" + bot + "}:gate:chat:8");
+                    "sluice:{" + bot + "}:bot", "sluice:{" + bot + "}:chat:7", "sluice:{" + bot + "}:chat:8");
             for (String k : keys) {
                 assertThat(k).startsWith("sluice:{" + bot + "}:");
             }
             // global: one message at 2/s -> refills in 500 ms; chat: one of burst 2 at 0.5/s -> 2000 ms
-            assertThat(r.pttl("sluice:{" + bot + "}:tat:global")).isBetween(400L, 500L);
-            assertThat(r.pttl("sluice:{" + bot + "}:tat:chat:7")).isBetween(1900L, 2000L);
-            assertThat(r.pttl("sluice:{" + bot + "}:gate:chat:8")).isBetween(29_000L, 30_001L);
+            assertThat(r.pttl("sluice:{" + bot + "}:bot")).isBetween(400L, 500L);
+            assertThat(r.pttl("sluice:{" + bot + "}:chat:7")).isBetween(1900L, 2000L);
+            assertThat(r.pttl("sluice:{" + bot + "}:chat:8")).isBetween(29_000L, 30_001L);
+            assertThat(r.get("sluice:{" + bot + "}:chat:8")).as("a gate only: no TAT").startsWith("|");
         }
     }
 
@@ -89,7 +90,7 @@ class RedisGcraBudgetIT extends BudgetContract {
     void a_drained_bucket_of_3_refilling_1_per_300ms_is_full_again_only_after_900ms_key_expiry_never_refills_early() {
         // the "3 refilling 1 per 15 s, full only after 45 s", scaled by 1/50
         RedisCommands<String, String> r = inspection.sync();
-        String key = "sluice:{" + bot + "}:tat:global";
+        String key = "sluice:{" + bot + "}:bot";
         try (BudgetPort b = budget(new BudgetLimits(1 / 0.3, 3, 1000, 1000))) {
             for (int i = 0; i < 3; i++) {
                 assertThat(b.tryAcquire(bot, "d" + i).granted()).isTrue();
@@ -115,7 +116,7 @@ class RedisGcraBudgetIT extends BudgetContract {
             // Redis expires a key within milliseconds of its PX deadline; allow for a loaded machine.
             org.awaitility.Awaitility.await("key expired when the bucket is full").atMost(Duration.ofMillis(250))
                     .pollInterval(Duration.ofMillis(10))
-                    .until(() -> r.exists("sluice:{" + bot2 + "}:tat:global") == 0);
+                    .until(() -> r.exists("sluice:{" + bot2 + "}:bot") == 0);
             for (int i = 0; i < 3; i++) {
                 assertThat(b.tryAcquire(bot2, "e" + i).granted()).as("full again after 900 ms: %d", i).isTrue();
             }
@@ -131,17 +132,16 @@ class RedisGcraBudgetIT extends BudgetContract {
         try (BudgetPort b = budget(config)) {
             assertThat(b.tryAcquire(BudgetRequest.backfill(bot, "-100")).granted()).isTrue();
             // group 20/min burst 1: 3 s; chat 1/s: 1 s; global 10/s: 100 ms; backfill (1-0.5)*10/s: 200 ms
-            assertThat(r.pttl(tag + "tat:group:-100")).isBetween(2900L, 3000L);
-            assertThat(r.pttl(tag + "tat:chat:-100")).isBetween(900L, 1000L);
-            assertThat(r.pttl(tag + "tat:global")).isBetween(1L, 100L);
-            assertThat(r.pttl(tag + "tat:backfill")).isBetween(100L, 200L);
+            assertThat(r.pttl(tag + "group:-100")).isBetween(2900L, 3000L);
+            assertThat(r.pttl(tag + "chat:-100")).isBetween(900L, 1000L);
+            assertThat(r.pttl(tag + "bot")).as("the later of global (100 ms) and backfill (200 ms) TAT")
+                    .isBetween(100L, 200L);
             b.penalize(bot, PenaltyScope.GROUP, "-100", Duration.ofSeconds(20));
+            assertThat(r.pttl(tag + "group:-100")).isBetween(19_000L, 20_000L);
             b.penalize(bot, PenaltyScope.BOT, "-100", Duration.ofSeconds(2));
-            assertThat(r.pttl(tag + "gate:group:-100")).isBetween(19_000L, 20_000L);
-            assertThat(r.pttl(tag + "gate:bot")).isBetween(1_900L, 2_000L);
             // multiplier 0.5 climbs at 0.1/s from when the gate lifts: 2 s + 5 s
-            assertThat(r.hget(tag + "aimd", "m")).isEqualTo("500000");
-            assertThat(r.pttl(tag + "aimd")).isBetween(6_900L, 7_001L);
+            assertThat(r.get(tag + "bot").split("\\|", -1)[2]).isEqualTo("500000");
+            assertThat(r.pttl(tag + "bot")).isBetween(6_900L, 7_001L);
         }
     }
 
@@ -163,6 +163,76 @@ class RedisGcraBudgetIT extends BudgetContract {
             assertThat(b.tryAcquire(paid, "b").retryIn()).as("1000/s").isLessThanOrEqualTo(Duration.ofMillis(1));
             assertThat(b.tryAcquire(slow, "a").granted()).isTrue();
             assertThat(b.tryAcquire(slow, "b").retryIn()).as("2/s").isBetween(Duration.ofMillis(400), Duration.ofMillis(500));
+        }
+    }
+
+    @Test
+    void a_request_naming_its_message_reads_the_sent_mark_in_the_same_call_and_a_marked_one_consumes_nothing() {
+        RedisCommands<String, String> r = inspection.sync();
+        String marked = bot + "-marks";
+        r.set("sluice:{" + marked + "}:sent:m-1", "SENT|DELIVERED|42|1700000000000|9");
+        try (RedisGcraBudget b = new RedisGcraBudget(redis.url(), new BudgetLimits(1, 1, 1000, 1000), Duration.ofSeconds(2))) {
+            long before = b.roundTrips();
+            List<Decision> d = b.tryAcquireAll(marked, List.of(
+                    BudgetRequest.live(marked, "9").checkingSentMark("m-1"),
+                    BudgetRequest.live(marked, "10").checkingSentMark("m-2"),
+                    BudgetRequest.live(marked, "11").checkingSentMark("m-3")));
+            assertThat(b.roundTrips() - before).as("one EVALSHA for decisions and marks").isEqualTo(1);
+            assertThat(d.get(0).limit()).isEqualTo(Limit.ALREADY_SENT);
+            assertThat(d.get(0).sentMark()).isEqualTo("SENT|DELIVERED|42|1700000000000|9");
+            assertThat(d.get(0).retryIn()).isZero();
+            assertThat(d.get(1).granted()).as("the marked message took no budget: the next one gets the token").isTrue();
+            assertThat(d.get(1).sentMarkChecked()).isTrue();
+            assertThat(d.get(2).limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(d.get(2).sentMarkChecked()).isTrue();
+            assertThat(b.tryAcquire(BudgetRequest.live(marked, "12")).sentMarkChecked()).isFalse();
+        }
+    }
+
+    @Test
+    void a_bot_started_drained_after_an_outage_gets_no_fresh_burst_from_an_empty_redis() {
+        String fresh = bot + "-drained";
+        try (RedisGcraBudget b = new RedisGcraBudget(redis.url(), new BudgetLimits(10, 5, 1000, 1000), Duration.ofSeconds(2))) {
+            b.startDrained(fresh);
+            Decision first = b.tryAcquire(fresh, "1");
+            assertThat(first.limit()).as("burst 5 at 10/s: the bucket starts empty").isEqualTo(Limit.GLOBAL);
+            assertThat(first.retryIn()).isBetween(Duration.ofMillis(50), Duration.ofMillis(100));
+            waitFor(first.retryIn());
+            assertThat(b.tryAcquire(fresh, "1").granted()).isTrue();
+            assertThat(b.tryAcquire(fresh, "2").granted()).as("one per interval, no burst").isFalse();
+            String tatBefore = inspection.sync().get("sluice:{" + fresh + "}:bot");
+            b.seedGlobalTat(fresh, Duration.ZERO);
+            assertThat(inspection.sync().get("sluice:{" + fresh + "}:bot")).as("a later TAT is kept").isEqualTo(tatBefore);
+        }
+    }
+
+    @Test
+    void a_live_request_may_take_the_next_global_slot_within_its_horizon_instead_of_a_refusal() {
+        String r = bot + "-reserve";
+        Duration horizon = Duration.ofMillis(500);
+        try (RedisGcraBudget b = new RedisGcraBudget(redis.url(), new BudgetLimits(10, 1, 1, 1), Duration.ofSeconds(2))) {
+            List<BudgetRequest> batch = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                batch.add(BudgetRequest.live(r, "c" + i).reservingUpTo(horizon));
+            }
+            List<Decision> d = b.tryAcquireAll(r, batch);
+            assertThat(d.get(0).granted()).isTrue();
+            assertThat(d.get(0).isReservation()).isFalse();
+            // 10/s: slots 100 ms apart; each taken as a reservation up to 500 ms ahead, the rest refused
+            for (int i = 1; i <= 5; i++) {
+                assertThat(d.get(i).isReservation()).as("candidate %d", i).isTrue();
+                assertThat(d.get(i).retryIn().toMillis()).as("candidate %d", i).isBetween(100L * i - 5, 100L * i);
+            }
+            assertThat(d.get(6).limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(d.get(6).retryIn().toMillis()).isBetween(595L, 600L);
+            assertThat(b.tryAcquire(BudgetRequest.live(r, "x")).retryIn().toMillis()).as("without a reservation: refused")
+                    .isBetween(590L, 600L);
+            assertThat(b.tryAcquire(BudgetRequest.backfill(r, "y").reservingUpTo(horizon)).granted())
+                    .as("backfill never reserves").isFalse();
+            Decision sameChat = b.tryAcquire(BudgetRequest.live(r, "c1").reservingUpTo(Duration.ofSeconds(5)));
+            assertThat(sameChat.limit()).as("a chat limit is never reserved").isEqualTo(Limit.CHAT);
+            assertThat(inspection.sync().pttl("sluice:{" + r + "}:chat:c5")).as("chat TAT from the reserved instant")
+                    .isBetween(1_400L, 1_500L);
         }
     }
 }

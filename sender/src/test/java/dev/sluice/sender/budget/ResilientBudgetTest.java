@@ -1,6 +1,7 @@
 package dev.sluice.sender.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.metrics.BudgetState;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
 /** The circuit breaker and the outage modes, against a shared budget that fails on demand. */
 class ResilientBudgetTest {
     private final AtomicBoolean down = new AtomicBoolean();
+    private final AtomicBoolean closedUnderCall = new AtomicBoolean();
     private final AtomicInteger sharedCalls = new AtomicInteger();
     private final AtomicInteger factoryCalls = new AtomicInteger();
     private final List<String> events = new ArrayList<>();
@@ -32,6 +34,8 @@ class ResilientBudgetTest {
         }
     };
 
+    private final List<String> sharedWrites = new ArrayList<>();
+
     /** Grants everything while up; throws a connection error while down. */
     private BudgetPort shared() {
         factoryCalls.incrementAndGet();
@@ -39,6 +43,10 @@ class ResilientBudgetTest {
             @Override
             public Decision tryAcquire(BudgetRequest request) {
                 sharedCalls.incrementAndGet();
+                if (closedUnderCall.get()) {
+                    // what a thread inside a call sees when another thread's connection error closed the client
+                    throw new IllegalStateException("executor not accepting a task");
+                }
                 if (down.get()) {
                     throw new BudgetUnavailableException("down", new RedisConnectionException("Connection refused"));
                 }
@@ -48,6 +56,17 @@ class ResilientBudgetTest {
             @Override
             public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
                 tryAcquire(BudgetRequest.live(botId, chatId));
+                synchronized (sharedWrites) {
+                    sharedWrites.add("penalize:" + botId + ":" + scope + ":" + chatId + ":" + retryAfter.toMillis());
+                }
+            }
+
+            @Override
+            public void startDrained(String botId) {
+                tryAcquire(BudgetRequest.live(botId, "x"));
+                synchronized (sharedWrites) {
+                    sharedWrites.add("drained:" + botId);
+                }
             }
 
             @Override
@@ -101,6 +120,24 @@ class ResilientBudgetTest {
     }
 
     @Test
+    void a_client_closed_under_a_call_is_the_outage_not_an_error_of_the_caller() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.FAIL_CLOSED, clock)) {
+            closedUnderCall.set(true);
+            Decision d = b.tryAcquire("bot", "1");
+            assertThat(d.limit()).isEqualTo(Limit.UNAVAILABLE);
+            b.penalize("bot", PenaltyScope.CHAT, "1", Duration.ofSeconds(1)); // kept for replay, not thrown
+            assertThat(events).contains("error:connection");
+            closedUnderCall.set(false);
+            await().atMost(Duration.ofSeconds(2)).until(() -> b.tryAcquire("bot", "x").granted());
+        }
+        ResilientBudget closed = budget(BudgetConfig.OutageMode.FAIL_CLOSED, new ManualClock());
+        closed.close();
+        assertThatThrownBy(() -> closed.tryAcquire("bot", "1")).as("a closed budget still says so")
+                .isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
     void fail_closed_refuses_with_unavailable_and_a_probe_wait_then_resumes() {
         ManualClock clock = new ManualClock();
         try (ResilientBudget b = budget(BudgetConfig.OutageMode.FAIL_CLOSED, clock)) {
@@ -141,6 +178,30 @@ class ResilientBudgetTest {
         }, config, listener, clock)) {
             assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
             assertThat(b.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+        }
+    }
+
+    @Test
+    void on_resuming_the_outage_bots_start_drained_and_unshared_penalties_are_replayed_with_what_is_left() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.LOCAL_FALLBACK, clock)) {
+            assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
+            down.set(true);
+            b.tryAcquire("bot", "2");
+            b.penalize("bot", PenaltyScope.CHAT, "9", Duration.ofSeconds(10));
+            b.penalize("other", PenaltyScope.BOT, "9", Duration.ofSeconds(1));
+            assertThat(sharedWrites).isEmpty();
+            clock.advance(Duration.ofSeconds(4));
+            down.set(false);
+            await().atMost(Duration.ofSeconds(2)).until(() -> {
+                b.tryAcquire("bot", "probe");
+                return b.state() == BudgetState.SHARED;
+            });
+            // "other"'s 1 s penalty is over: nothing left to replay; the chat gate has 6 s left
+            assertThat(sharedWrites).containsExactlyInAnyOrder("drained:bot", "drained:other",
+                    "penalize:bot:CHAT:9:6000");
+            b.tryAcquire("bot", "again");
+            assertThat(sharedWrites).as("resumed once").hasSize(3);
         }
     }
 }

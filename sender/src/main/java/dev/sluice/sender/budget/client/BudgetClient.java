@@ -350,7 +350,7 @@ public final class BudgetClient implements AutoCloseable {
                 String url = redisUrl;
                 BudgetConfig c = config;
                 Duration timeout = commandTimeout;
-                port = new ResilientBudget(() -> new ClosedClientGuard(new RedisGcraBudget(url, c, timeout)), config,
+                port = new ResilientBudget(() -> new RedisGcraBudget(url, c, timeout), config,
                         BudgetListener.NONE, clock);
             }
             if (quota != null) {

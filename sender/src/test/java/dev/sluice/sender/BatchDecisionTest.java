@@ -1,0 +1,193 @@
+package dev.sluice.sender;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.metrics.BudgetState;
+import dev.sluice.sender.budget.BudgetPort;
+import dev.sluice.sender.budget.BudgetRequest;
+import dev.sluice.sender.budget.Decision;
+import dev.sluice.sender.budget.Limit;
+import dev.sluice.sender.budget.PenaltyScope;
+import dev.sluice.sender.idempotency.InMemorySentMarks;
+import dev.sluice.sender.idempotency.SentMarks;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The sender's batch decision against a budget that, like the Redis one, reads the sent marks of the same
+ * store in its decision and may reserve slots: one budget call per batch, no separate sent-mark read, a message
+ * already marked sent is never sent again, a reserved slot is waited for and then used without asking again.
+ */
+class BatchDecisionTest {
+    private static final String URL = "redis://marks-and-budget:6379";
+
+    private final ManualClock clock = new ManualClock();
+    private final Fakes.ScriptedTransport transport = new Fakes.ScriptedTransport();
+    private final Fakes.RecordingSink sink = new Fakes.RecordingSink();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final InMemorySentMarks stored = new InMemorySentMarks(Duration.ofDays(1), clock);
+    private final CountingMarks marks = new CountingMarks();
+    private final RedisLikeBudget budget = new RedisLikeBudget();
+    private final TopicPartition tp = new TopicPartition("outbox.live", 0);
+    private final DeliveryProcessor processor = new DeliveryProcessor(Fakes.config("budget.global.rate.per.s", "1000",
+            "budget.global.burst", "1000", "budget.chat.rate.per.s", "1000", "budget.chat.burst", "1000",
+            "budget.reservation.max.ms", "500"), budget, transport, sink, marks, Fakes.metrics(registry), clock,
+            new SplittableRandom(7), new BotSlots(8), new ChatRegistry(1000));
+
+    /** Decides like budget.lua: one call per batch; a request naming its message gets its mark checked. */
+    private static final class RedisLikeBudget implements BudgetPort {
+        final Deque<Decision> decisions = new ArrayDeque<>();
+        final List<List<BudgetRequest>> batches = new ArrayList<>();
+
+        @Override
+        public Decision tryAcquire(BudgetRequest request) {
+            return tryAcquireAll(request.botId(), List.of(request)).get(0);
+        }
+
+        @Override
+        public List<Decision> tryAcquireAll(String botId, List<BudgetRequest> requests) {
+            batches.add(List.copyOf(requests));
+            List<Decision> out = new ArrayList<>();
+            for (BudgetRequest r : requests) {
+                Decision d = decisions.isEmpty() ? Decision.grant() : decisions.poll();
+                out.add(r.sentMarkId() != null && d.limit() != Limit.ALREADY_SENT ? d.withSentMarkChecked() : d);
+            }
+            return out;
+        }
+
+        @Override
+        public Optional<String> sentMarksRedisUrl() {
+            return Optional.of(URL);
+        }
+
+        @Override
+        public boolean reserves() {
+            return true;
+        }
+
+        @Override
+        public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
+        }
+
+        @Override
+        public BudgetState state() {
+            return BudgetState.SHARED;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** The in-memory marks, said to live in the budget's Redis; counts separate reads. */
+    private final class CountingMarks implements SentMarks {
+        int reads;
+
+        @Override
+        public Mark get(String botId, String messageId) {
+            reads++;
+            return stored.get(botId, messageId);
+        }
+
+        @Override
+        public void markSent(String botId, String messageId, String status, Long providerMessageId) {
+            stored.markSent(botId, messageId, status, providerMessageId);
+        }
+
+        @Override
+        public void markResultWritten(String botId, String messageId) {
+            stored.markResultWritten(botId, messageId);
+        }
+
+        @Override
+        public Optional<String> redisUrl() {
+            return Optional.of(URL);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    private PendingMessage pending(String id, String chat) {
+        return new PendingMessage(tp, 0, Fakes.message(id, chat, clock.instant().minusMillis(50), null));
+    }
+
+    @Test
+    void ready_heads_of_one_bot_are_decided_in_one_budget_call_that_also_checks_their_sent_marks() {
+        List<PendingMessage> batch = List.of(pending("a", "1"), pending("b", "2"), pending("c", "3"));
+        List<DeliveryProcessor.Next> next = processor.processBatch("bot", batch);
+
+        assertThat(budget.batches).hasSize(1);
+        assertThat(budget.batches.get(0)).extracting(BudgetRequest::sentMarkId).containsExactly("a", "b", "c");
+        assertThat(budget.batches.get(0)).extracting(BudgetRequest::chatId).containsExactly("1", "2", "3");
+        assertThat(next).allMatch(DeliveryProcessor.Next::isCall);
+        next.forEach(n -> assertThat(n.run()).isEqualTo(Step.DONE));
+        assertThat(transport.sent).hasSize(3);
+        assertThat(sink.results).extracting(DeliveryResult::getStatus).containsOnly(DeliveryStatus.DELIVERED);
+        assertThat(marks.reads).as("no separate sent-mark read").isZero();
+
+        // checked once per message: asked again (a refusal), it does not ask for the mark again
+        PendingMessage d = pending("d", "4");
+        budget.decisions.add(Decision.refused(5, Limit.CHAT));
+        assertThat(processor.process(d)).isInstanceOf(Step.RetryAt.class);
+        clock.advance(Duration.ofMillis(5));
+        assertThat(processor.process(d)).isEqualTo(Step.DONE);
+        assertThat(budget.batches.get(budget.batches.size() - 1).get(0).sentMarkId()).isNull();
+    }
+
+    @Test
+    void a_message_the_budget_finds_marked_sent_is_not_sent_again_and_gets_the_result_of_its_previous_owner() {
+        budget.decisions.add(Decision.alreadySent("SENT|DELIVERED|42|0|"));
+        budget.decisions.add(Decision.alreadySent("DONE|DELIVERED|42"));
+        List<DeliveryProcessor.Next> next = processor.processBatch("bot", List.of(pending("sent", "1"), pending("done", "2")));
+
+        assertThat(next).noneMatch(DeliveryProcessor.Next::isCall);
+        assertThat(next.get(0).run()).isEqualTo(Step.DONE);
+        assertThat(next.get(1).run()).isEqualTo(Step.DONE);
+        assertThat(transport.sent).isEmpty();
+        assertThat(sink.results).hasSize(1);
+        assertThat(sink.results.get(0).getMessageId()).isEqualTo("sent");
+        assertThat(sink.results.get(0).getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+        assertThat(sink.results.get(0).getProviderMessageId()).isEqualTo(42L);
+        assertThat(sink.alreadyFinished).containsExactly("done");
+    }
+
+    @Test
+    void a_reserved_slot_is_waited_for_then_used_without_asking_the_budget_again() {
+        PendingMessage p = pending("r", "1");
+        budget.decisions.add(Decision.reserved(300));
+        Step step = processor.process(p);
+        assertThat(step).isEqualTo(new Step.RetryAt(clock.millis() + 300));
+        assertThat(budget.batches.get(0).get(0).reserveUpTo()).isEqualTo(Duration.ofMillis(500));
+        assertThat(transport.sent).isEmpty();
+
+        clock.advance(Duration.ofMillis(100));
+        assertThat(processor.process(p)).as("never before its slot").isEqualTo(new Step.RetryAt(clock.millis() + 200));
+        clock.advance(Duration.ofMillis(200));
+        assertThat(processor.process(p)).isEqualTo(Step.DONE);
+        assertThat(transport.sent).hasSize(1);
+        assertThat(budget.batches).as("no second budget call").hasSize(1);
+    }
+
+    @Test
+    void a_reserved_slot_missed_by_more_than_one_interval_passes_unused_and_the_message_asks_again() {
+        PendingMessage p = pending("late", "1");
+        budget.decisions.add(Decision.reserved(300));
+        processor.process(p);
+        clock.advance(Duration.ofMillis(300 + 50));
+        assertThat(processor.process(p)).isEqualTo(Step.DONE);
+        assertThat(budget.batches).as("asked again for a fresh slot").hasSize(2);
+        assertThat(transport.sent).hasSize(1);
+    }
+}
