@@ -14,13 +14,17 @@ import org.slf4j.LoggerFactory;
  * Sent marks in Redis: {@code SET sluice:{bot}:sent:<message id> <value> PX <ttl>}, the value being
  * {@code SENT|<status>|<provider message id>} or {@code DONE|<status>|<provider message id>}. The bot's hash
  * tag keeps the key in the bot's Redis Cluster slot, next to its budget keys. One Lettuce connection,
- * shared by every sending thread.
+ * shared by every sending thread, opened on first use: a sender must start while Redis is down (its budget
+ * has an outage mode), so a connect failure is a {@link SentMarksUnavailableException} of that call, not of
+ * the constructor. Once open, Lettuce reconnects it by itself.
  */
 public final class RedisSentMarks implements SentMarks {
     private static final Logger log = LoggerFactory.getLogger(RedisSentMarks.class);
     private final io.lettuce.core.resource.ClientResources resources;
     private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
+    private final Duration commandTimeout;
+    private volatile StatefulRedisConnection<String, String> connection;
+    private boolean closed;
     private final long ttlMs;
     private final String redisUrl;
     private final java.util.concurrent.atomic.LongAdder reads = new java.util.concurrent.atomic.LongAdder();
@@ -41,9 +45,31 @@ public final class RedisSentMarks implements SentMarks {
         uri.setTimeout(commandTimeout);
         this.resources = dev.sluice.sender.budget.LettuceResources.create(registry, "sent_marks");
         this.client = RedisClient.create(resources, uri);
-        this.connection = client.connect();
-        this.connection.setTimeout(commandTimeout);
+        // A first connect to a dead Redis fails within the command timeout, not Lettuce's 10 s default.
+        client.setOptions(io.lettuce.core.ClientOptions.builder()
+                .socketOptions(io.lettuce.core.SocketOptions.builder().connectTimeout(commandTimeout).build())
+                .build());
+        this.commandTimeout = commandTimeout;
         this.ttlMs = ttl.toMillis();
+    }
+
+    /** The shared connection, opened on first use; throws Lettuce's RedisException when Redis cannot be reached. */
+    private StatefulRedisConnection<String, String> connection() {
+        StatefulRedisConnection<String, String> c = connection;
+        if (c != null) {
+            return c;
+        }
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("sent marks are closed");
+            }
+            if (connection == null) {
+                StatefulRedisConnection<String, String> opened = client.connect();
+                opened.setTimeout(commandTimeout);
+                connection = opened;
+            }
+            return connection;
+        }
     }
 
     /** {@code sluice:{<bot>}:sent:<message id>}. */
@@ -71,7 +97,7 @@ public final class RedisSentMarks implements SentMarks {
         String v;
         try {
             reads.increment();
-            v = connection.sync().get(key(botId, messageId));
+            v = connection().sync().get(key(botId, messageId));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not read the sent mark of " + messageId + ": "
                     + e.getMessage(), e);
@@ -117,7 +143,7 @@ public final class RedisSentMarks implements SentMarks {
                          String resultKey) {
         try {
             writes.increment();
-            connection.sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|" + atMs + "|"
+            connection().sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|" + atMs + "|"
                     + (resultKey == null ? "" : resultKey), SetArgs.Builder.px(ttlMs));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not write the sent mark of " + messageId + ": "
@@ -129,7 +155,14 @@ public final class RedisSentMarks implements SentMarks {
     public void markResultWritten(String botId, String messageId) {
         // Asynchronous: called from the producer's callback thread, which must never block on Redis.
         writes.increment();
-        connection.async().set(key(botId, messageId), value("DONE", null, null), SetArgs.Builder.px(ttlMs))
+        StatefulRedisConnection<String, String> c;
+        try {
+            c = connection();
+        } catch (RedisException e) {
+            log.warn("could not mark the result of {} as written: {}", messageId, e.toString());
+            return;
+        }
+        c.async().set(key(botId, messageId), value("DONE", null, null), SetArgs.Builder.px(ttlMs))
                 .exceptionally(e -> {
                     log.warn("could not mark the result of {} as written: {}", messageId, e.toString());
                     return null;
@@ -142,7 +175,14 @@ public final class RedisSentMarks implements SentMarks {
 
     @Override
     public void close() {
-        connection.close();
+        StatefulRedisConnection<String, String> c;
+        synchronized (this) {
+            closed = true;
+            c = connection;
+        }
+        if (c != null) {
+            c.close();
+        }
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS);
     }
