@@ -32,7 +32,7 @@ import java.util.function.LongSupplier;
  */
 public final class SenderMetrics implements MeterBinder {
     /** The limits a budget decision can refuse by (DESIGN.md, Budget). */
-    public static final java.util.List<String> LIMITS = java.util.List.of("global", "chat", "group", "gate");
+    public static final java.util.List<String> LIMITS = java.util.List.of("global", "chat", "group", "gate", "quota");
     private final Set<String> bots;
     private final Clock clock;
     private final Map<String, MinuteWindow> grantedLastMinute = new ConcurrentHashMap<>();

@@ -571,6 +571,7 @@ public final class DeliveryProcessor {
             case CHAT -> "chat";
             case GROUP -> "group";
             case GATE_CHAT, GATE_GROUP, GATE_BOT -> "gate";
+            case QUOTA -> "quota";
             default -> null;
         };
         if (limit != null) {

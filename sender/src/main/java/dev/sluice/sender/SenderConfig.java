@@ -164,6 +164,8 @@ public final class SenderConfig {
     private final Duration statusInterval;
     private final Map<String, String> kafkaProperties;
     private final Map<String, String> schemaRegistryProperties;
+    /** Quota mode (PostgreSQL hard cap over the Redis pacing), when {@code quota.jdbc.url} is set. */
+    private final dev.sluice.sender.quota.QuotaConfig quota;
 
     /** Reads and validates the sender configuration; see the class comment for the keys. */
     public static SenderConfig from(Settings s) {
@@ -234,6 +236,16 @@ public final class SenderConfig {
             }
         });
         this.schemaRegistryProperties = Collections.unmodifiableMap(registry);
+        this.quota = s.string(dev.sluice.sender.quota.QuotaConfig.JDBC_URL, null) == null ? null
+                : dev.sluice.sender.quota.QuotaConfig.from(s);
+    }
+
+    /**
+     * Quota mode for contractual limits ({@code quota.jdbc.url}, {@code quota.<key>.limit}, ...): every grant
+     * of a covered key also takes a unit of its PostgreSQL quota; empty when {@code quota.jdbc.url} is unset.
+     */
+    public java.util.Optional<dev.sluice.sender.quota.QuotaConfig> quota() {
+        return java.util.Optional.ofNullable(quota);
     }
 
     private static Set<NotificationClass> classes(Settings s, String key) {
@@ -491,6 +503,7 @@ public final class SenderConfig {
                 + "->" + topics.deliveryResults() + ", bots=" + bots.keySet()
                 + (providers.isEmpty() ? "" : ", providers=" + providers.values()) + ", budget=" + budgetMode
                 + " " + budgetConfig + ", redis=" + withoutCredentials(redisUrl) + ", maxInFlight=" + maxInFlight
-                + ", bufferMaxRecords=" + bufferMaxRecords + ", kafka=" + safeKafka + "}";
+                + ", bufferMaxRecords=" + bufferMaxRecords + (quota == null ? "" : ", quota=" + quota)
+                + ", kafka=" + safeKafka + "}";
     }
 }

@@ -289,6 +289,13 @@ public final class SenderService implements AutoCloseable {
     }
 
     private static BudgetPort budgetFor(SenderConfig config, BudgetListener listener, MeterRegistry registry) {
+        BudgetPort pacing = pacingBudgetFor(config, listener, registry);
+        // Quota mode: PostgreSQL holds the contractual cap, even while Redis (the pacing) is down.
+        return config.quota().<BudgetPort>map(q -> new dev.sluice.sender.quota.QuotaBudget(pacing,
+                new dev.sluice.sender.quota.PostgresQuota(q))).orElse(pacing);
+    }
+
+    private static BudgetPort pacingBudgetFor(SenderConfig config, BudgetListener listener, MeterRegistry registry) {
         return switch (config.budgetMode()) {
             case REDIS -> ResilientBudget.connect(config.redisUrl(), config.budgetConfig(), config.redisCommandTimeout(),
                     listener, Clock.systemUTC(), registry);
