@@ -2,6 +2,7 @@ package dev.sluice.sender;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.testkit.ManualClock;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.metrics.BudgetState;

@@ -8,34 +8,15 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** The mock provider's limits and switches, driven by an injected clock (no sleeping). */
 class MockHttpProviderIT {
-    private final AtomicLong nowMs = new AtomicLong(Instant.parse("2026-11-29T20:00:00Z").toEpochMilli());
-    private final Clock clock = new Clock() {
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(nowMs.get());
-        }
-    };
+    private final ManualClock clock = new ManualClock(Instant.parse("2026-11-29T20:00:00Z"));
     private final HttpClient http = HttpClient.newHttpClient();
 
     private HttpResponse<String> post(MockHttpProvider mock, String key) throws Exception {
@@ -60,7 +41,7 @@ class MockHttpProviderIT {
             assertThat(refused.headers().firstValue("Retry-After")).contains("1");
             assertThat(refused.body()).contains("\"reset\":1");
             assertThat(post(mock, "key-b").statusCode()).as("another key has its own budget").isEqualTo(200);
-            nowMs.addAndGet(200);
+            clock.advance(Duration.ofMillis(200));
             assertThat(post(mock, "key-a").statusCode()).as("one interval later").isEqualTo(200);
             assertThat(post(mock, "key-a").statusCode()).isEqualTo(429);
             assertThat(post(mock, null).statusCode()).isEqualTo(401);
@@ -78,8 +59,8 @@ class MockHttpProviderIT {
             HttpResponse<String> r = post(mock, "key-a");
             assertThat(r.statusCode()).isEqualTo(429);
             assertThat(r.headers().firstValue("Retry-After")).contains(DateTimeFormatter.RFC_1123_DATE_TIME
-                    .format(Instant.ofEpochMilli(nowMs.get() + 10_000).atZone(ZoneOffset.UTC)));
-            nowMs.addAndGet(10_000);
+                    .format(clock.instant().plusSeconds(10).atZone(ZoneOffset.UTC)));
+            clock.advance(Duration.ofSeconds(10));
             mock.softLimit(true);
             HttpResponse<String> soft = post(mock, "key-a");
             assertThat(soft.statusCode()).isEqualTo(200);

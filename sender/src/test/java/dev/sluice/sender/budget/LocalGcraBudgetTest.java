@@ -2,8 +2,8 @@ package dev.sluice.sender.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
-import dev.sluice.sender.ManualClock;
 import org.junit.jupiter.api.Test;
 
 /** The contract on the in-process budget, plus exact checks on a fake clock. */

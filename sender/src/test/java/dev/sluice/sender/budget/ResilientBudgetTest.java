@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.testkit.ManualClock;
 import dev.sluice.metrics.BudgetState;
-import dev.sluice.sender.ManualClock;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.lettuce.core.RedisConnectionException;
 import java.time.Duration;

@@ -3,9 +3,9 @@ package dev.sluice.sender.budget.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.testkit.ManualClock;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.Settings;
-import dev.sluice.sender.ManualClock;
 import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;

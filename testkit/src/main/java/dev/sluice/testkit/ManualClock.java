@@ -1,4 +1,4 @@
-package dev.sluice.sender;
+package dev.sluice.testkit;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,9 +6,9 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock the test moves by hand. */
+/** A clock a test moves by hand (no sleeping); safe to read from other threads (servers, schedulers). */
 public final class ManualClock extends Clock {
-    private Instant now;
+    private volatile Instant now;
 
     public ManualClock(Instant start) {
         this.now = start;
@@ -18,7 +18,7 @@ public final class ManualClock extends Clock {
         this(Instant.parse("2026-01-01T00:00:00Z"));
     }
 
-    public void advance(Duration d) {
+    public synchronized void advance(Duration d) {
         now = now.plus(d);
     }
 
