@@ -238,13 +238,9 @@ public final class DeliveryProcessor {
     private Object prepare(PendingMessage p, long now) {
         OutboundMessage m = p.message();
         Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
-        if (expiresAt != null && now >= expiresAt) {
-            return finish(p, DeliveryStatus.EXPIRED, "deadline expires_at " + m.getExpiresAt() + " passed before sending",
-                    null, null);
-        }
-        if (p.reschedules() > maxReschedules) {
-            return finish(p, DeliveryStatus.EXPIRED, "reschedule limit reached: " + p.reschedules()
-                    + " waits forced by the provider (sender.max.reschedules=" + maxReschedules + ")", null, null);
+        Step expired = expiredBeforeSending(p, now);
+        if (expired != null) {
+            return expired;
         }
         String bot = m.getBotId();
         if (!knownBots.contains(bot)) {
@@ -384,18 +380,28 @@ public final class DeliveryProcessor {
         return Math.floorDiv(atMs + batchWindowMs - 1, batchWindowMs) * batchWindowMs;
     }
 
-    /** A message with a {@code bot_pool}: each bot in turn, the first that grants sends. */
-    private Step processPool(PendingMessage p) {
+    /** EXPIRED when the deadline passed or the provider forced too many waits; else null (go on). */
+    private Step expiredBeforeSending(PendingMessage p, long now) {
         OutboundMessage m = p.message();
-        long now = clock.millis();
-        Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
-        if (expiresAt != null && now >= expiresAt) {
+        if (m.getExpiresAt() != null && now >= m.getExpiresAt().toEpochMilli()) {
             return finish(p, DeliveryStatus.EXPIRED, "deadline expires_at " + m.getExpiresAt() + " passed before sending",
                     null, null);
         }
         if (p.reschedules() > maxReschedules) {
             return finish(p, DeliveryStatus.EXPIRED, "reschedule limit reached: " + p.reschedules()
                     + " waits forced by the provider (sender.max.reschedules=" + maxReschedules + ")", null, null);
+        }
+        return null;
+    }
+
+    /** A message with a {@code bot_pool}: each bot in turn, the first that grants sends. */
+    private Step processPool(PendingMessage p) {
+        OutboundMessage m = p.message();
+        long now = clock.millis();
+        Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
+        Step expired = expiredBeforeSending(p, now);
+        if (expired != null) {
+            return expired;
         }
         List<String> candidates = candidates(m);
         if (candidates.isEmpty()) {
