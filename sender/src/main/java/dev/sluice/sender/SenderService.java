@@ -1,6 +1,7 @@
 package dev.sluice.sender;
 
 import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.avro.SenderStatus;
 import dev.sluice.metrics.BudgetState;
@@ -121,7 +122,7 @@ public final class SenderService implements AutoCloseable {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final LaneScheduler<PendingMessage> scheduler = new LaneScheduler<>();
+    private final LaneScheduler<PendingMessage> scheduler;
     private final Map<TopicPartition, Integer> inFlightByPartition = new HashMap<>();
     /** Lanes parked because their bot(s) had no free in-flight slot, per bot (a lane may wait on several). */
     private final Map<String, ArrayDeque<Parked>> parkedByBot = new HashMap<>();
@@ -231,6 +232,10 @@ public final class SenderService implements AutoCloseable {
         this.statusProducer = new KafkaProducer<>(statusProps, new StringSerializer(), ports.statusSerializer());
         this.consumerMetrics = SluiceBinders.kafkaConsumer(consumer, registry);
         this.producerMetrics = SluiceBinders.kafkaProducer(producer, registry);
+        String outboxLive = config.topics().outboxLive();
+        // Priority inheritance: a live CRITICAL message lifts its chat's lane ahead of routine lanes.
+        this.scheduler = new LaneScheduler<>(p -> p.message().getEventClass() == NotificationClass.CRITICAL
+                && p.laneKey().partition().topic().equals(outboxLive));
         this.botSlots = new BotSlots(config.maxInFlightPerBot());
         this.botSlots.onRelease(this::wakeParked);
         this.processor = new DeliveryProcessor(config, budget, transport,
@@ -820,8 +825,9 @@ public final class SenderService implements AutoCloseable {
     }
 
     /**
-     * A call of {@code bot} ended: one lane parked on it becomes ready, the first live lane if any (a backfill
-     * backlog never holds live traffic back), else the first parked.
+     * A call of {@code bot} ended: one lane parked on it becomes ready: the first lane holding a live CRITICAL
+     * message if any, else the first live lane (a backfill backlog never holds live traffic back), else the
+     * first parked.
      */
     private void wakeParked(String bot) {
         lock.lock();
@@ -833,9 +839,12 @@ public final class SenderService implements AutoCloseable {
             queue.removeIf(x -> x.woken);
             Parked chosen = null;
             for (Parked x : queue) {
-                if (!x.head.key().partition().topic().equals(config.topics().outboxBackfill())) {
+                if (scheduler.isUrgent(x.head)) {
                     chosen = x;
                     break;
+                }
+                if (chosen == null && !x.head.key().partition().topic().equals(config.topics().outboxBackfill())) {
+                    chosen = x;
                 }
             }
             if (chosen == null) {
