@@ -87,6 +87,8 @@ public final class DeliveryProcessor {
     private final boolean foldSentMarks;
     /** {@code budget.reservation.max.ms}: live messages may take the bot's next global slot this far ahead. */
     private final Duration reservationMax;
+    /** {@code budget.reservation.late.max.ms}, -1 when not configured. */
+    private final long lateSlotMaxMs;
     /** Half the reservation horizon (0: none): waiting live lanes of a bot are aligned to it, see {@link #aligned}. */
     private final long batchWindowMs;
 
@@ -106,6 +108,7 @@ public final class DeliveryProcessor {
         // Reservations and aligned waits only where the budget can reserve (Redis): elsewhere they would only delay.
         this.reservationMax = budget.reserves() ? config.budgetConfig().reservationMax() : Duration.ZERO;
         this.batchWindowMs = reservationMax.toMillis() / 2;
+        this.lateSlotMaxMs = config.budgetConfig().reservationLateMax().map(Duration::toMillis).orElse(-1L);
         this.foldSentMarks = budget.sentMarksRedisUrl().isPresent()
                 && budget.sentMarksRedisUrl().equals(sentMarks.redisUrl());
         this.backfillTopic = config.topics().outboxBackfill();
@@ -272,6 +275,7 @@ public final class DeliveryProcessor {
             // Too late for its slot (a loaded host): sent now it could bunch with the next slots at the provider,
             // whose window counts arrivals. The slot passes unused; the lane asks again.
             p.clearReservation();
+            metrics.slotForfeited(bot);
         }
         if (!p.holdsAttemptSlot()) {
             long slot = pacer.reserve(pacerKey(bot, p), now);
@@ -298,9 +302,12 @@ public final class DeliveryProcessor {
         return new Ask(p, bot, target, expiresAt, request);
     }
 
-    /** How late a reserved slot may still be used: one interval of the bot's rate, at least 2 ms. */
+    /**
+     * How late a reserved slot may still be used: {@code budget.reservation.late.max.ms}, else one interval of the
+     * bot's rate, at least 2 ms.
+     */
     private long lateSlotMs(String bot, PendingMessage p) {
-        return Math.max(2, pacer.intervalMillis(pacerKey(bot, p)));
+        return lateSlotMaxMs >= 0 ? lateSlotMaxMs : Math.max(2, pacer.intervalMillis(pacerKey(bot, p)));
     }
 
     /** A message holding a reserved budget slot: the provider call once the slot is due and the bot has room. */

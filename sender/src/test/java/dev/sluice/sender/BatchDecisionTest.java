@@ -191,4 +191,47 @@ class BatchDecisionTest {
         assertThat(budget.batches).as("asked again for a fresh slot").hasSize(2);
         assertThat(transport.sent).hasSize(1);
     }
+
+    /** A processor at 10 msg/s (one interval = 100 ms) with reservations and these extra settings. */
+    private DeliveryProcessor tenPerSecond(String... extra) {
+        List<String> kv = new ArrayList<>(List.of("budget.global.rate.per.s", "10", "budget.chat.rate.per.s", "1000",
+                "budget.chat.burst", "1000", "budget.reservation.max.ms", "500"));
+        kv.addAll(List.of(extra));
+        return new DeliveryProcessor(Fakes.config(kv.toArray(String[]::new)), budget, transport, sink, marks,
+                Fakes.metrics(registry), clock, new SplittableRandom(7), new BotSlots(8), new ChatRegistry(1000));
+    }
+
+    @Test
+    void a_reserved_slot_later_than_the_configured_late_max_passes_unused_and_is_counted() {
+        DeliveryProcessor strict = tenPerSecond("budget.reservation.late.max.ms", "3");
+        PendingMessage late = pending("late", "1");
+        budget.decisions.add(Decision.reserved(300));
+        strict.process(late);
+        clock.advance(Duration.ofMillis(300 + 4)); // 4 ms late: within one interval (100 ms), over the 3 ms
+        assertThat(strict.process(late)).isEqualTo(Step.DONE);
+        assertThat(budget.batches).as("asked again for a fresh slot").hasSize(2);
+        assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isEqualTo(1);
+
+        DeliveryProcessor another = tenPerSecond("budget.reservation.late.max.ms", "3"); // its own local pacer
+        PendingMessage onTime = pending("on-time", "2");
+        budget.decisions.add(Decision.reserved(300));
+        another.process(onTime);
+        clock.advance(Duration.ofMillis(300 + 3)); // exactly the late max: still used
+        assertThat(another.process(onTime)).isEqualTo(Step.DONE);
+        assertThat(budget.batches).as("no new budget call").hasSize(3);
+        assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isEqualTo(1);
+        assertThat(transport.sent).hasSize(2);
+    }
+
+    @Test
+    void without_a_late_max_a_reserved_slot_may_be_late_by_one_interval_of_the_bot_rate() {
+        DeliveryProcessor lenient = tenPerSecond();
+        PendingMessage p = pending("p", "1");
+        budget.decisions.add(Decision.reserved(300));
+        lenient.process(p);
+        clock.advance(Duration.ofMillis(300 + 99));
+        assertThat(lenient.process(p)).isEqualTo(Step.DONE);
+        assertThat(budget.batches).as("the slot was used").hasSize(1);
+        assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isZero();
+    }
 }
