@@ -37,14 +37,15 @@ public final class Utilisation {
         int baselineSeconds = args.scaled("baseline-backlog-seconds", 60, 3);
         double budgetRate = args.dbl("budget-rate", ALLOWED_PER_S);
         long reservationMs = (long) args.dbl("reservation-ms", 0);
+        long lateMaxMs = (long) args.dbl("late-max-ms", -1);
         int chats = args.integer("chats", 600);
         boolean baseline = !args.flag("no-baseline");
         try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
             ResultCollector collector = infra.collector();
-            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, senders,
+            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, senders,
                     backlogSeconds * ALLOWED_PER_S, chats);
             Drain naive = baseline
-                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, senders, baselineSeconds * ALLOWED_PER_S, chats)
+                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, senders, baselineSeconds * ALLOWED_PER_S, chats)
                     : null;
 
             BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
@@ -63,8 +64,8 @@ public final class Utilisation {
                 out.put("baseline", Map.of("accepted_per_s", round(naive.acceptedPerS()), "ratio",
                         round(naive.acceptedPerS() / ALLOWED_PER_S), "provider_429", naive.provider429()));
             }
-            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
-                    senders, budgetRate, reservationMs);
+            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.late.max.ms=%s; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
+                    senders, budgetRate, reservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs));
             out.note("tightest 31 calls: the shortest span of 31 consecutive provider calls of the bot (accepted or not); under 1000 ms means a 31st call in one sliding second");
             out.note("steady: accepted messages from 10 s after the first acceptance to the last, (n-1)/span");
             out.emit(args);
@@ -74,7 +75,7 @@ public final class Utilisation {
     }
 
     static Drain drain(Infra infra, ResultCollector collector, String tag, String botId, String budgetMode, double rate,
-                       long reservationMs, int senders, int messages, int chats) throws Exception {
+                       long reservationMs, long lateMaxMs, int senders, int messages, int chats) throws Exception {
         int chatCount = Math.min(chats, Math.max(1, messages / 3));
         int perChat = (int) Math.ceil((double) messages / chatCount);
         Workload w = Workload.roundRobin(tag, botId, tag.equals("util") ? 1_000_000L : 2_000_000L, chatCount, perChat);
@@ -88,6 +89,9 @@ public final class Utilisation {
         settings.put("budget.global.rate.per.s", Double.toString(rate));
         settings.put("budget.chat.burst", "2");
         settings.put("budget.reservation.max.ms", Long.toString(reservationMs));
+        if (lateMaxMs >= 0) {
+            settings.put("budget.reservation.late.max.ms", Long.toString(lateMaxMs));
+        }
         long t0 = System.nanoTime();
         boolean completed;
         try (Senders s = Senders.start(tag, senders, settings, tokens, infra.workDir, "256m")) {

@@ -277,7 +277,9 @@ public final class DeliveryProcessor {
             p.clearReservation();
             metrics.slotForfeited(bot);
         }
-        if (!p.holdsAttemptSlot()) {
+        if (!p.holdsAttemptSlot() && !isUrgent(p)) {
+            // An urgent message skips the pacer's FIFO of attempt slots: behind a backlog the next free slot can
+            // be seconds away, and a reminder must not wait for every lane that asked before it.
             long slot = pacer.reserve(pacerKey(bot, p), now);
             p.holdAttemptSlot();
             if (slot > now) {
@@ -381,7 +383,7 @@ public final class DeliveryProcessor {
      * of a round trip instead of one of its own. Later is always safe; the wait grows by less than one window.
      */
     private long aligned(PendingMessage p, long atMs) {
-        if (batchWindowMs <= 0 || laneOf(p) == dev.sluice.avro.Lane.BACKFILL) {
+        if (batchWindowMs <= 0 || laneOf(p) == dev.sluice.avro.Lane.BACKFILL || isUrgent(p)) {
             return atMs;
         }
         return Math.floorDiv(atMs + batchWindowMs - 1, batchWindowMs) * batchWindowMs;
@@ -509,6 +511,16 @@ public final class DeliveryProcessor {
     }
 
     /** Records of {@code outbox.backfill} ask as BACKFILL whatever their field says: live keeps its headroom. */
+    /**
+     * True for a live CRITICAL message (a reminder, a security code). It goes ahead of routine work in this
+     * instance: its lane is served first ({@link LaneScheduler}) and it asks the budget without waiting for a
+     * pacer slot. The shared budget still decides whether it is sent.
+     */
+    public boolean isUrgent(PendingMessage p) {
+        return p.message().getEventClass() == dev.sluice.avro.NotificationClass.CRITICAL
+                && laneOf(p) == dev.sluice.avro.Lane.LIVE;
+    }
+
     private dev.sluice.avro.Lane laneOf(PendingMessage p) {
         return p.partition().topic().equals(backfillTopic) ? dev.sluice.avro.Lane.BACKFILL : p.message().getLane();
     }
@@ -598,6 +610,9 @@ public final class DeliveryProcessor {
                 deferBoth(bot, now + waitMs); // another replica saw the bot's penalty
             }
             return now + waitMs + jitterMs();
+        }
+        if (isUrgent(p) && decision.limit() == Limit.GLOBAL) {
+            return now + waitMs; // asks again exactly when the budget admits: no pacer slot, no batch alignment
         }
         if (single && (decision.limit() == Limit.GLOBAL || decision.limit() == Limit.HEADROOM)) {
             // HEADROOM is the backfill share of the global limit: paced the same way, so a refused backfill

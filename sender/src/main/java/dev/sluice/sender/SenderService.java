@@ -1,7 +1,6 @@
 package dev.sluice.sender;
 
 import dev.sluice.avro.DeliveryResult;
-import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.avro.SenderStatus;
 import dev.sluice.metrics.BudgetState;
@@ -232,15 +231,13 @@ public final class SenderService implements AutoCloseable {
         this.statusProducer = new KafkaProducer<>(statusProps, new StringSerializer(), ports.statusSerializer());
         this.consumerMetrics = SluiceBinders.kafkaConsumer(consumer, registry);
         this.producerMetrics = SluiceBinders.kafkaProducer(producer, registry);
-        String outboxLive = config.topics().outboxLive();
-        // Priority inheritance: a live CRITICAL message lifts its chat's lane ahead of routine lanes.
-        this.scheduler = new LaneScheduler<>(p -> p.message().getEventClass() == NotificationClass.CRITICAL
-                && p.laneKey().partition().topic().equals(outboxLive));
         this.botSlots = new BotSlots(config.maxInFlightPerBot());
         this.botSlots.onRelease(this::wakeParked);
         this.processor = new DeliveryProcessor(config, budget, transport,
                 new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
                 clock, THREAD_SAFE_RANDOM, botSlots, new ChatRegistry(100_000));
+        // Priority inheritance: a lane holding an urgent message (live CRITICAL) is served before routine lanes.
+        this.scheduler = new LaneScheduler<>(processor::isUrgent);
         this.resultLookup = ports.resultDeserializer() == null ? ResultLookup.NONE
                 : new KafkaResultLookup(config.topics().deliveryResults(), consumerProperties(config, 500),
                         ports.resultDeserializer());

@@ -234,4 +234,34 @@ class BatchDecisionTest {
         assertThat(budget.batches).as("the slot was used").hasSize(1);
         assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isZero();
     }
+
+    @Test
+    void a_live_critical_message_asks_the_budget_at_once_instead_of_queueing_for_a_pacer_slot() {
+        DeliveryProcessor tenPerS = tenPerSecond("budget.reservation.max.ms", "0");
+        List<Step> routine = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            routine.add(tenPerS.process(pending("routine-" + i, "r" + i)));
+        }
+        // the first routine message asked and was sent; the others wait for pacer slots up to ~2 s ahead
+        assertThat(routine.get(0)).isEqualTo(Step.DONE);
+        assertThat(routine.get(19)).isInstanceOf(Step.RetryAt.class);
+        assertThat(((Step.RetryAt) routine.get(19)).readyAtMs()).isGreaterThan(clock.millis() + 1_500);
+        int asked = budget.batches.size();
+
+        PendingMessage reminder = pending("reminder", "c");
+        reminder.message().setEventClass(dev.sluice.avro.NotificationClass.CRITICAL);
+        assertThat(tenPerS.isUrgent(reminder)).isTrue();
+        budget.decisions.add(Decision.refused(37, Limit.GLOBAL));
+        assertThat(tenPerS.process(reminder)).as("refused: asks again exactly when the budget admits")
+                .isEqualTo(new Step.RetryAt(clock.millis() + 37));
+        assertThat(budget.batches).as("it asked without a pacer slot").hasSize(asked + 1);
+        clock.advance(Duration.ofMillis(37));
+        assertThat(tenPerS.process(reminder)).isEqualTo(Step.DONE);
+        assertThat(transport.sent).hasSize(2);
+
+        PendingMessage backfilled = new PendingMessage(new TopicPartition("outbox.backfill", 0), 0,
+                Fakes.message("old-reminder", "d", clock.instant(), null));
+        backfilled.message().setEventClass(dev.sluice.avro.NotificationClass.CRITICAL);
+        assertThat(tenPerS.isUrgent(backfilled)).as("backfill stays behind live traffic").isFalse();
+    }
 }
