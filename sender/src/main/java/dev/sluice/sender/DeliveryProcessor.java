@@ -239,6 +239,7 @@ public final class DeliveryProcessor {
      * is due) the provider call as a {@link Next}.
      */
     private Object prepare(PendingMessage p, long now) {
+        p.waitsForTurnOnly(false);
         OutboundMessage m = p.message();
         Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
         Step expired = expiredBeforeSending(p, now);
@@ -277,12 +278,13 @@ public final class DeliveryProcessor {
             p.clearReservation();
             metrics.slotForfeited(bot);
         }
-        if (!p.holdsAttemptSlot() && !isUrgent(p)) {
+        if (!p.holdsAttemptSlot() && !asksAhead(p)) {
             // An urgent message skips the pacer's FIFO of attempt slots: behind a backlog the next free slot can
             // be seconds away, and a reminder must not wait for every lane that asked before it.
             long slot = pacer.reserve(pacerKey(bot, p), now);
             p.holdAttemptSlot();
             if (slot > now) {
+                p.waitsForTurnOnly(true);
                 return retryAt(aligned(p, slot), expiresAt);
             }
         }
@@ -383,7 +385,7 @@ public final class DeliveryProcessor {
      * of a round trip instead of one of its own. Later is always safe; the wait grows by less than one window.
      */
     private long aligned(PendingMessage p, long atMs) {
-        if (batchWindowMs <= 0 || laneOf(p) == dev.sluice.avro.Lane.BACKFILL || isUrgent(p)) {
+        if (batchWindowMs <= 0 || laneOf(p) == dev.sluice.avro.Lane.BACKFILL || asksAhead(p)) {
             return atMs;
         }
         return Math.floorDiv(atMs + batchWindowMs - 1, batchWindowMs) * batchWindowMs;
@@ -521,6 +523,11 @@ public final class DeliveryProcessor {
                 && laneOf(p) == dev.sluice.avro.Lane.LIVE;
     }
 
+    /** Urgent itself, or the head of a lane holding an urgent message ({@link PendingMessage#aheadOfUrgent}). */
+    private boolean asksAhead(PendingMessage p) {
+        return isUrgent(p) || (p.aheadOfUrgent() && laneOf(p) == dev.sluice.avro.Lane.LIVE);
+    }
+
     private dev.sluice.avro.Lane laneOf(PendingMessage p) {
         return p.partition().topic().equals(backfillTopic) ? dev.sluice.avro.Lane.BACKFILL : p.message().getLane();
     }
@@ -611,7 +618,7 @@ public final class DeliveryProcessor {
             }
             return now + waitMs + jitterMs();
         }
-        if (isUrgent(p) && decision.limit() == Limit.GLOBAL) {
+        if (asksAhead(p) && decision.limit() == Limit.GLOBAL) {
             return now + waitMs; // asks again exactly when the budget admits: no pacer slot, no batch alignment
         }
         if (single && (decision.limit() == Limit.GLOBAL || decision.limit() == Limit.HEADROOM)) {
@@ -635,6 +642,7 @@ public final class DeliveryProcessor {
             pacer.deferTo(pacerKey(bot, p), now + (reserving ? Math.max(0, waitMs - reservationMax.toMillis()) : waitMs));
             p.holdAttemptSlot();
             p.keptTurn(false);
+            p.waitsForTurnOnly(true); // a global refusal: an urgent message behind may ask again before the turn
             return pacer.reserve(pacerKey(bot, p), now);
         }
         return now + waitMs;

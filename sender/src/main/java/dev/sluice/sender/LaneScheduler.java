@@ -74,17 +74,22 @@ public final class LaneScheduler<M> {
     private long nextSeq;
     private int buffered;
 
+    private final Predicate<? super M> mayAdvance;
+
     /** A scheduler where no message is urgent: lanes are served by {@code readyAt} alone. */
     public LaneScheduler() {
-        this(m -> false);
+        this(m -> false, m -> false);
     }
 
     /**
      * @param urgent which messages lift their lane ahead of the others (see the class comment); evaluated
      *     once per message when it is added and when it leaves
+     * @param mayAdvance whether a waiting head only waits for its turn (a pacing slot), not for a limit: when an
+     *     urgent message joins its lane, such a lane becomes ready at once instead of at its turn
      */
-    public LaneScheduler(Predicate<? super M> urgent) {
+    public LaneScheduler(Predicate<? super M> urgent, Predicate<? super M> mayAdvance) {
         this.urgent = urgent;
+        this.mayAdvance = mayAdvance;
     }
 
     /** Appends a message to its chat's lane; a new lane is ready at {@code nowMs}. */
@@ -100,8 +105,12 @@ public final class LaneScheduler<M> {
         } else {
             lane.queue.add(message);
             if (isUrgent && lane.urgentCount++ == 0 && !lane.busy) {
-                // The lane waits in the ordinary set; move it, keeping its readyAt (a budget or 429 wait).
+                // The lane waits in the ordinary set: move it. It keeps a limit's wait (a budget refusal, a 429),
+                // but not a mere turn in the pacing of routine lanes.
                 ready.remove(lane);
+                if (lane.readyAt > nowMs && mayAdvance.test(lane.queue.peekFirst())) {
+                    lane.readyAt = nowMs;
+                }
                 urgentReady.add(lane);
             }
         }

@@ -237,7 +237,7 @@ public final class SenderService implements AutoCloseable {
                 new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
                 clock, THREAD_SAFE_RANDOM, botSlots, new ChatRegistry(100_000));
         // Priority inheritance: a lane holding an urgent message (live CRITICAL) is served before routine lanes.
-        this.scheduler = new LaneScheduler<>(processor::isUrgent);
+        this.scheduler = new LaneScheduler<>(processor::isUrgent, PendingMessage::waitsForTurnOnly);
         this.resultLookup = ports.resultDeserializer() == null ? ResultLookup.NONE
                 : new KafkaResultLookup(config.topics().deliveryResults(), consumerProperties(config, 500),
                         ports.resultDeserializer());
@@ -639,6 +639,7 @@ public final class SenderService implements AutoCloseable {
                     if (head == null) {
                         break;
                     }
+                    head.message().aheadOfUrgent(scheduler.isUrgent(head));
                     inFlight++;
                     inFlightByPartition.merge(head.key().partition(), 1, Integer::sum);
                     ready.add(head);

@@ -259,6 +259,12 @@ class BatchDecisionTest {
         assertThat(tenPerS.process(reminder)).isEqualTo(Step.DONE);
         assertThat(transport.sent).hasSize(2);
 
+        PendingMessage ahead = pending("routine-before-a-reminder", "e");
+        ahead.aheadOfUrgent(true); // its lane holds a reminder behind it: priority inheritance
+        assertThat(tenPerS.process(ahead)).as("asks at once, so the reminder behind it is not held up")
+                .isEqualTo(Step.DONE);
+        assertThat(transport.sent).hasSize(3);
+
         PendingMessage backfilled = new PendingMessage(new TopicPartition("outbox.backfill", 0), 0,
                 Fakes.message("old-reminder", "d", clock.instant(), null));
         backfilled.message().setEventClass(dev.sluice.avro.NotificationClass.CRITICAL);

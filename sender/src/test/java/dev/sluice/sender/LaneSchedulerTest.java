@@ -97,7 +97,8 @@ class LaneSchedulerTest {
     }
 
     // Messages starting with '!' are urgent (a live CRITICAL in the sender).
-    private final LaneScheduler<String> prio = new LaneScheduler<>(m -> m.startsWith("!"));
+    // Messages ending with '~' only wait for a pacing turn, not for a limit.
+    private final LaneScheduler<String> prio = new LaneScheduler<>(m -> m.startsWith("!"), m -> m.endsWith("~"));
 
     @Test
     void a_ready_urgent_lane_is_served_before_lanes_that_were_ready_longer() {
@@ -165,5 +166,20 @@ class LaneSchedulerTest {
         assertThat(prio.pollReady(0).message()).isEqualTo("B1");
         assertThat(prio.pollReady(0)).isNull();
         assertThat(prio.nextReadyAtMs()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void an_urgent_message_advances_a_lane_waiting_only_for_its_pacing_turn_but_not_one_waiting_for_a_limit() {
+        prio.add(chat("paced"), "P1~", 0);
+        prio.add(chat("limited"), "L1", 0);
+        LaneScheduler.Head<String> paced = prio.pollReady(0);
+        LaneScheduler.Head<String> limited = prio.pollReady(0);
+        prio.reschedule(paced, 5_000); // its turn among many routine lanes
+        prio.reschedule(limited, 5_000); // e.g. a chat's 429
+        prio.add(chat("paced"), "!P2", 10);
+        prio.add(chat("limited"), "!L2", 10);
+        assertThat(prio.pollReady(10).message()).isEqualTo("P1~");
+        assertThat(prio.pollReady(10)).as("a limit's wait is kept").isNull();
+        assertThat(prio.nextReadyAtMs()).isEqualTo(5_000);
     }
 }
