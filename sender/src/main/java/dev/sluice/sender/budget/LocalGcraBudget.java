@@ -222,6 +222,15 @@ public final class LocalGcraBudget implements BudgetPort {
         };
         boolean active = gateWait(key, now) > 0;
         long lifts = gates.merge(key, until, Math::max);
+        String botGate = BudgetKeys.botGate(botId);
+        if (effective != PenaltyScope.BOT && gateWait(botGate, now) > 0) {
+            // The bot's gate is up, so this call was made during the bot-wide penalty, and Telegram extends a
+            // penalty on every call made during it: the bot's gate moves too (no second AIMD cut).
+            long botLifts = gates.merge(botGate, until, Math::max);
+            Bot bot = bot(botId);
+            bot.multiplierPpm = bot.multiplier(now);
+            bot.climbFromMs = Math.max(bot.climbFromMs, botLifts);
+        }
         if (effective == PenaltyScope.BOT) {
             Bot bot = bot(botId);
             long m = bot.multiplier(now);

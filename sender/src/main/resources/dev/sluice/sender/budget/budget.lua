@@ -51,7 +51,9 @@
 --   ARGV[6] AIMD increase ppm per second
 --   -> {gate_ms_left, multiplier_ppm}. An existing longer gate is kept. For 'bot', the multiplier is cut
 --   (m <- max(floor, m * factor)) only when no bot gate was active (one cut per penalty episode, however
---   many replicas report the same 429); it starts climbing back when the gate lifts.
+--   many replicas report the same 429); it starts climbing back when the gate lifts. For 'gate' while the
+--   bot's gate is up, the bot's gate is extended to the new penalty's end too (Telegram extends a penalty
+--   on every call made during it, and this call was).
 --
 -- op 'seed' (after an outage: a recovered empty Redis must not hand out a fresh burst)
 --   KEYS[1] sluice:{b}:bot   ARGV[2] global TAT floor, ms from now (>= 0)   ARGV[3] AIMD increase ppm per s
@@ -174,12 +176,23 @@ if op == 'penalize' then
     write_bot(KEYS[1], s, inc)
     return {ceil_ms(until_us - now), m}
   end
+  local b = read_bot(KEYS[2])
+  if b.gate and b.gate > now and until_us > b.gate then
+    -- The bot's gate is up, so this call was made during the bot-wide penalty, and Telegram extends a penalty
+    -- on every call made during it: the bot's gate moves too (no second AIMD cut; climbing waits for the gate).
+    if b.m then
+      b.m = multiplier(b, inc)
+      b.mt = until_us
+    end
+    b.gate = until_us
+    write_bot(KEYS[2], b, inc)
+  end
   local tat, gate = read_pair(KEYS[1])
   if gate and gate > until_us then
     until_us = gate
   end
   write_pair(KEYS[1], tat, until_us)
-  return {ceil_ms(until_us - now), multiplier(read_bot(KEYS[2]), inc)}
+  return {ceil_ms(until_us - now), multiplier(b, inc)}
 end
 
 if op == 'seed' then

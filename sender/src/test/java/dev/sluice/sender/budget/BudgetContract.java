@@ -234,6 +234,24 @@ abstract class BudgetContract {
     }
 
     @Test
+    void a_chat_429_while_the_bot_gate_is_up_extends_the_bot_gate_as_telegram_extends_its_penalty() {
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
+            b.penalize(bot, PenaltyScope.BOT, "1", Duration.ofMillis(300));
+            // a call in flight when the bot-wide penalty began comes back 429 and, attributed to its chat, is
+            // reported after it: Telegram extended the bot's penalty by that call, so the bot gate moves too
+            b.penalize(bot, PenaltyScope.CHAT, "2", Duration.ofSeconds(2));
+            Decision d = b.tryAcquire(bot, "3");
+            assertThat(d.limit()).isEqualTo(Limit.GATE_BOT);
+            assertThat(d.retryIn()).isGreaterThan(Duration.ofMillis(1500)).isLessThanOrEqualTo(Duration.ofSeconds(2));
+
+            String calm = "calm-" + bot; // no bot gate: a chat's 429 stays the chat's
+            b.penalize(calm, PenaltyScope.CHAT, "2", Duration.ofSeconds(2));
+            assertThat(b.tryAcquire(calm, "2").limit()).isEqualTo(Limit.GATE_CHAT);
+            assertThat(b.tryAcquire(calm, "3").granted()).isTrue();
+        }
+    }
+
+    @Test
     void a_batch_is_decided_in_order_each_all_or_nothing() {
         try (BudgetPort b = budget(new BudgetLimits(1, 3, 1, 1))) {
             b.penalizeChat(bot, "gated", Duration.ofSeconds(10));
