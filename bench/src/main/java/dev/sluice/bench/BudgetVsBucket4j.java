@@ -53,7 +53,35 @@ final class BudgetVsBucket4j {
     private BudgetVsBucket4j() {
     }
 
-    record Measured(long decisions, long granted, double seconds, Histogram latencyMicros) {
+    record Measured(long decisions, long granted, double seconds, Histogram latencyMicros, Cpu cpu) {
+        Measured(long decisions, long granted, double seconds, Histogram latencyMicros) {
+            this(decisions, granted, seconds, latencyMicros, Cpu.NONE);
+        }
+
+        Measured withCpu(Cpu used) {
+            return new Measured(decisions, granted, seconds, latencyMicros, used);
+        }
+
+        /** redis-server CPU (user + sys, all its threads) per decision, µs. */
+        double redisCpuMicrosPerDecision() {
+            return cpu.redisMicros() / (double) decisions;
+        }
+
+        /** This JVM's CPU (all threads: client threads, Lettuce's event loop, the harness) per decision, µs. */
+        double clientCpuMicrosPerDecision() {
+            return cpu.jvmMicros() / (double) decisions;
+        }
+
+        /** Share of one core redis-server used over the measurement (1.0 = its one main thread saturated). */
+        double redisCores() {
+            return cpu.redisMicros() / (seconds * 1e6);
+        }
+
+        /** Cores this JVM used over the measurement. */
+        double clientCores() {
+            return cpu.jvmMicros() / (seconds * 1e6);
+        }
+
         double opsPerS() {
             return decisions / seconds;
         }
@@ -78,6 +106,7 @@ final class BudgetVsBucket4j {
         int perChat = 3;
         double senderRate = 25;
         long reservationMs = 500;
+        boolean decisionsOnly = false; // skip the sender runs and drains (round_trips_per_delivered), for quick iterations
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--json" -> json = args[++i];
@@ -90,6 +119,7 @@ final class BudgetVsBucket4j {
                 case "--sender-messages-per-chat" -> perChat = Integer.parseInt(args[++i]);
                 case "--sender-rate" -> senderRate = Double.parseDouble(args[++i]);
                 case "--sender-reservation-ms" -> reservationMs = Long.parseLong(args[++i]);
+                case "--decisions-only" -> decisionsOnly = true;
                 default -> {
                     System.err.println("unknown option " + args[i]);
                     return 2;
@@ -109,6 +139,7 @@ final class BudgetVsBucket4j {
             root.put("available_processors", Runtime.getRuntime().availableProcessors());
             ArrayNode results = root.putArray("results");
             List<String[]> rows = new ArrayList<>();
+            List<String> cpuRows = new ArrayList<>();
 
             BudgetLimits limits = new BudgetLimits(rate, burst, 1_000_000, 1_000_000);
             try (RedisGcraBudget sluice = new RedisGcraBudget(redis.url(), BudgetConfig.of(limits), Duration.ofSeconds(5));
@@ -119,10 +150,16 @@ final class BudgetVsBucket4j {
                     measure(clients, Duration.ofSeconds(2), sluiceDecider(sluice, "warm" + clients));
                     measure(clients, Duration.ofSeconds(2), bucket4j.decider("warm" + clients));
                     long c0 = stats.commands();
+                    Cpu u0 = stats.cpu();
                     Measured s = measure(clients, Duration.ofSeconds(seconds), sluiceDecider(sluice, "hot" + clients));
+                    Cpu u1 = stats.cpu();
                     long c1 = stats.commands();
+                    Cpu u2 = stats.cpu();
                     Measured b = measure(clients, Duration.ofSeconds(seconds), bucket4j.decider("hot" + clients));
+                    Cpu u3 = stats.cpu();
                     long c2 = stats.commands();
+                    s = s.withCpu(u1.minus(u0));
+                    b = b.withCpu(u3.minus(u2));
                     double sluiceCalls = (c1 - c0) / (double) s.decisions();
                     double b4jCalls = (c2 - c1) / (double) b.decisions();
                     ObjectNode r = results.addObject();
@@ -141,6 +178,18 @@ final class BudgetVsBucket4j {
                     r.put("speedup", Math.round(100 * s.opsPerS() / b.opsPerS()) / 100.0);
                     r.put("sluice_redis_commands_per_decision", round3(sluiceCalls));
                     r.put("bucket4j_redis_commands_per_decision", round3(b4jCalls));
+                    r.put("sluice_redis_cpu_us_per_decision", round3(s.redisCpuMicrosPerDecision()));
+                    r.put("bucket4j_redis_cpu_us_per_decision", round3(b.redisCpuMicrosPerDecision()));
+                    r.put("sluice_client_cpu_us_per_decision", round3(s.clientCpuMicrosPerDecision()));
+                    r.put("bucket4j_client_cpu_us_per_decision", round3(b.clientCpuMicrosPerDecision()));
+                    r.put("sluice_redis_cores", round3(s.redisCores()));
+                    r.put("bucket4j_redis_cores", round3(b.redisCores()));
+                    r.put("sluice_client_cores", round3(s.clientCores()));
+                    r.put("bucket4j_client_cores", round3(b.clientCores()));
+                    cpuRows.add(String.format(Locale.ROOT, "%-8d %13.2f %13.2f %13.2f %13.2f %9.2f %9.2f %9.2f %9.2f", clients,
+                            s.redisCpuMicrosPerDecision(), b.redisCpuMicrosPerDecision(),
+                            s.clientCpuMicrosPerDecision(), b.clientCpuMicrosPerDecision(),
+                            s.redisCores(), b.redisCores(), s.clientCores(), b.clientCores()));
                     rows.add(new String[] {Integer.toString(clients),
                             String.format(Locale.ROOT, "%,.0f", s.opsPerS()), String.format(Locale.ROOT, "%,.0f", b.opsPerS()),
                             String.format(Locale.ROOT, "%.2f×", s.opsPerS() / b.opsPerS()),
@@ -150,6 +199,14 @@ final class BudgetVsBucket4j {
                 }
             }
 
+            if (decisionsOnly) {
+                printDecisions(rows, cpuRows);
+                if (json != null) {
+                    mapper.writeValue(new File(json), root);
+                    System.out.println("wrote " + json);
+                }
+                return 0;
+            }
             System.out.printf(Locale.ROOT, "%nsender runs: %d SenderService instances, %d chats x %d messages of one bot, budget %.0f/s,"
                     + " reservations %d ms and off ...%n", senders, chats, perChat, senderRate, reservationMs);
             SenderRoundTrips.Result run = SenderRoundTrips.run(redis, senders, chats, perChat, senderRate, reservationMs);
@@ -192,13 +249,7 @@ final class BudgetVsBucket4j {
             root.put("drain_messages", batch.delivered);
             root.put("drain_description", DRAIN_DESCRIPTION);
 
-            System.out.println();
-            System.out.printf("%-8s %14s %14s %8s %11s %11s %11s %9s %12s %12s%n", "clients", "sluice ops/s", "bucket4j ops/s",
-                    "ratio", "sluice p99", "b4j p99", "sluice over", "b4j over", "sluice cmds", "b4j cmds");
-            for (String[] row : rows) {
-                System.out.printf("%-8s %14s %14s %8s %8s µs %8s µs %11s %9s %12s %12s%n", (Object[]) row);
-            }
-            System.out.println("(cmds = commands redis-server executed per decision, from INFO commandstats, calls made inside scripts included)");
+            printDecisions(rows, cpuRows);
             System.out.println();
             System.out.println(SENDER_RUN_DESCRIPTION);
             for (SenderRoundTrips.Result r : List.of(run, plain)) {
@@ -221,6 +272,25 @@ final class BudgetVsBucket4j {
             }
         }
         return 0;
+    }
+
+    private static void printDecisions(List<String[]> rows, List<String> cpuRows) {
+        System.out.println();
+        System.out.printf("%-8s %14s %14s %8s %11s %11s %11s %9s %12s %12s%n", "clients", "sluice ops/s", "bucket4j ops/s",
+                "ratio", "sluice p99", "b4j p99", "sluice over", "b4j over", "sluice cmds", "b4j cmds");
+        for (String[] row : rows) {
+            System.out.printf("%-8s %14s %14s %8s %8s µs %8s µs %11s %9s %12s %12s%n", (Object[]) row);
+        }
+        System.out.println("(cmds = commands redis-server executed per decision, from INFO commandstats, calls made inside scripts included)");
+        System.out.println();
+        System.out.printf("%-8s %13s %13s %13s %13s %9s %9s %9s %9s%n", "clients", "sluice redis", "b4j redis",
+                "sluice client", "b4j client", "s redis", "b redis", "s client", "b client");
+        for (String row : cpuRows) {
+            System.out.println(row);
+        }
+        System.out.println("(CPU µs per decision: redis-server from INFO cpu used_cpu_user+used_cpu_sys, client = this JVM's"
+                + " process CPU; then cores used over the measurement: 1.0 redis = its main thread saturated; the machine has "
+                + Runtime.getRuntime().availableProcessors() + ")");
     }
 
     private static double round3(double v) {
@@ -327,6 +397,15 @@ final class BudgetVsBucket4j {
             + " (Telegram's shape at 10x speed), one driver thread that waits out bot-wide refusals (like the sender's pacer);"
             + " batch = up to 16 ready chats per EVALSHA, baseline = one EVALSHA per candidate";
 
+    /** CPU time in µs of redis-server and of this JVM. */
+    record Cpu(long redisMicros, long jvmMicros) {
+        static final Cpu NONE = new Cpu(0, 0);
+
+        Cpu minus(Cpu earlier) {
+            return new Cpu(redisMicros - earlier.redisMicros, jvmMicros - earlier.jvmMicros);
+        }
+    }
+
     record Drain(long roundTrips, long delivered, long overAdmitted) {
         double perDelivered() {
             return roundTrips / (double) delivered;
@@ -425,6 +504,19 @@ final class BudgetVsBucket4j {
                 }
             }
             return out;
+        }
+
+        /** CPU used so far by redis-server (INFO cpu, user + sys) and by this JVM (process CPU time), µs. */
+        Cpu cpu() {
+            double redisSeconds = 0;
+            for (String line : connection.sync().info("cpu").split("\r?\n")) {
+                if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+                    redisSeconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+                }
+            }
+            long jvmNanos = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                    .getOperatingSystemMXBean()).getProcessCpuTime();
+            return new Cpu(Math.round(redisSeconds * 1e6), jvmNanos / 1000);
         }
 
         long commands() {
