@@ -69,28 +69,36 @@ if redis.replicate_commands then
 end
 
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = t[1] * 1000000 + t[2] -- (numeric strings: Lua converts them exactly in arithmetic)
 local PPM = 1000000
 local floor = math.floor
 local op = ARGV[1]
 
 if op == 'acquire' then
-  local g_base = tonumber(ARGV[2])
-  local g_burst = tonumber(ARGV[3])
-  local c_interval = tonumber(ARGV[4])
-  local c_tolerance = tonumber(ARGV[5])
-  local p_interval = tonumber(ARGV[6])
-  local p_tolerance = tonumber(ARGV[7])
-  local headroom = tonumber(ARGV[8])
-  local inc = tonumber(ARGV[10])
-  local horizon = tonumber(ARGV[11])
+  -- integers sent by the client: "+ 0" converts them like tonumber, without a function call per argument
+  local A = ARGV
+  local g_base = A[2] + 0
+  local g_burst = A[3] + 0
+  local c_interval = A[4] + 0
+  local c_tolerance = A[5] + 0
+  local p_interval = A[6] + 0
+  local p_tolerance = A[7] + 0
+  local headroom = A[8] + 0
+  local inc = A[10] + 0
+  local horizon = A[11] + 0
 
   -- the bot: "<global TAT>|<bot gate>|<AIMD m ppm>|<AIMD climb start>|<backfill TAT>"
   local s_g, s_gate, s_m, s_mt, s_bf
   local v = redis.call('GET', KEYS[1])
   if v then
-    local a, b, c, d, e = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
-    s_g, s_gate, s_m, s_mt, s_bf = tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(e)
+    local p = string.find(v, '||||', 1, true)
+    if p and p > 1 and p + 3 == #v then
+      -- the common shape: only the global TAT is set
+      s_g = string.sub(v, 1, p - 1) + 0
+    else
+      local a, b, c, d, e = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+      s_g, s_gate, s_m, s_mt, s_bf = tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(e)
+    end
   end
 
   -- the AIMD multiplier now: m climbs additively from instant mt (never above 10^6 = the configured rate)
@@ -125,11 +133,11 @@ if op == 'acquire' then
   local out = {m}
   local k = 2
   for i = 12, #ARGV do
-    local flags = tonumber(ARGV[i])
+    local flags = A[i] + 0 -- 0..15, bits tested with % (no function calls)
     local backfill = flags % 2 == 1
-    local group = floor(flags / 2) % 2 == 1
-    local check = floor(flags / 4) % 2 == 1
-    local may_reserve = floor(flags / 8) % 2 == 1 and not backfill
+    local group = flags % 4 >= 2
+    local check = flags % 8 >= 4
+    local may_reserve = flags >= 8 and not backfill
     local chat_key = KEYS[k]
     k = k + 1
     local group_key = nil
@@ -150,14 +158,23 @@ if op == 'acquire' then
       local c_tat, c_gate, p_tat, p_gate
       v = redis.call('GET', chat_key)
       if v then
-        local a, b = string.match(v, '^([^|]*)|([^|]*)$')
-        c_tat, c_gate = tonumber(a), tonumber(b)
+        if #v > 1 and string.byte(v, -1) == 124 then
+          -- the common shape "<TAT>|": no gate
+          c_tat = string.sub(v, 1, -2) + 0
+        else
+          local a, b = string.match(v, '^([^|]*)|([^|]*)$')
+          c_tat, c_gate = tonumber(a), tonumber(b)
+        end
       end
       if group then
         v = redis.call('GET', group_key)
         if v then
-          local a, b = string.match(v, '^([^|]*)|([^|]*)$')
-          p_tat, p_gate = tonumber(a), tonumber(b)
+          if #v > 1 and string.byte(v, -1) == 124 then
+            p_tat = string.sub(v, 1, -2) + 0
+          else
+            local a, b = string.match(v, '^([^|]*)|([^|]*)$')
+            p_tat, p_gate = tonumber(a), tonumber(b)
+          end
         end
       end
 
@@ -239,10 +256,12 @@ if op == 'acquire' then
           redis.call('SET', group_key, string.format('%.0f', tat) .. '|' .. (p_gate and string.format('%.0f', p_gate) or ''),
               'PX', floor((last - now + 999) / 1000))
         end
-        -- wait_ms * 16 + code 0; waits rounded up to whole ms
-        out[#out + 1] = floor((send_at - now + 999) / 1000) * 16
+        -- wait_ms * 16 + code 0; waits rounded up to whole ms: x - x % 1000 is exact on integers
+        local x = send_at - now + 999
+        out[#out + 1] = (x - x % 1000) / 1000 * 16
       else
-        out[#out + 1] = floor((wait + 999) / 1000) * 16 + code
+        local x = wait + 999
+        out[#out + 1] = (x - x % 1000) / 1000 * 16 + code
       end
     end
   end
