@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -73,9 +74,11 @@ public final class Flood {
             Map<String, String> sluiceTokens = Map.of("flood", tokens.get("flood"));
             try (Senders group = Senders.start("flood", senders, settings, sluiceTokens, infra.workDir, "256m");
                  NaiveFifoSender naive = new NaiveFifoSender(infra.redis.url(), new BudgetLimits(rate, 1, 1.0, 2),
-                         infra.telegram.apiUrl(), tokens.get("naive"))) {
+                         infra.telegram.apiUrl(), tokens.get("naive"));
+                 OutboxWatcher outbox = new OutboxWatcher(infra)) {
                 Infra.say("flood: %d routine events to %d users and %d critical reminders in %.0f s; budget %.1f/s for both",
                         routine, users, criticals, seconds, rate);
+                warmUp(infra, collector);
                 List<Notification> produced = produce(infra, naive, routine, users, criticals, seconds);
                 long routineCount = produced.stream().filter(n -> n.getEventClass() == NotificationClass.ROUTINE).count();
                 boolean sluiceDone = Settle.await("sluice", produced.size(), () -> Settle.settled(collector, "fl")
@@ -89,6 +92,9 @@ public final class Flood {
                         n -> n.getCreatedAt().toEpochMilli()));
                 List<DeliveryResult> results = collector.results();
                 List<Long> critical = new ArrayList<>();
+                List<Long> topologyPart = new ArrayList<>();
+                List<Long> senderPart = new ArrayList<>();
+                List<String> slowest = new ArrayList<>();
                 long criticalNotDelivered = 0;
                 long foldedRoutine = 0;
                 Set<String> routineIds = produced.stream().filter(n -> n.getEventClass() == NotificationClass.ROUTINE)
@@ -96,7 +102,24 @@ public final class Flood {
                 for (DeliveryResult r : results) {
                     if (r.getEventClass() == NotificationClass.CRITICAL && r.getFoldedIds().isEmpty() && createdAt.containsKey(r.getMessageId())) {
                         if (r.getStatus() == DeliveryStatus.DELIVERED && r.getSentAt() != null) {
-                            critical.add(r.getSentAt().toEpochMilli() - createdAt.get(r.getMessageId()));
+                            long created = createdAt.get(r.getMessageId());
+                            long sent = r.getSentAt().toEpochMilli();
+                            critical.add(sent - created);
+                            Long seen = outbox.seenAtMs(r.getMessageId());
+                            if (seen != null) {
+                                topologyPart.add(seen - created);
+                                senderPart.add(sent - seen);
+                                if (sent - created > 2000) {
+                                    long chatSendsWhileWaiting = infra.telegram.accepted().stream()
+                                            .filter(a -> a.chatId().equals(r.getChatId()) && a.acceptedAtMillis() >= seen
+                                                    && a.acceptedAtMillis() < sent)
+                                            .count();
+                                    slowest.add(String.format(Locale.ROOT, "%s: total %d ms = topology %d ms + sender %d ms;"
+                                                    + " attempts %d; %d earlier messages of its chat sent while it waited",
+                                            r.getMessageId(), sent - created, seen - created, sent - seen, r.getAttempts(),
+                                            chatSendsWhileWaiting));
+                                }
+                            }
                         } else {
                             criticalNotDelivered++;
                         }
@@ -118,7 +141,8 @@ public final class Flood {
                         - produced.get(0).getCreatedAt().toEpochMilli();
                 double share = routineCount == 0 ? 0 : (double) foldedRoutine / routineCount;
                 long digests = results.stream().filter(r -> !r.getFoldedIds().isEmpty()).count();
-                long sluiceMessages = infra.telegram.accepted().stream().filter(a -> a.botId().equals(FakeTelegram.botIdOf(tokens.get("flood")))).count();
+                long sluiceMessages = infra.telegram.accepted().stream().filter(a -> a.botId().equals(FakeTelegram.botIdOf(tokens.get("flood")))
+                        && (a.text() == null || !a.text().startsWith("[fw]"))).count();
 
                 BenchResult out = new BenchResult("flood", "sender", "critical p99 ms", "critical p50 ms", "criticals over 2 s", "critical max ms", "criticals delivered",
                         "routine folded share", "provider messages", "provider 429", "all sent after s", "completed");
@@ -136,11 +160,53 @@ public final class Flood {
                         .put("naive_critical_p99_ms", naiveP99)
                         .put("routine_folded_share", Utilisation.round(share));
                 out.note("budget %.1f msg/s burst 1, chat 1/s burst 2 for both; pressure.drain.time.threshold.ms=%s, sender.status.interval.ms=1000,"
-                        + " digest.flush.interval.ms=%s; critical latency = production -> provider acceptance", rate, threshold, digestFlushMs);
+                        + " digest.flush.interval.ms=%s; critical latency = production -> provider acceptance; %d warm-up reminders delivered before the flood (not counted)",
+                        rate, threshold, digestFlushMs, WARM_UP_MESSAGES);
+                out.note("Sluice criticals, produced -> committed on outbox.live (topology): p50 %d ms, p99 %d ms; committed -> accepted (sender): p50 %d ms, p99 %d ms",
+                        percentile(topologyPart, 0.5), percentile(topologyPart, 0.99), percentile(senderPart, 0.5), percentile(senderPart, 0.99));
+                slowest.forEach(line -> out.note("over 2 s: %s", line));
+                out.put("sluice_critical_topology_p99_ms", percentile(topologyPart, 0.99))
+                        .put("sluice_critical_sender_p99_ms", percentile(senderPart, 0.99));
                 out.emit(args);
                 return sluiceDone && naiveDone ? 0 : 2;
             }
         }
+    }
+
+    static final int WARM_UP_MESSAGES = 20;
+
+    /**
+     * The incident hits a running system, not one that is starting: a few reminders to other users go through the
+     * topology and the senders first (stream threads assigned, the first transactions and the repartition topic's
+     * metadata done, provider connections open), and the flood starts once all of them are delivered. Warm-up
+     * results carry the tag {@code fw} and are not counted.
+     */
+    static void warmUp(Infra infra, ResultCollector collector) throws InterruptedException {
+        try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(infra.producerProps(), new StringSerializer(),
+                new SpecificAvroSerde<>(infra.client, Notification.class).serializer())) {
+            for (int i = 0; i < WARM_UP_MESSAGES; i++) {
+                String user = Long.toString(4_000_000L + i);
+                Instant now = Instant.now();
+                producer.send(new ProducerRecord<>(infra.topics.notifications(), user, Notification.newBuilder()
+                        .setId("fw-" + i).setBotId("flood").setChatId(user).setUserId(user).setKind("meeting.reminder")
+                        .setEventClass(NotificationClass.CRITICAL).setEntity("warm-up-" + i).setText("[fw] warm-up #" + i)
+                        .setCreatedAt(now).setExpiresAt(now.plus(Duration.ofMinutes(10))).build()));
+            }
+            producer.flush();
+        }
+        if (!Settle.await("warm-up", WARM_UP_MESSAGES, () -> Settle.settled(collector, "fw"), infra.telegram,
+                Duration.ofSeconds(120), Duration.ofSeconds(60))) {
+            throw new IllegalStateException("the warm-up reminders were not all delivered within 120 s");
+        }
+    }
+
+    /** Nearest-rank percentile of {@code values} (any order), -1 when empty. */
+    static long percentile(List<Long> values, double q) {
+        if (values.isEmpty()) {
+            return -1;
+        }
+        List<Long> sorted = values.stream().sorted().toList();
+        return sorted.get(Math.max(0, (int) Math.ceil(q * sorted.size()) - 1));
     }
 
     /** Produces the events at their moments (routine evenly spread, criticals every 0.5 s) to Sluice and the naive FIFO. */

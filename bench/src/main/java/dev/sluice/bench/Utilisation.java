@@ -27,7 +27,7 @@ public final class Utilisation {
 
     /** One drain's numbers. */
     record Drain(String label, int messages, long accepted, double acceptedPerS, long provider429, long orderViolations,
-                 long duplicates, double seconds, boolean completed) {
+                 long duplicates, double seconds, boolean completed, long tightestWindowMs) {
     }
 
     public static int run(String[] argv) throws Exception {
@@ -36,31 +36,37 @@ public final class Utilisation {
         int backlogSeconds = args.scaled("backlog-seconds", 300, 3);
         int baselineSeconds = args.scaled("baseline-backlog-seconds", 60, 3);
         double budgetRate = args.dbl("budget-rate", ALLOWED_PER_S);
+        long reservationMs = (long) args.dbl("reservation-ms", 0);
+        long lateMaxMs = (long) args.dbl("late-max-ms", -1);
         int chats = args.integer("chats", 600);
         boolean baseline = !args.flag("no-baseline");
         try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
             ResultCollector collector = infra.collector();
-            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, senders, backlogSeconds * ALLOWED_PER_S, chats);
+            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, senders,
+                    backlogSeconds * ALLOWED_PER_S, chats);
             Drain naive = baseline
-                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, senders, baselineSeconds * ALLOWED_PER_S, chats)
+                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, senders, baselineSeconds * ALLOWED_PER_S, chats)
                     : null;
 
             BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
-                    "allowed/s", "ratio", "provider 429", "order violations", "duplicates", "drain s", "completed");
+                    "allowed/s", "ratio", "provider 429", "order violations", "duplicates", "drain s", "completed",
+                    "tightest 31 calls ms");
             for (Drain d : naive == null ? List.of(sluice) : List.of(sluice, naive)) {
                 out.row(d.label(), d.messages(), d.accepted(), d.acceptedPerS(), ALLOWED_PER_S, d.acceptedPerS() / ALLOWED_PER_S,
-                        d.provider429(), d.orderViolations(), d.duplicates(), d.seconds(), d.completed());
+                        d.provider429(), d.orderViolations(), d.duplicates(), d.seconds(), d.completed(), d.tightestWindowMs());
             }
             out.put("accepted_per_s", round(sluice.acceptedPerS()))
                     .put("allowed_per_s", ALLOWED_PER_S)
                     .put("ratio", round(sluice.acceptedPerS() / ALLOWED_PER_S))
-                    .put("provider_429", sluice.provider429());
+                    .put("provider_429", sluice.provider429())
+                    .put("tightest_31_calls_ms", sluice.tightestWindowMs());
             if (naive != null) {
                 out.put("baseline", Map.of("accepted_per_s", round(naive.acceptedPerS()), "ratio",
                         round(naive.acceptedPerS() / ALLOWED_PER_S), "provider_429", naive.provider429()));
             }
-            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
-                    senders, budgetRate);
+            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.late.max.ms=%s; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
+                    senders, budgetRate, reservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs));
+            out.note("tightest 31 calls: the shortest span of 31 consecutive provider calls of the bot (accepted or not); under 1000 ms means a 31st call in one sliding second");
             out.note("steady: accepted messages from 10 s after the first acceptance to the last, (n-1)/span");
             out.emit(args);
             boolean invariants = sluice.orderViolations() == 0 && sluice.duplicates() == 0;
@@ -69,7 +75,7 @@ public final class Utilisation {
     }
 
     static Drain drain(Infra infra, ResultCollector collector, String tag, String botId, String budgetMode, double rate,
-                       int senders, int messages, int chats) throws Exception {
+                       long reservationMs, long lateMaxMs, int senders, int messages, int chats) throws Exception {
         int chatCount = Math.min(chats, Math.max(1, messages / 3));
         int perChat = (int) Math.ceil((double) messages / chatCount);
         Workload w = Workload.roundRobin(tag, botId, tag.equals("util") ? 1_000_000L : 2_000_000L, chatCount, perChat);
@@ -82,6 +88,10 @@ public final class Utilisation {
         settings.put("budget.mode", budgetMode);
         settings.put("budget.global.rate.per.s", Double.toString(rate));
         settings.put("budget.chat.burst", "2");
+        settings.put("budget.reservation.max.ms", Long.toString(reservationMs));
+        if (lateMaxMs >= 0) {
+            settings.put("budget.reservation.late.max.ms", Long.toString(lateMaxMs));
+        }
         long t0 = System.nanoTime();
         boolean completed;
         try (Senders s = Senders.start(tag, senders, settings, tokens, infra.workDir, "256m")) {
@@ -94,7 +104,21 @@ public final class Utilisation {
                 accepted, 0, null);
         return new Drain(tag.equals("util") ? "Sluice (shared Redis budget)" : "naive per-replica limiter (local, 30/s each)",
                 w.size(), accepted.size(), steadyRate(accepted), infra.telegram.rejected429Count(providerBot),
-                report.orderViolations(), report.duplicates(), seconds, completed);
+                report.orderViolations(), report.duplicates(), seconds, completed,
+                tightestSpanMs(infra.telegram.calls().stream().filter(c -> c.botId().equals(providerBot))
+                        .map(FakeTelegram.Call::atMillis).sorted().toList(), ALLOWED_PER_S + 1));
+    }
+
+    /** The shortest time between the first and the last of {@code n} consecutive sorted times; -1 if fewer. */
+    static long tightestSpanMs(List<Long> sorted, int n) {
+        long min = -1;
+        for (int i = 0; i + n - 1 < sorted.size(); i++) {
+            long span = sorted.get(i + n - 1) - sorted.get(i);
+            if (min < 0 || span < min) {
+                min = span;
+            }
+        }
+        return min;
     }
 
     /** (n-1)/span of the acceptances from 10 s (or a fifth of the run, if shorter) after the first one. */

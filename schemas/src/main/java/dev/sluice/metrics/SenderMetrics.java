@@ -46,6 +46,7 @@ public final class SenderMetrics implements MeterBinder {
 
     private volatile MeterRegistry registry;
     private final Map<String, Counter> granted = new ConcurrentHashMap<>();
+    private final Map<String, Counter> forfeited = new ConcurrentHashMap<>();
     private final Map<String, Counter> rateLimited = new ConcurrentHashMap<>();
     private final Map<String, Counter> requests = new ConcurrentHashMap<>();
     private final Map<String, Counter> results = new ConcurrentHashMap<>();
@@ -88,6 +89,8 @@ public final class SenderMetrics implements MeterBinder {
         for (String bot : bots) {
             granted.put(bot, Counter.builder(SluiceMetrics.BUDGET_GRANTED).tag(SluiceMetrics.TAG_BOT, bot)
                     .description("Budget permits granted (one per send)").register(r));
+            forfeited.put(bot, Counter.builder(SluiceMetrics.BUDGET_SLOTS_FORFEITED).tag(SluiceMetrics.TAG_BOT, bot)
+                    .description("Reserved slots that passed unused because the send was too late for them").register(r));
             Gauge.builder(SluiceMetrics.BUDGET_UTILISATION, this, m -> m.utilisation(bot)).tag(SluiceMetrics.TAG_BOT, bot)
                     .description("Budget granted by this instance in the last 60 s over the bot's global budget for 60 s; sum over replicas")
                     .register(r);
@@ -163,6 +166,12 @@ public final class SenderMetrics implements MeterBinder {
         }
         counter(granted, bot, bot).increment(permits);
         grantedLastMinute.get(bot).add(permits);
+    }
+
+    /** A reserved slot of {@code bot} passed unused: the send was later than budget.reservation.late.max.ms. */
+    public void slotForfeited(String bot) {
+        bound();
+        counter(forfeited, bot, bot).increment();
     }
 
     /** The bot's configured global budget (budget.global.rate.per.s): the denominator of utilisation. */

@@ -87,6 +87,8 @@ public final class DeliveryProcessor {
     private final boolean foldSentMarks;
     /** {@code budget.reservation.max.ms}: live messages may take the bot's next global slot this far ahead. */
     private final Duration reservationMax;
+    /** {@code budget.reservation.late.max.ms}, -1 when not configured. */
+    private final long lateSlotMaxMs;
     /** Half the reservation horizon (0: none): waiting live lanes of a bot are aligned to it, see {@link #aligned}. */
     private final long batchWindowMs;
 
@@ -106,6 +108,7 @@ public final class DeliveryProcessor {
         // Reservations and aligned waits only where the budget can reserve (Redis): elsewhere they would only delay.
         this.reservationMax = budget.reserves() ? config.budgetConfig().reservationMax() : Duration.ZERO;
         this.batchWindowMs = reservationMax.toMillis() / 2;
+        this.lateSlotMaxMs = config.budgetConfig().reservationLateMax().map(Duration::toMillis).orElse(-1L);
         this.foldSentMarks = budget.sentMarksRedisUrl().isPresent()
                 && budget.sentMarksRedisUrl().equals(sentMarks.redisUrl());
         this.backfillTopic = config.topics().outboxBackfill();
@@ -236,6 +239,7 @@ public final class DeliveryProcessor {
      * is due) the provider call as a {@link Next}.
      */
     private Object prepare(PendingMessage p, long now) {
+        p.waitsForTurnOnly(false);
         OutboundMessage m = p.message();
         Long expiresAt = m.getExpiresAt() == null ? null : m.getExpiresAt().toEpochMilli();
         Step expired = expiredBeforeSending(p, now);
@@ -272,11 +276,15 @@ public final class DeliveryProcessor {
             // Too late for its slot (a loaded host): sent now it could bunch with the next slots at the provider,
             // whose window counts arrivals. The slot passes unused; the lane asks again.
             p.clearReservation();
+            metrics.slotForfeited(bot);
         }
-        if (!p.holdsAttemptSlot()) {
+        if (!p.holdsAttemptSlot() && !asksAhead(p)) {
+            // An urgent message skips the pacer's FIFO of attempt slots: behind a backlog the next free slot can
+            // be seconds away, and a reminder must not wait for every lane that asked before it.
             long slot = pacer.reserve(pacerKey(bot, p), now);
             p.holdAttemptSlot();
             if (slot > now) {
+                p.waitsForTurnOnly(true);
                 return retryAt(aligned(p, slot), expiresAt);
             }
         }
@@ -298,9 +306,12 @@ public final class DeliveryProcessor {
         return new Ask(p, bot, target, expiresAt, request);
     }
 
-    /** How late a reserved slot may still be used: one interval of the bot's rate, at least 2 ms. */
+    /**
+     * How late a reserved slot may still be used: {@code budget.reservation.late.max.ms}, else one interval of the
+     * bot's rate, at least 2 ms.
+     */
     private long lateSlotMs(String bot, PendingMessage p) {
-        return Math.max(2, pacer.intervalMillis(pacerKey(bot, p)));
+        return lateSlotMaxMs >= 0 ? lateSlotMaxMs : Math.max(2, pacer.intervalMillis(pacerKey(bot, p)));
     }
 
     /** A message holding a reserved budget slot: the provider call once the slot is due and the bot has room. */
@@ -374,7 +385,7 @@ public final class DeliveryProcessor {
      * of a round trip instead of one of its own. Later is always safe; the wait grows by less than one window.
      */
     private long aligned(PendingMessage p, long atMs) {
-        if (batchWindowMs <= 0 || laneOf(p) == dev.sluice.avro.Lane.BACKFILL) {
+        if (batchWindowMs <= 0 || laneOf(p) == dev.sluice.avro.Lane.BACKFILL || asksAhead(p)) {
             return atMs;
         }
         return Math.floorDiv(atMs + batchWindowMs - 1, batchWindowMs) * batchWindowMs;
@@ -502,6 +513,21 @@ public final class DeliveryProcessor {
     }
 
     /** Records of {@code outbox.backfill} ask as BACKFILL whatever their field says: live keeps its headroom. */
+    /**
+     * True for a live CRITICAL message (a reminder, a security code). It goes ahead of routine work in this
+     * instance: its lane is served first ({@link LaneScheduler}) and it asks the budget without waiting for a
+     * pacer slot. The shared budget still decides whether it is sent.
+     */
+    public boolean isUrgent(PendingMessage p) {
+        return p.message().getEventClass() == dev.sluice.avro.NotificationClass.CRITICAL
+                && laneOf(p) == dev.sluice.avro.Lane.LIVE;
+    }
+
+    /** Urgent itself, or the head of a lane holding an urgent message ({@link PendingMessage#aheadOfUrgent}). */
+    private boolean asksAhead(PendingMessage p) {
+        return isUrgent(p) || (p.aheadOfUrgent() && laneOf(p) == dev.sluice.avro.Lane.LIVE);
+    }
+
     private dev.sluice.avro.Lane laneOf(PendingMessage p) {
         return p.partition().topic().equals(backfillTopic) ? dev.sluice.avro.Lane.BACKFILL : p.message().getLane();
     }
@@ -592,6 +618,9 @@ public final class DeliveryProcessor {
             }
             return now + waitMs + jitterMs();
         }
+        if (asksAhead(p) && decision.limit() == Limit.GLOBAL) {
+            return now + waitMs; // asks again exactly when the budget admits: no pacer slot, no batch alignment
+        }
         if (single && (decision.limit() == Limit.GLOBAL || decision.limit() == Limit.HEADROOM)) {
             // HEADROOM is the backfill share of the global limit: paced the same way, so a refused backfill
             // backlog does not come back all at once (one budget call per waiting lane per slot).
@@ -613,6 +642,7 @@ public final class DeliveryProcessor {
             pacer.deferTo(pacerKey(bot, p), now + (reserving ? Math.max(0, waitMs - reservationMax.toMillis()) : waitMs));
             p.holdAttemptSlot();
             p.keptTurn(false);
+            p.waitsForTurnOnly(true); // a global refusal: an urgent message behind may ask again before the turn
             return pacer.reserve(pacerKey(bot, p), now);
         }
         return now + waitMs;

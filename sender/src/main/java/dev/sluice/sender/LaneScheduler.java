@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -17,6 +18,12 @@ import org.apache.kafka.common.TopicPartition;
  * is "busy" (not in the ready queue) until the caller {@linkplain #complete completes} the head or
  * {@linkplain #reschedule reschedules} the lane. A lane rescheduled into the future waits alone: other
  * lanes keep flowing (no head-of-line blocking).
+ *
+ * <p><b>Priority inheritance.</b> A lane that holds an <i>urgent</i> message anywhere in its queue (a live
+ * CRITICAL reminder, say) is served before every other ready lane, even one that has been ready for longer.
+ * Per-chat order still holds, so an urgent message queued behind routine ones lifts its whole lane: the
+ * routine head goes first and the urgent message right after it. Without this, a reminder waits for every
+ * routine lane that was refused by the bot's budget before it (a priority inversion behind the global limit).
  *
  * <p>Pure and single-threaded: time is passed in by the caller (injectable clock), and the owner guards
  * all calls with one lock. Operations are O(log lanes).
@@ -49,6 +56,7 @@ public final class LaneScheduler<M> {
         final ArrayDeque<M> queue = new ArrayDeque<>();
         long readyAt;
         long seq;
+        int urgentCount;
         boolean busy;
         boolean dropped;
 
@@ -57,42 +65,83 @@ public final class LaneScheduler<M> {
         }
     }
 
+    private final Predicate<? super M> urgent;
     private final Map<LaneKey, Lane<M>> lanes = new HashMap<>();
-    private final NavigableSet<Lane<M>> ready = new TreeSet<>(
-            Comparator.<Lane<M>>comparingLong(l -> l.readyAt).thenComparingLong(l -> l.seq));
+    /** Ready lanes that hold an urgent message; served first. */
+    private final NavigableSet<Lane<M>> urgentReady = new TreeSet<>(byReadyAt());
+    /** All other ready lanes. */
+    private final NavigableSet<Lane<M>> ready = new TreeSet<>(byReadyAt());
     private long nextSeq;
     private int buffered;
 
+    private final Predicate<? super M> mayAdvance;
+
+    /** A scheduler where no message is urgent: lanes are served by {@code readyAt} alone. */
+    public LaneScheduler() {
+        this(m -> false, m -> false);
+    }
+
+    /**
+     * @param urgent which messages lift their lane ahead of the others (see the class comment); evaluated
+     *     once per message when it is added and when it leaves
+     * @param mayAdvance whether a waiting head only waits for its turn (a pacing slot), not for a limit: when an
+     *     urgent message joins its lane, such a lane becomes ready at once instead of at its turn
+     */
+    public LaneScheduler(Predicate<? super M> urgent, Predicate<? super M> mayAdvance) {
+        this.urgent = urgent;
+        this.mayAdvance = mayAdvance;
+    }
+
     /** Appends a message to its chat's lane; a new lane is ready at {@code nowMs}. */
     public void add(LaneKey key, M message, long nowMs) {
+        boolean isUrgent = urgent.test(message);
         Lane<M> lane = lanes.get(key);
         if (lane == null) {
             lane = new Lane<>(key);
             lanes.put(key, lane);
             lane.queue.add(message);
+            lane.urgentCount = isUrgent ? 1 : 0;
             enqueue(lane, nowMs);
         } else {
             lane.queue.add(message);
+            if (isUrgent && lane.urgentCount++ == 0 && !lane.busy) {
+                // The lane waits in the ordinary set: move it. It keeps a limit's wait (a budget refusal, a 429),
+                // but not a mere turn in the pacing of routine lanes.
+                ready.remove(lane);
+                if (lane.readyAt > nowMs && mayAdvance.test(lane.queue.peekFirst())) {
+                    lane.readyAt = nowMs;
+                }
+                urgentReady.add(lane);
+            }
         }
         buffered++;
     }
 
     /**
-     * Hands out the head of the earliest lane whose {@code readyAt <= nowMs}, or null when none is ready.
-     * The lane is busy until its head is completed or the lane rescheduled.
+     * Hands out the head of a lane whose {@code readyAt <= nowMs}: the earliest urgent lane if one is ready,
+     * else the earliest other lane; null when none is ready. The lane is busy until its head is completed or
+     * the lane rescheduled.
      */
     public Head<M> pollReady(long nowMs) {
-        if (ready.isEmpty() || ready.first().readyAt > nowMs) {
+        NavigableSet<Lane<M>> from = isReady(urgentReady, nowMs) ? urgentReady : isReady(ready, nowMs) ? ready : null;
+        if (from == null) {
             return null;
         }
-        Lane<M> lane = ready.pollFirst();
+        Lane<M> lane = from.pollFirst();
         lane.busy = true;
         return new Head<>(lane, lane.queue.peekFirst());
     }
 
     /** The earliest {@code readyAt} of any waiting lane, or {@link Long#MAX_VALUE} when none waits. */
     public long nextReadyAtMs() {
-        return ready.isEmpty() ? Long.MAX_VALUE : ready.first().readyAt;
+        long urgentAt = urgentReady.isEmpty() ? Long.MAX_VALUE : urgentReady.first().readyAt;
+        long otherAt = ready.isEmpty() ? Long.MAX_VALUE : ready.first().readyAt;
+        return Math.min(urgentAt, otherAt);
+    }
+
+    /** True if the lane of {@code head} holds an urgent message (its head or one queued behind it). */
+    public boolean isUrgent(Head<M> head) {
+        return head.lane.urgentCount > 0;
     }
 
     /**
@@ -116,7 +165,10 @@ public final class LaneScheduler<M> {
         if (lane == null) {
             return;
         }
-        lane.queue.pollFirst();
+        M done = lane.queue.pollFirst();
+        if (lane.urgentCount > 0 && urgent.test(done)) {
+            lane.urgentCount--;
+        }
         buffered--;
         lane.busy = false;
         if (lane.queue.isEmpty()) {
@@ -137,7 +189,7 @@ public final class LaneScheduler<M> {
             if (lane.key.partition().equals(partition)) {
                 it.remove();
                 if (!lane.busy) {
-                    ready.remove(lane);
+                    setOf(lane).remove(lane);
                 }
                 lane.dropped = true;
                 dropped.addAll(lane.queue);
@@ -176,7 +228,19 @@ public final class LaneScheduler<M> {
     private void enqueue(Lane<M> lane, long readyAtMs) {
         lane.readyAt = readyAtMs;
         lane.seq = nextSeq++;
-        ready.add(lane);
+        setOf(lane).add(lane);
+    }
+
+    private NavigableSet<Lane<M>> setOf(Lane<M> lane) {
+        return lane.urgentCount > 0 ? urgentReady : ready;
+    }
+
+    private static boolean isReady(NavigableSet<? extends Lane<?>> set, long nowMs) {
+        return !set.isEmpty() && set.first().readyAt <= nowMs;
+    }
+
+    private static <M> Comparator<Lane<M>> byReadyAt() {
+        return Comparator.<Lane<M>>comparingLong(l -> l.readyAt).thenComparingLong(l -> l.seq);
     }
 
     private Lane<M> checkBusy(Head<M> head) {

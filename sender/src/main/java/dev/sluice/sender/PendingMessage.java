@@ -21,6 +21,8 @@ public final class PendingMessage {
     private String lastBotId;
     private boolean keptTurn;
     private long reservedSendAtMs = -1;
+    private boolean aheadOfUrgent;
+    private volatile boolean waitsForTurnOnly;
 
     public PendingMessage(TopicPartition partition, long offset, OutboundMessage message) {
         this.partition = Objects.requireNonNull(partition);
@@ -42,6 +44,32 @@ public final class PendingMessage {
 
     public LaneKey laneKey() {
         return new LaneKey(partition, message.getChatId());
+    }
+
+    /**
+     * True while this message is the head of a lane that holds an urgent message behind it (priority
+     * inheritance): it asks the budget as the urgent one would, so the urgent one is not held up by it.
+     */
+    public boolean aheadOfUrgent() {
+        return aheadOfUrgent;
+    }
+
+    /** Set by the scheduler's owner each time this message is handed out as its lane's head. */
+    public void aheadOfUrgent(boolean value) {
+        this.aheadOfUrgent = value;
+    }
+
+    /**
+     * True while the lane waits only for this message's turn in the pacing of its bot's attempts (no limit
+     * refused it): an urgent message joining the lane may bring the wait forward. Read by the scheduler's
+     * owner while the lane waits, written by the task that holds the head.
+     */
+    public boolean waitsForTurnOnly() {
+        return waitsForTurnOnly;
+    }
+
+    public void waitsForTurnOnly(boolean value) {
+        this.waitsForTurnOnly = value;
     }
 
     /** Provider calls made so far. */

@@ -121,7 +121,7 @@ public final class SenderService implements AutoCloseable {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final LaneScheduler<PendingMessage> scheduler = new LaneScheduler<>();
+    private final LaneScheduler<PendingMessage> scheduler;
     private final Map<TopicPartition, Integer> inFlightByPartition = new HashMap<>();
     /** Lanes parked because their bot(s) had no free in-flight slot, per bot (a lane may wait on several). */
     private final Map<String, ArrayDeque<Parked>> parkedByBot = new HashMap<>();
@@ -236,6 +236,8 @@ public final class SenderService implements AutoCloseable {
         this.processor = new DeliveryProcessor(config, budget, transport,
                 new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
                 clock, THREAD_SAFE_RANDOM, botSlots, new ChatRegistry(100_000));
+        // Priority inheritance: a lane holding an urgent message (live CRITICAL) is served before routine lanes.
+        this.scheduler = new LaneScheduler<>(processor::isUrgent, PendingMessage::waitsForTurnOnly);
         this.resultLookup = ports.resultDeserializer() == null ? ResultLookup.NONE
                 : new KafkaResultLookup(config.topics().deliveryResults(), consumerProperties(config, 500),
                         ports.resultDeserializer());
@@ -637,6 +639,7 @@ public final class SenderService implements AutoCloseable {
                     if (head == null) {
                         break;
                     }
+                    head.message().aheadOfUrgent(scheduler.isUrgent(head));
                     inFlight++;
                     inFlightByPartition.merge(head.key().partition(), 1, Integer::sum);
                     ready.add(head);
@@ -820,8 +823,9 @@ public final class SenderService implements AutoCloseable {
     }
 
     /**
-     * A call of {@code bot} ended: one lane parked on it becomes ready, the first live lane if any (a backfill
-     * backlog never holds live traffic back), else the first parked.
+     * A call of {@code bot} ended: one lane parked on it becomes ready: the first lane holding a live CRITICAL
+     * message if any, else the first live lane (a backfill backlog never holds live traffic back), else the
+     * first parked.
      */
     private void wakeParked(String bot) {
         lock.lock();
@@ -833,9 +837,12 @@ public final class SenderService implements AutoCloseable {
             queue.removeIf(x -> x.woken);
             Parked chosen = null;
             for (Parked x : queue) {
-                if (!x.head.key().partition().topic().equals(config.topics().outboxBackfill())) {
+                if (scheduler.isUrgent(x.head)) {
                     chosen = x;
                     break;
+                }
+                if (chosen == null && !x.head.key().partition().topic().equals(config.topics().outboxBackfill())) {
+                    chosen = x;
                 }
             }
             if (chosen == null) {

@@ -191,4 +191,83 @@ class BatchDecisionTest {
         assertThat(budget.batches).as("asked again for a fresh slot").hasSize(2);
         assertThat(transport.sent).hasSize(1);
     }
+
+    /** A processor at 10 msg/s (one interval = 100 ms) with reservations and these extra settings. */
+    private DeliveryProcessor tenPerSecond(String... extra) {
+        List<String> kv = new ArrayList<>(List.of("budget.global.rate.per.s", "10", "budget.chat.rate.per.s", "1000",
+                "budget.chat.burst", "1000", "budget.reservation.max.ms", "500"));
+        kv.addAll(List.of(extra));
+        return new DeliveryProcessor(Fakes.config(kv.toArray(String[]::new)), budget, transport, sink, marks,
+                Fakes.metrics(registry), clock, new SplittableRandom(7), new BotSlots(8), new ChatRegistry(1000));
+    }
+
+    @Test
+    void a_reserved_slot_later_than_the_configured_late_max_passes_unused_and_is_counted() {
+        DeliveryProcessor strict = tenPerSecond("budget.reservation.late.max.ms", "3");
+        PendingMessage late = pending("late", "1");
+        budget.decisions.add(Decision.reserved(300));
+        strict.process(late);
+        clock.advance(Duration.ofMillis(300 + 4)); // 4 ms late: within one interval (100 ms), over the 3 ms
+        assertThat(strict.process(late)).isEqualTo(Step.DONE);
+        assertThat(budget.batches).as("asked again for a fresh slot").hasSize(2);
+        assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isEqualTo(1);
+
+        DeliveryProcessor another = tenPerSecond("budget.reservation.late.max.ms", "3"); // its own local pacer
+        PendingMessage onTime = pending("on-time", "2");
+        budget.decisions.add(Decision.reserved(300));
+        another.process(onTime);
+        clock.advance(Duration.ofMillis(300 + 3)); // exactly the late max: still used
+        assertThat(another.process(onTime)).isEqualTo(Step.DONE);
+        assertThat(budget.batches).as("no new budget call").hasSize(3);
+        assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isEqualTo(1);
+        assertThat(transport.sent).hasSize(2);
+    }
+
+    @Test
+    void without_a_late_max_a_reserved_slot_may_be_late_by_one_interval_of_the_bot_rate() {
+        DeliveryProcessor lenient = tenPerSecond();
+        PendingMessage p = pending("p", "1");
+        budget.decisions.add(Decision.reserved(300));
+        lenient.process(p);
+        clock.advance(Duration.ofMillis(300 + 99));
+        assertThat(lenient.process(p)).isEqualTo(Step.DONE);
+        assertThat(budget.batches).as("the slot was used").hasSize(1);
+        assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isZero();
+    }
+
+    @Test
+    void a_live_critical_message_asks_the_budget_at_once_instead_of_queueing_for_a_pacer_slot() {
+        DeliveryProcessor tenPerS = tenPerSecond("budget.reservation.max.ms", "0");
+        List<Step> routine = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            routine.add(tenPerS.process(pending("routine-" + i, "r" + i)));
+        }
+        // the first routine message asked and was sent; the others wait for pacer slots up to ~2 s ahead
+        assertThat(routine.get(0)).isEqualTo(Step.DONE);
+        assertThat(routine.get(19)).isInstanceOf(Step.RetryAt.class);
+        assertThat(((Step.RetryAt) routine.get(19)).readyAtMs()).isGreaterThan(clock.millis() + 1_500);
+        int asked = budget.batches.size();
+
+        PendingMessage reminder = pending("reminder", "c");
+        reminder.message().setEventClass(dev.sluice.avro.NotificationClass.CRITICAL);
+        assertThat(tenPerS.isUrgent(reminder)).isTrue();
+        budget.decisions.add(Decision.refused(37, Limit.GLOBAL));
+        assertThat(tenPerS.process(reminder)).as("refused: asks again exactly when the budget admits")
+                .isEqualTo(new Step.RetryAt(clock.millis() + 37));
+        assertThat(budget.batches).as("it asked without a pacer slot").hasSize(asked + 1);
+        clock.advance(Duration.ofMillis(37));
+        assertThat(tenPerS.process(reminder)).isEqualTo(Step.DONE);
+        assertThat(transport.sent).hasSize(2);
+
+        PendingMessage ahead = pending("routine-before-a-reminder", "e");
+        ahead.aheadOfUrgent(true); // its lane holds a reminder behind it: priority inheritance
+        assertThat(tenPerS.process(ahead)).as("asks at once, so the reminder behind it is not held up")
+                .isEqualTo(Step.DONE);
+        assertThat(transport.sent).hasSize(3);
+
+        PendingMessage backfilled = new PendingMessage(new TopicPartition("outbox.backfill", 0), 0,
+                Fakes.message("old-reminder", "d", clock.instant(), null));
+        backfilled.message().setEventClass(dev.sluice.avro.NotificationClass.CRITICAL);
+        assertThat(tenPerS.isUrgent(backfilled)).as("backfill stays behind live traffic").isFalse();
+    }
 }

@@ -95,4 +95,91 @@ class LaneSchedulerTest {
         assertThat(s.laneCount()).isZero();
         assertThat(s.buffered()).isZero();
     }
+
+    // Messages starting with '!' are urgent (a live CRITICAL in the sender).
+    // Messages ending with '~' only wait for a pacing turn, not for a limit.
+    private final LaneScheduler<String> prio = new LaneScheduler<>(m -> m.startsWith("!"), m -> m.endsWith("~"));
+
+    @Test
+    void a_ready_urgent_lane_is_served_before_lanes_that_were_ready_longer() {
+        for (int i = 0; i < 5; i++) {
+            prio.add(chat("r" + i), "r" + i, 0);
+        }
+        prio.add(chat("C"), "!C1", 10);
+        assertThat(prio.pollReady(5).message()).as("not ready yet: readyAt still counts").isEqualTo("r0");
+        assertThat(prio.pollReady(10).message()).isEqualTo("!C1");
+        assertThat(prio.pollReady(10).message()).isEqualTo("r1");
+    }
+
+    @Test
+    void an_urgent_message_behind_routine_ones_lifts_its_lane_and_keeps_chat_order() {
+        prio.add(chat("r"), "r1", 0);
+        prio.add(chat("A"), "A1", 0);
+        prio.add(chat("A"), "A2", 0);
+        LaneScheduler.Head<String> r = prio.pollReady(0);
+        assertThat(r.message()).isEqualTo("r1");
+        prio.reschedule(r, 100); // refused by the budget
+        LaneScheduler.Head<String> a = prio.pollReady(0);
+        prio.reschedule(a, 100); // refused too, after r: behind it in the ordinary set
+        prio.add(chat("A"), "!A3", 50); // a reminder arrives behind A's routine messages
+
+        assertThat(prio.pollReady(100).message()).as("A is lifted; its head goes first").isEqualTo("A1");
+        LaneScheduler.Head<String> then = prio.pollReady(100);
+        assertThat(then.message()).isEqualTo("r1");
+        prio.complete(then, 100);
+    }
+
+    @Test
+    void a_lane_drops_back_to_ordinary_once_its_urgent_message_has_left() {
+        prio.add(chat("A"), "!A1", 0);
+        prio.add(chat("A"), "A2", 0);
+        prio.add(chat("B"), "B1", 0);
+        LaneScheduler.Head<String> a = prio.pollReady(0);
+        assertThat(a.message()).isEqualTo("!A1");
+        assertThat(prio.isUrgent(a)).isTrue();
+        prio.complete(a, 1);
+        LaneScheduler.Head<String> b = prio.pollReady(1);
+        assertThat(b.message()).as("A (readyAt 1) is ordinary again; B was ready at 0").isEqualTo("B1");
+        assertThat(prio.isUrgent(b)).isFalse();
+        assertThat(prio.pollReady(1).message()).isEqualTo("A2");
+        assertThat(prio.nextReadyAtMs()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void an_urgent_lane_waiting_for_a_retry_does_not_jump_its_wait_and_wakes_the_scheduler_in_time() {
+        prio.add(chat("A"), "!A1", 0);
+        prio.add(chat("B"), "B1", 0);
+        LaneScheduler.Head<String> a = prio.pollReady(0);
+        prio.reschedule(a, 1_000); // 429 retry_after 1 s: urgency never overrides a wait
+        assertThat(prio.nextReadyAtMs()).isEqualTo(0);
+        assertThat(prio.pollReady(0).message()).isEqualTo("B1");
+        assertThat(prio.nextReadyAtMs()).isEqualTo(1_000);
+        assertThat(prio.pollReady(999)).isNull();
+        assertThat(prio.pollReady(1_000).message()).isEqualTo("!A1");
+    }
+
+    @Test
+    void dropping_a_partition_removes_urgent_lanes_too() {
+        prio.add(new LaneKey(p0, "A"), "!A1", 0);
+        prio.add(new LaneKey(p1, "B"), "B1", 0);
+        assertThat(prio.dropPartition(p0)).containsExactly("!A1");
+        assertThat(prio.pollReady(0).message()).isEqualTo("B1");
+        assertThat(prio.pollReady(0)).isNull();
+        assertThat(prio.nextReadyAtMs()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void an_urgent_message_advances_a_lane_waiting_only_for_its_pacing_turn_but_not_one_waiting_for_a_limit() {
+        prio.add(chat("paced"), "P1~", 0);
+        prio.add(chat("limited"), "L1", 0);
+        LaneScheduler.Head<String> paced = prio.pollReady(0);
+        LaneScheduler.Head<String> limited = prio.pollReady(0);
+        prio.reschedule(paced, 5_000); // its turn among many routine lanes
+        prio.reschedule(limited, 5_000); // e.g. a chat's 429
+        prio.add(chat("paced"), "!P2", 10);
+        prio.add(chat("limited"), "!L2", 10);
+        assertThat(prio.pollReady(10).message()).isEqualTo("P1~");
+        assertThat(prio.pollReady(10)).as("a limit's wait is kept").isNull();
+        assertThat(prio.nextReadyAtMs()).isEqualTo(5_000);
+    }
 }

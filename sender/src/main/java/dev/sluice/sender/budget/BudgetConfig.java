@@ -44,6 +44,12 @@ import java.util.TreeSet;
  *     Redis round trip per delivered message); 0 = never reserve (default). With reservations the bot runs at
  *     exactly its configured rate: configure it with a margin below the provider's limit (the demo: 25 of
  *     30/s), since the provider counts arrivals and a late send may bunch with the next slot</td></tr>
+ * <tr><td>{@code budget.reservation.late.max.ms}</td><td>how late after its reserved slot a send may still go
+ *     out; later, the slot passes unused and the lane asks again. A provider that counts arrivals in a sliding
+ *     window (Telegram: 30 per second) refuses the 31st call in any second, so a send late by more than the
+ *     window's slack, 30 &times; (1000/rate &minus; 1000/30) ms, bunches with the next slots and costs a bot-wide
+ *     429. Set it to about half that slack when the rate is close to the limit (29.8/s: slack 6.7 ms, late
+ *     max 3). Default: one interval of the bot's rate</td></tr>
  * </table>
  */
 public final class BudgetConfig {
@@ -65,6 +71,7 @@ public final class BudgetConfig {
     public static final String PROBE_INTERVAL_MS = "budget.redis.probe.interval.ms";
     public static final String CIRCUIT_MINIMUM_CALLS = "budget.circuit.minimum.calls";
     public static final String RESERVATION_MAX_MS = "budget.reservation.max.ms";
+    public static final String RESERVATION_LATE_MAX_MS = "budget.reservation.late.max.ms";
 
     /** Telegram Bot API: with {@code allow_paid_broadcast} up to 1000 messages per second. */
     public static final double TELEGRAM_PAID_BROADCAST_RATE_PER_S = 1000;
@@ -90,6 +97,7 @@ public final class BudgetConfig {
     private final int maxReplicas;
     private final Duration probeInterval;
     private final Duration reservationMax;
+    private final Duration reservationLateMax;
     private final int circuitMinimumCalls;
 
     private BudgetConfig(Builder b) {
@@ -106,6 +114,9 @@ public final class BudgetConfig {
         this.maxReplicas = b.maxReplicas;
         this.probeInterval = b.probeInterval;
         this.reservationMax = b.reservationMax;
+        this.reservationLateMax = b.reservationLateMax;
+        check(reservationLateMax == null || (!reservationLateMax.isNegative() && reservationLateMax.toMillis() <= 60_000),
+                RESERVATION_LATE_MAX_MS, reservationLateMax == null ? -1 : reservationLateMax.toMillis(), "0 <= ms <= 60000");
         check(!reservationMax.isNegative() && reservationMax.toMillis() <= 60_000, RESERVATION_MAX_MS,
                 reservationMax.toMillis(), "0 <= ms <= 60000");
         this.circuitMinimumCalls = b.circuitMinimumCalls;
@@ -151,6 +162,8 @@ public final class BudgetConfig {
                 .maxReplicas(s.positiveInt(MAX_REPLICAS, 3))
                 .probeInterval(Duration.ofMillis(s.positiveLong(PROBE_INTERVAL_MS, 1000)))
                 .reservationMax(Duration.ofMillis(nonNegativeLong(s, RESERVATION_MAX_MS, 0)))
+                .reservationLateMax(s.string(RESERVATION_LATE_MAX_MS, "").isBlank() ? null
+                        : Duration.ofMillis(nonNegativeLong(s, RESERVATION_LATE_MAX_MS, 0)))
                 .circuitMinimumCalls(s.positiveInt(CIRCUIT_MINIMUM_CALLS, 3))
                 .build();
     }
@@ -212,7 +225,8 @@ public final class BudgetConfig {
         b.paidBroadcastBots.addAll(paidBroadcastBots);
         return b.paidRatePerS(paidRatePerS).backfillHeadroom(backfillHeadroom)
                 .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).maxReplicas(maxReplicas)
-                .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax);
+                .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
+                .reservationLateMax(reservationLateMax);
     }
 
     /**
@@ -287,6 +301,14 @@ public final class BudgetConfig {
         return reservationMax;
     }
 
+    /**
+     * {@code budget.reservation.late.max.ms}: how late after its slot a reserved send may still go out; empty
+     * when not configured (then one interval of the bot's rate).
+     */
+    public java.util.Optional<Duration> reservationLateMax() {
+        return java.util.Optional.ofNullable(reservationLateMax);
+    }
+
     public int circuitMinimumCalls() {
         return circuitMinimumCalls;
     }
@@ -336,6 +358,7 @@ public final class BudgetConfig {
         private int maxReplicas = 3;
         private Duration probeInterval = Duration.ofSeconds(1);
         private Duration reservationMax = Duration.ZERO;
+        private Duration reservationLateMax;
         private int circuitMinimumCalls = 3;
 
         private Builder(BudgetLimits defaults) {
@@ -393,6 +416,12 @@ public final class BudgetConfig {
 
         public Builder reservationMax(Duration d) {
             this.reservationMax = Objects.requireNonNull(d, "reservationMax");
+            return this;
+        }
+
+        /** How late a reserved send may still go out; null: one interval of the bot's rate. */
+        public Builder reservationLateMax(Duration d) {
+            this.reservationLateMax = d;
             return this;
         }
 

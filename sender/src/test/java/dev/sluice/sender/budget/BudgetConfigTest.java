@@ -50,5 +50,16 @@ class BudgetConfigTest {
                 .hasMessageContaining("bot.x.rate.per.s");
         assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.aimd.floor", "0"))))
                 .hasMessageContaining("budget.aimd.floor");
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.reservation.late.max.ms", "-1"))))
+                .hasMessageContaining("budget.reservation.late.max.ms").hasMessageContaining("-1");
+    }
+
+    @Test
+    void the_late_max_of_a_reserved_slot_is_optional_and_survives_the_builder() {
+        assertThat(BudgetConfig.from(Settings.of(Map.of())).reservationLateMax()).isEmpty();
+        BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.reservation.late.max.ms", "3")));
+        assertThat(c.reservationLateMax()).contains(java.time.Duration.ofMillis(3));
+        assertThat(c.toBuilder().build().reservationLateMax()).contains(java.time.Duration.ofMillis(3));
+        assertThat(c.fallbackShare().reservationLateMax()).contains(java.time.Duration.ofMillis(3));
     }
 }
