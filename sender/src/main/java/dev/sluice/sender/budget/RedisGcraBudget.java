@@ -8,8 +8,10 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import java.io.IOException;
 import java.io.InputStream;
@@ -55,25 +57,37 @@ import org.slf4j.LoggerFactory;
  * refusal costs TIME and one GET per key, and writes nothing.
  *
  * <p>One Lettuce connection per instance; Lettuce connections are thread-safe and pipeline concurrent
- * callers. Commands fail fast while disconnected (no buffering) and time out after the command timeout.
- * The client never reads its own clock for a decision.
+ * callers. Commands fail fast while disconnected (no buffering) and time out after the command timeout (the
+ * synchronous API waits at most that long; no per-command timer task is scheduled). The client never reads its
+ * own clock for a decision.
+ *
+ * <p><b>Cost of a decision</b>: one EVALSHA whose keys and arguments are byte arrays, encoded once per bot (key
+ * prefixes, limits) or taken from constants (flags), so a call builds only the chat keys; the reply is one
+ * integer per candidate ({@code wait_ms * 16 + code}, or the sent mark).
  */
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
     static final String SCRIPT_RESOURCE = "/dev/sluice/sender/budget/budget.lua";
     private static final int FIXED_ARGS = 11;
+    /** The candidate flags 0..15 as arguments, encoded once. */
+    private static final byte[][] FLAG_ARGS = new byte[16][];
+    private static final byte[] ZERO = ascii("0");
+
+    static {
+        for (int f = 0; f < FLAG_ARGS.length; f++) {
+            FLAG_ARGS[f] = ascii(Integer.toString(f));
+        }
+    }
 
     private final ClientResources resources;
     private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
-    private final RedisCommands<String, String> redis;
+    private final StatefulRedisConnection<byte[], byte[]> connection;
+    private final RedisCommands<byte[], byte[]> redis;
     private final BudgetConfig config;
     private final String script;
     private final String sha;
-    /** Per bot: the acquire arguments before the per-candidate flags. */
-    private final Map<String, String[]> acquireArgs = new ConcurrentHashMap<>();
-    /** Per bot: its hash tag (validated once, not per decision). */
-    private final Map<String, String> tags = new ConcurrentHashMap<>();
+    /** Per bot: its keys' prefixes and the acquire arguments before the per-candidate flags, encoded once. */
+    private final Map<String, BotArgs> bots = new ConcurrentHashMap<>();
     private final Map<String, Long> multiplierPpm = new ConcurrentHashMap<>();
     private final LongAdder roundTrips = new LongAdder();
     private final String redisUrl;
@@ -115,9 +129,11 @@ public final class RedisGcraBudget implements BudgetPort {
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
+                // the sync API bounds each call by the command timeout itself: no timer task per command
+                .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
                 .build());
         try {
-            this.connection = client.connect();
+            this.connection = client.connect(ByteArrayCodec.INSTANCE);
         } catch (RedisException e) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             resources.shutdown(0, 1, TimeUnit.SECONDS);
@@ -142,48 +158,58 @@ public final class RedisGcraBudget implements BudgetPort {
         if (requests.isEmpty()) {
             return List.of();
         }
-        String[] fixed = acquireArgs.computeIfAbsent(botId, this::acquireArgsFor);
-        String[] args = new String[FIXED_ARGS + requests.size()];
-        System.arraycopy(fixed, 0, args, 0, FIXED_ARGS);
-        List<String> keys = new ArrayList<>(1 + requests.size() * 3);
-        long horizonMicros = 0;
-        String tag = tags.computeIfAbsent(botId, BudgetKeys::tag);
-        keys.add(tag + BudgetKeys.BOT_STATE);
-        for (int i = 0; i < requests.size(); i++) {
+        BotArgs bot = bots.computeIfAbsent(botId, this::botArgsFor);
+        int n = requests.size();
+        byte[][] args = new byte[FIXED_ARGS + n][];
+        System.arraycopy(bot.fixed, 0, args, 0, FIXED_ARGS);
+        int keyCount = 1;
+        for (int i = 0; i < n; i++) {
             BudgetRequest r = requests.get(i);
             if (!r.botId().equals(botId)) {
                 throw new IllegalArgumentException("request for bot " + r.botId() + " in a batch of bot " + botId);
             }
+            keyCount += 1 + (r.isGroup() ? 1 : 0) + (r.sentMarkId() != null ? 1 : 0);
+        }
+        byte[][] keys = new byte[keyCount][];
+        keys[0] = bot.botKey;
+        int k = 1;
+        long horizonMicros = 0;
+        for (int i = 0; i < n; i++) {
+            BudgetRequest r = requests.get(i);
             boolean group = r.isGroup();
-            keys.add(tag + BudgetKeys.CHAT + r.chatId());
+            byte[] chatId = r.chatId().getBytes(StandardCharsets.UTF_8);
+            keys[k++] = concat(bot.chatPrefix, chatId);
             if (group) {
-                keys.add(tag + BudgetKeys.GROUP + r.chatId());
+                keys[k++] = concat(bot.groupPrefix, chatId);
             }
             if (r.sentMarkId() != null) {
-                keys.add(tag + BudgetKeys.SENT + r.sentMarkId());
+                keys[k++] = concat(bot.sentPrefix, r.sentMarkId().getBytes(StandardCharsets.UTF_8));
             }
+            boolean reserve = !r.reserveUpTo().isZero();
             int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0)
-                    | (r.sentMarkId() != null ? 4 : 0) | (r.reserveUpTo().isZero() ? 0 : 8);
-            if (!r.reserveUpTo().isZero()) {
+                    | (r.sentMarkId() != null ? 4 : 0) | (reserve ? 8 : 0);
+            if (reserve) {
                 horizonMicros = Math.max(horizonMicros, r.reserveUpTo().toNanos() / 1000);
             }
-            args[FIXED_ARGS + i] = Integer.toString(flags);
+            args[FIXED_ARGS + i] = FLAG_ARGS[flags];
         }
-        args[FIXED_ARGS - 1] = Long.toString(horizonMicros);
-        List<Object> reply = call(keys.toArray(new String[0]), args);
+        args[FIXED_ARGS - 1] = horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros));
+        List<Object> reply = call(keys, args);
         Long m = (Long) reply.get(0);
         if (!m.equals(multiplierPpm.get(botId))) {
             multiplierPpm.put(botId, m);
         }
-        List<Decision> out = new ArrayList<>(requests.size());
-        for (int i = 0; i < requests.size(); i++) {
-            long code = (Long) reply.get(1 + 2 * i);
-            Object second = reply.get(2 + 2 * i);
+        List<Decision> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Object item = reply.get(1 + i);
             Decision d;
-            if (code == Limit.ALREADY_SENT.code()) {
-                d = Decision.alreadySent(second.toString());
+            if (item instanceof byte[] mark) {
+                // the script answers ALREADY_SENT with the sent mark's value itself
+                d = Decision.alreadySent(new String(mark, StandardCharsets.UTF_8));
             } else {
-                long ms = (Long) second;
+                long packed = (Long) item; // wait_ms * 16 + code
+                long code = packed & 15;
+                long ms = packed >>> 4;
                 d = code != 0 ? Decision.refused(ms, Limit.ofCode(code)) : ms == 0 ? Decision.grant() : Decision.reserved(ms);
                 if (requests.get(i).sentMarkId() != null) {
                     d = d.withSentMarkChecked();
@@ -194,15 +220,40 @@ public final class RedisGcraBudget implements BudgetPort {
         return out;
     }
 
-    private String[] acquireArgsFor(String botId) {
+    /** A bot's keys and fixed acquire arguments, encoded once. */
+    private record BotArgs(byte[] botKey, byte[] chatPrefix, byte[] groupPrefix, byte[] sentPrefix, byte[][] fixed) {
+    }
+
+    private BotArgs botArgsFor(String botId) {
+        String tag = BudgetKeys.tag(botId);
         BudgetLimits l = config.limitsFor(botId);
         long headroomPpm = config.backfillHeadroomPpm();
         long backfillBurst = Math.max(1, (long) Math.floor(l.globalBurst() * (1_000_000 - headroomPpm) / 1e6));
-        return new String[] {"acquire",
+        String[] fixed = {"acquire",
                 Long.toString(l.globalIntervalMicros()), Integer.toString(l.globalBurst()),
                 Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
                 Long.toString(l.groupIntervalMicros()), Long.toString(l.groupToleranceMicros()),
                 Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0"};
+        byte[][] encoded = new byte[FIXED_ARGS][];
+        for (int i = 0; i < FIXED_ARGS; i++) {
+            encoded[i] = ascii(fixed[i]);
+        }
+        return new BotArgs(utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.CHAT), utf8(tag + BudgetKeys.GROUP),
+                utf8(tag + BudgetKeys.SENT), encoded);
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     private long aimdIncreasePpm() {
@@ -218,11 +269,11 @@ public final class RedisGcraBudget implements BudgetPort {
             case GROUP -> tag + BudgetKeys.GROUP + chatId;
             case CHAT -> tag + BudgetKeys.CHAT + chatId;
         };
-        List<Object> reply = call(new String[] {gate, tag + BudgetKeys.BOT_STATE},
-                new String[] {"penalize", effective == PenaltyScope.BOT ? "bot" : "gate",
-                        Long.toString(Math.max(1, retryAfter.toMillis())),
-                        Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6)),
-                        Long.toString(Math.round(config.aimdFloor() * 1e6)), Long.toString(aimdIncreasePpm())});
+        List<Object> reply = call(new byte[][] {utf8(gate), utf8(tag + BudgetKeys.BOT_STATE)},
+                new byte[][] {ascii("penalize"), ascii(effective == PenaltyScope.BOT ? "bot" : "gate"),
+                        ascii(Long.toString(Math.max(1, retryAfter.toMillis()))),
+                        ascii(Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6))),
+                        ascii(Long.toString(Math.round(config.aimdFloor() * 1e6))), ascii(Long.toString(aimdIncreasePpm()))});
         multiplierPpm.put(botId, (Long) reply.get(1));
     }
 
@@ -240,8 +291,9 @@ public final class RedisGcraBudget implements BudgetPort {
      * @return how long the bot's global TAT is ahead of now after seeding
      */
     public Duration seedGlobalTat(String botId, Duration busyFor) {
-        List<Object> reply = call(new String[] {BudgetKeys.botState(botId)},
-                new String[] {"seed", Long.toString(Math.max(0, busyFor.toMillis())), Long.toString(aimdIncreasePpm())});
+        List<Object> reply = call(new byte[][] {utf8(BudgetKeys.botState(botId))},
+                new byte[][] {ascii("seed"), ascii(Long.toString(Math.max(0, busyFor.toMillis()))),
+                        ascii(Long.toString(aimdIncreasePpm()))});
         return Duration.ofMillis((Long) reply.get(0));
     }
 
@@ -273,7 +325,7 @@ public final class RedisGcraBudget implements BudgetPort {
         return java.util.Optional.of(redisUrl);
     }
 
-    private List<Object> call(String[] keys, String[] args) {
+    private List<Object> call(byte[][] keys, byte[][] args) {
         try {
             try {
                 roundTrips.increment();

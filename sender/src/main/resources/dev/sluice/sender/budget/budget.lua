@@ -28,9 +28,10 @@
 --   ARGV[11] reservation horizon us (see flag 8)
 --   ARGV[12..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark,
 --              8 = may reserve (bits)
---   -> {multiplier_ppm, code_1, wait_ms_1, code_2, wait_ms_2, ...}; code 0 granted (wait 0), else the limit:
---      1 GLOBAL, 2 CHAT, 3 GROUP, 4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM, 10 ALREADY_SENT (then the
---      second item is the sent mark's value, and nothing was consumed).
+--   -> {multiplier_ppm, r_1, r_2, ...}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
+--      granted (wait_ms 0, or the reservation's wait), else the limit that refused: 1 GLOBAL, 2 CHAT, 3 GROUP,
+--      4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM; or a string, the sent mark's value: ALREADY_SENT
+--      (code 10), nothing consumed. One integer per candidate keeps the reply small to encode and to parse.
 --   Candidates are decided in order, each all or nothing: a refused one writes nothing.
 --   Reservation (flag 8, live only): when no gate is active and the chat and group limits pass now but the
 --   global GCRA refuses with a wait w <= ARGV[11], the candidate is granted for the instant now + w instead:
@@ -59,17 +60,250 @@
 --   KEYS[1] sluice:{b}:bot   ARGV[2] global TAT floor, ms from now (>= 0)   ARGV[3] AIMD increase ppm per s
 --   -> {global TAT ms from now}. The global TAT becomes at least now + ARGV[2]; nothing else changes.
 
+-- Cost: a decision is TIME and one GET per key (bot, chat[, group][, sent mark]); a refusal writes nothing and
+-- a grant writes each key it changed once (the chat/group key at once, the bot key once per call). The acquire
+-- path below is written out inline, with locals instead of tables and closures: it is the hot path, and in
+-- Redis a script's body (including every local function in it) is executed anew on each call.
+
 -- Redis < 5 replicates scripts verbatim and forbids writes after TIME unless effects are replicated.
 if redis.replicate_commands then
   redis.replicate_commands()
 end
 
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = t[1] * 1000000 + t[2] -- (numeric strings: Lua converts them exactly in arithmetic)
 local PPM = 1000000
+local floor = math.floor
+local op = ARGV[1]
+
+if op == 'acquire' then
+  -- integers sent by the client: "+ 0" converts them like tonumber, without a function call per argument
+  local A = ARGV
+  local g_base = A[2] + 0
+  local g_burst = A[3] + 0
+  local c_interval = A[4] + 0
+  local c_tolerance = A[5] + 0
+  local p_interval = A[6] + 0
+  local p_tolerance = A[7] + 0
+  local headroom = A[8] + 0
+  local inc = A[10] + 0
+  local horizon = A[11] + 0
+
+  -- the bot: "<global TAT>|<bot gate>|<AIMD m ppm>|<AIMD climb start>|<backfill TAT>"
+  local s_g, s_gate, s_m, s_mt, s_bf
+  local v = redis.call('GET', KEYS[1])
+  if v then
+    local p = string.find(v, '||||', 1, true)
+    if p and p > 1 and p + 3 == #v then
+      -- the common shape: only the global TAT is set
+      s_g = string.sub(v, 1, p - 1) + 0
+    else
+      local a, b, c, d, e = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+      s_g, s_gate, s_m, s_mt, s_bf = tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(e)
+    end
+  end
+
+  -- the AIMD multiplier now: m climbs additively from instant mt (never above 10^6 = the configured rate)
+  local m = PPM
+  local g_interval = g_base
+  if s_m then
+    m = s_m
+    if now > s_mt then
+      m = m + floor(inc * (now - s_mt) / PPM)
+    end
+    if m > PPM then
+      m = PPM
+    end
+    -- I = ceil(interval * 10^6 / m)
+    local x = g_base * PPM
+    g_interval = floor(x / m)
+    if g_interval * m < x then g_interval = g_interval + 1 end
+  end
+  local g_tolerance = (g_burst - 1) * g_interval
+  -- backfill parameters, computed on the first backfill candidate only
+  local reserve, bf_interval, bf_tolerance = nil, nil, nil
+
+  -- a missing TAT is a bucket idle since long ago (0), not since now: the reserve check needs the raw TAT
+  local g_tat = s_g or 0
+  local dirty = false
+
+  local bot_gate_wait = 0
+  if s_gate and s_gate > now then
+    bot_gate_wait = s_gate - now
+  end
+
+  local out = {m}
+  local k = 2
+  for i = 12, #ARGV do
+    local flags = A[i] + 0 -- 0..15, bits tested with % (no function calls)
+    local backfill = flags % 2 == 1
+    local group = flags % 4 >= 2
+    local check = flags % 8 >= 4
+    local may_reserve = flags >= 8 and not backfill
+    local chat_key = KEYS[k]
+    k = k + 1
+    local group_key = nil
+    if group then
+      group_key = KEYS[k]
+      k = k + 1
+    end
+    local mark = nil
+    if check then
+      mark = redis.call('GET', KEYS[k])
+      k = k + 1
+    end
+    if mark then
+      -- already sent (a redelivery): not sent again, nothing consumed
+      out[#out + 1] = mark
+    else
+      -- "<TAT>|<gate>" (an empty field = absent)
+      local c_tat, c_gate, p_tat, p_gate
+      v = redis.call('GET', chat_key)
+      if v then
+        if #v > 1 and string.byte(v, -1) == 124 then
+          -- the common shape "<TAT>|": no gate
+          c_tat = string.sub(v, 1, -2) + 0
+        else
+          local a, b = string.match(v, '^([^|]*)|([^|]*)$')
+          c_tat, c_gate = tonumber(a), tonumber(b)
+        end
+      end
+      if group then
+        v = redis.call('GET', group_key)
+        if v then
+          if #v > 1 and string.byte(v, -1) == 124 then
+            p_tat = string.sub(v, 1, -2) + 0
+          else
+            local a, b = string.match(v, '^([^|]*)|([^|]*)$')
+            p_tat, p_gate = tonumber(a), tonumber(b)
+          end
+        end
+      end
+
+      -- 1. penalty gates: the longest active one refuses
+      local code, wait = 0, 0
+      if bot_gate_wait > 0 then
+        code, wait = 6, bot_gate_wait
+      end
+      if p_gate and p_gate - now > wait then
+        code, wait = 5, p_gate - now
+      end
+      if c_gate and c_gate - now > wait then
+        code, wait = 4, c_gate - now
+      end
+
+      -- 2. the GCRAs, all evaluated before anything is written: all or nothing. A GCRA with TAT x and
+      -- tolerance y passes at t >= x - y; its wait is x - y - now when positive (TATs taken at least now).
+      local c_now = c_tat
+      if c_now == nil or c_now < now then c_now = now end
+      local p_now = p_tat
+      if p_now == nil or p_now < now then p_now = now end
+      local g_now = g_tat
+      if g_now < now then g_now = now end
+      local bf_now = nil
+      local send_at = now
+      if code == 0 then
+        local w = c_now - c_tolerance - now
+        if w > wait then code, wait = 2, w end
+        if group then
+          w = p_now - p_tolerance - now
+          if w > wait then code, wait = 3, w end
+        end
+        w = g_now - g_tolerance - now
+        if w < 0 then w = 0 end
+        if w > 0 and code == 0 and may_reserve and w <= horizon then
+          -- only the global limit refuses, and soon enough: take that slot now (an arrival at now + w)
+          send_at = now + w
+          if c_now < send_at then c_now = send_at end
+          if p_now < send_at then p_now = send_at end
+          w = 0
+        end
+        if w > wait then code, wait = 1, w end
+        if backfill and headroom > 0 and w == 0 then
+          if reserve == nil then
+            reserve = headroom * g_burst * g_interval
+            reserve = floor(reserve / PPM) + ((floor(reserve / PPM) * PPM < reserve) and 1 or 0)
+            local x = g_interval * PPM
+            bf_interval = floor(x / (PPM - headroom))
+            if bf_interval * (PPM - headroom) < x then bf_interval = bf_interval + 1 end
+            bf_tolerance = (tonumber(ARGV[9]) - 1) * bf_interval
+          end
+          -- (a) the reserve on the shared TAT, (b) the backfill lane's own rate
+          local hw = g_tat - (g_tolerance - reserve) - now
+          bf_now = s_bf
+          if bf_now == nil or bf_now < now then bf_now = now end
+          local bw = bf_now - bf_tolerance - now
+          if bw > hw then hw = bw end
+          if hw > wait then code, wait = 7, hw end
+        end
+      end
+
+      if code == 0 then
+        g_tat = g_now + g_interval
+        dirty = true
+        if bf_now then
+          s_bf = bf_now + bf_interval
+        end
+        -- each changed key once, with a PX TTL until its TAT is reached or its gate lifts (whichever is later)
+        -- (as write_pair: a gate is kept only while it outlasts the TAT; a grant implies no gate is active)
+        local tat = c_now + c_interval
+        local last = tat
+        if c_gate and c_gate > last then last = c_gate else c_gate = nil end
+        redis.call('SET', chat_key, string.format('%.0f', tat) .. '|' .. (c_gate and string.format('%.0f', c_gate) or ''),
+            'PX', floor((last - now + 999) / 1000))
+        if group then
+          tat = p_now + p_interval
+          last = tat
+          if p_gate and p_gate > last then last = p_gate else p_gate = nil end
+          redis.call('SET', group_key, string.format('%.0f', tat) .. '|' .. (p_gate and string.format('%.0f', p_gate) or ''),
+              'PX', floor((last - now + 999) / 1000))
+        end
+        -- wait_ms * 16 + code 0; waits rounded up to whole ms: x - x % 1000 is exact on integers
+        local x = send_at - now + 999
+        out[#out + 1] = (x - x % 1000) / 1000 * 16
+      else
+        local x = wait + 999
+        out[#out + 1] = (x - x % 1000) / 1000 * 16 + code
+      end
+    end
+  end
+
+  if dirty then
+    -- one SET with a TTL until the latest field stops mattering; the AIMD fields go once m is back at 10^6
+    local last = now
+    if s_m then
+      local x = (PPM - s_m) * PPM
+      local climb = floor(x / inc)
+      if climb * inc < x then climb = climb + 1 end
+      local climbed_at = s_mt + climb
+      if climbed_at <= now then
+        s_m, s_mt = nil, nil
+      elseif climbed_at > last then
+        last = climbed_at
+      end
+    end
+    if s_gate and s_gate <= now then s_gate = nil end
+    if g_tat > last then last = g_tat end
+    if s_gate and s_gate > last then last = s_gate end
+    if s_bf and s_bf > last then last = s_bf end
+    if last > now then
+      local function fmt(n)
+        if n == nil then
+          return ''
+        end
+        return string.format('%.0f', n)
+      end
+      redis.call('SET', KEYS[1], fmt(g_tat) .. '|' .. fmt(s_gate) .. '|' .. fmt(s_m) .. '|' .. fmt(s_mt) .. '|' .. fmt(s_bf),
+          'PX', floor((last - now + 999) / 1000))
+    end
+  end
+  return out
+end
+
+-- The rare operations (after a 429, after an outage) share these helpers.
 
 local function ceil_div(a, b)
-  local q = math.floor(a / b)
+  local q = floor(a / b)
   if q * b < a then
     q = q + 1
   end
@@ -115,7 +349,7 @@ local function read_bot(key)
   return {g = tonumber(a), gate = tonumber(b), m = tonumber(c), mt = tonumber(d), bf = tonumber(e)}
 end
 
--- The AIMD multiplier now: m climbs additively from instant mt (never above 10^6 = the configured rate).
+-- The AIMD multiplier now (as in acquire).
 local function multiplier(s, inc)
   if not s.m then
     return PPM
@@ -130,7 +364,7 @@ local function multiplier(s, inc)
   return m
 end
 
--- One SET with a TTL until the latest field stops mattering; the AIMD fields go once m is back at 10^6.
+-- One SET with a TTL until the latest field stops mattering (as in acquire).
 local function write_bot(key, s, inc)
   local last = now
   if s.m then
@@ -150,8 +384,6 @@ local function write_bot(key, s, inc)
         'PX', ceil_ms(last - now))
   end
 end
-
-local op = ARGV[1]
 
 if op == 'penalize' then
   local until_us = now + tonumber(ARGV[3]) * 1000
@@ -207,152 +439,4 @@ if op == 'seed' then
   return {ceil_ms(left)}
 end
 
-if op ~= 'acquire' then
-  return redis.error_reply('sluice budget: unknown operation ' .. tostring(op))
-end
-
-local g_base = tonumber(ARGV[2])
-local g_burst = tonumber(ARGV[3])
-local c_interval = tonumber(ARGV[4])
-local c_tolerance = tonumber(ARGV[5])
-local p_interval = tonumber(ARGV[6])
-local p_tolerance = tonumber(ARGV[7])
-local headroom = tonumber(ARGV[8])
-local bf_burst = tonumber(ARGV[9])
-local inc = tonumber(ARGV[10])
-local horizon = tonumber(ARGV[11])
-
-local s = read_bot(KEYS[1])
-local m = multiplier(s, inc)
-local g_interval = ceil_div(g_base * PPM, m)
-local g_tolerance = (g_burst - 1) * g_interval
-local reserve = ceil_div(headroom * g_burst * g_interval, PPM)
-local bf_interval = ceil_div(g_interval * PPM, PPM - headroom)
-local bf_tolerance = (bf_burst - 1) * bf_interval
-
--- a missing TAT is a bucket idle since long ago (0), not since now: the reserve check below needs the raw TAT
-local g_tat = s.g or 0
-local dirty = false
-
-local bot_gate_wait = 0
-if s.gate and s.gate > now then
-  bot_gate_wait = s.gate - now
-end
-
--- wait (us) until a GCRA with this TAT and tolerance passes; 0 if it passes now
-local function gcra_wait(tat, tolerance)
-  local allow_at = tat - tolerance
-  if now < allow_at then
-    return allow_at - now
-  end
-  return 0
-end
-
-local function at_least_now(x)
-  if x == nil or x < now then
-    return now
-  end
-  return x
-end
-
-local out = {m}
-local k = 2
-for i = 12, #ARGV do
-  local flags = tonumber(ARGV[i])
-  local backfill = flags % 2 == 1
-  local group = math.floor(flags / 2) % 2 == 1
-  local check = math.floor(flags / 4) % 2 == 1
-  local may_reserve = math.floor(flags / 8) % 2 == 1 and not backfill
-  local chat_key = KEYS[k]
-  k = k + 1
-  local group_key, sent_key = nil, nil
-  if group then
-    group_key = KEYS[k]
-    k = k + 1
-  end
-  if check then
-    sent_key = KEYS[k]
-    k = k + 1
-  end
-
-  local mark = nil
-  if check then
-    mark = redis.call('GET', sent_key)
-  end
-  if mark then
-    -- already sent (a redelivery): not sent again, nothing consumed
-    out[#out + 1] = 10
-    out[#out + 1] = mark
-  else
-    local c_tat, c_gate = read_pair(chat_key)
-    local p_tat, p_gate = nil, nil
-    if group then
-      p_tat, p_gate = read_pair(group_key)
-    end
-
-    -- 1. penalty gates: the longest active one refuses
-    local code, wait = 0, 0
-    if bot_gate_wait > 0 then
-      code, wait = 6, bot_gate_wait
-    end
-    if p_gate and p_gate - now > wait then
-      code, wait = 5, p_gate - now
-    end
-    if c_gate and c_gate - now > wait then
-      code, wait = 4, c_gate - now
-    end
-
-    -- 2. the GCRAs, all evaluated before anything is written: all or nothing
-    local c_now = at_least_now(c_tat)
-    local p_now = at_least_now(p_tat)
-    local g_now = at_least_now(g_tat)
-    local send_at = now
-    if code == 0 then
-      local w = gcra_wait(c_now, c_tolerance)
-      if w > wait then code, wait = 2, w end
-      if group then
-        w = gcra_wait(p_now, p_tolerance)
-        if w > wait then code, wait = 3, w end
-      end
-      w = gcra_wait(g_now, g_tolerance)
-      if w > 0 and code == 0 and may_reserve and w <= horizon then
-        -- only the global limit refuses, and soon enough: take that slot now (an arrival at now + w)
-        send_at = now + w
-        if c_now < send_at then c_now = send_at end
-        if p_now < send_at then p_now = send_at end
-        w = 0
-      end
-      if w > wait then code, wait = 1, w end
-      if backfill and headroom > 0 and w == 0 then
-        -- (a) the reserve on the shared TAT, (b) the backfill lane's own rate
-        local hw = gcra_wait(g_tat, g_tolerance - reserve)
-        local bw = gcra_wait(at_least_now(s.bf), bf_tolerance)
-        if bw > hw then hw = bw end
-        if hw > wait then code, wait = 7, hw end
-      end
-    end
-
-    if code == 0 then
-      g_tat = g_now + g_interval
-      dirty = true
-      if backfill and headroom > 0 then
-        s.bf = at_least_now(s.bf) + bf_interval
-      end
-      write_pair(chat_key, c_now + c_interval, c_gate)
-      if group then
-        write_pair(group_key, p_now + p_interval, p_gate)
-      end
-      out[#out + 1] = 0
-      out[#out + 1] = ceil_ms(send_at - now)
-    else
-      out[#out + 1] = code
-      out[#out + 1] = ceil_ms(wait)
-    end
-  end
-end
-
-if dirty then
-  s.g = g_tat
-  write_bot(KEYS[1], s, inc)
-end
-return out
+return redis.error_reply('sluice budget: unknown operation ' .. tostring(op))
