@@ -38,7 +38,11 @@ public final class SenderProcess implements AutoCloseable {
     public static SenderProcess start(String instanceId, Map<String, String> settings, Map<String, String> tokens,
                                       Path workDir, String heap) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC",
+        // -Dsluice.bench.sender.gc picks the children's collector (default Serial); each child logs its GC pauses
+        // to <instance>-gc.log, so a late send can be matched with a pause.
+        String gc = System.getProperty("sluice.bench.sender.gc", "-XX:+UseSerialGC");
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + heap, gc,
+                "-Xlog:gc:file=" + workDir.resolve(instanceId + "-gc.log"),
                 "-Dorg.apache.avro.SERIALIZABLE_PACKAGES=dev.sluice.avro",
                 "-cp", System.getProperty("java.class.path"), "dev.sluice.app.SluiceCli", "sender"));
         settings.forEach((k, v) -> {

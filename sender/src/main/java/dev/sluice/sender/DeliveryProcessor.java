@@ -330,8 +330,19 @@ public final class DeliveryProcessor {
             breakers.release(bot);
             return new Step.WaitForBot(Set.of(bot), expiresAt == null ? Long.MAX_VALUE : expiresAt);
         }
+        long slotAt = p.reservedSendAtMs();
         p.clearReservation();
-        return Next.call(() -> call(p, bot, target, expiresAt));
+        return Next.call(() -> {
+            // Checked again right before the call: the hand-over to a sending thread can be late on a loaded host.
+            long late = clock.millis() - slotAt;
+            if (late > lateSlotMs(bot, p)) {
+                slots.release(bot);
+                breakers.release(bot);
+                metrics.slotForfeited(bot);
+                return retryAt(clock.millis(), expiresAt); // the slot passes unused; the lane asks again
+            }
+            return call(p, bot, target, expiresAt);
+        });
     }
 
     /** What a one-bot message does with its budget decision. */

@@ -270,4 +270,19 @@ class BatchDecisionTest {
         backfilled.message().setEventClass(dev.sluice.avro.NotificationClass.CRITICAL);
         assertThat(tenPerS.isUrgent(backfilled)).as("backfill stays behind live traffic").isFalse();
     }
+
+    @Test
+    void a_reserved_send_handed_to_a_sending_thread_too_late_still_passes_unused() {
+        DeliveryProcessor strict = tenPerSecond("budget.reservation.late.max.ms", "3");
+        PendingMessage p = pending("handed-late", "1");
+        budget.decisions.add(Decision.reserved(300));
+        strict.process(p);
+        clock.advance(Duration.ofMillis(300));
+        DeliveryProcessor.Next next = strict.processBatch("bot", List.of(p)).get(0);
+        assertThat(next.isCall()).as("on time at the check").isTrue();
+        clock.advance(Duration.ofMillis(5)); // the sending thread ran 5 ms later
+        assertThat(next.run()).isEqualTo(new Step.RetryAt(clock.millis()));
+        assertThat(transport.sent).isEmpty();
+        assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isEqualTo(1);
+    }
 }
