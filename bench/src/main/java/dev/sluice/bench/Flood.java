@@ -160,7 +160,7 @@ public final class Flood {
                         .put("naive_critical_p99_ms", naiveP99)
                         .put("routine_folded_share", Utilisation.round(share));
                 out.note("budget %.1f msg/s burst 1, chat 1/s burst 2 for both; pressure.drain.time.threshold.ms=%s, sender.status.interval.ms=1000,"
-                        + " digest.flush.interval.ms=%s; critical latency = production -> provider acceptance; %d warm-up reminders delivered before the flood (not counted)",
+                        + " digest.flush.interval.ms=%s; critical latency = production -> provider acceptance; %d warm-up notifications (a fifth reminders) delivered before the flood (not counted)",
                         rate, threshold, digestFlushMs, WARM_UP_MESSAGES);
                 out.note("Sluice criticals, produced -> committed on outbox.live (topology): p50 %d ms, p99 %d ms; committed -> accepted (sender): p50 %d ms, p99 %d ms",
                         percentile(topologyPart, 0.5), percentile(topologyPart, 0.99), percentile(senderPart, 0.5), percentile(senderPart, 0.99));
@@ -173,10 +173,11 @@ public final class Flood {
         }
     }
 
-    static final int WARM_UP_MESSAGES = 20;
+    static final int WARM_UP_MESSAGES = 120;
 
     /**
-     * The incident hits a running system, not one that is starting: a few reminders to other users go through the
+     * The incident hits a running system, not one that is starting: 120 notifications (a fifth of them reminders) to
+     * 60 other users go through the
      * topology and the senders first (stream threads assigned, the first transactions and the repartition topic's
      * metadata done, provider connections open), and the flood starts once all of them are delivered. Warm-up
      * results carry the tag {@code fw} and are not counted.
@@ -185,18 +186,23 @@ public final class Flood {
         try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(infra.producerProps(), new StringSerializer(),
                 new SpecificAvroSerde<>(infra.client, Notification.class).serializer())) {
             for (int i = 0; i < WARM_UP_MESSAGES; i++) {
-                String user = Long.toString(4_000_000L + i);
+                // every fifth a reminder, the rest routine: both paths of the topology run before the incident
+                String user = Long.toString(4_000_000L + i % 60);
                 Instant now = Instant.now();
+                boolean critical = i % 5 == 0;
                 producer.send(new ProducerRecord<>(infra.topics.notifications(), user, Notification.newBuilder()
-                        .setId("fw-" + i).setBotId("flood").setChatId(user).setUserId(user).setKind("meeting.reminder")
-                        .setEventClass(NotificationClass.CRITICAL).setEntity("warm-up-" + i).setText("[fw] warm-up #" + i)
-                        .setCreatedAt(now).setExpiresAt(now.plus(Duration.ofMinutes(10))).build()));
+                        .setId("fw-" + i).setBotId("flood").setChatId(user).setUserId(user)
+                        .setKind(critical ? "meeting.reminder" : "task.assigned")
+                        .setEventClass(critical ? NotificationClass.CRITICAL : NotificationClass.ROUTINE)
+                        .setEntity("warm-up-" + i).setText("[fw] warm-up #" + i).setCreatedAt(now)
+                        .setExpiresAt(critical ? now.plus(Duration.ofMinutes(10)) : null).build()));
+                Thread.sleep(50); // 20/s, under the budget: no backlog, so no pressure before the incident
             }
             producer.flush();
         }
         if (!Settle.await("warm-up", WARM_UP_MESSAGES, () -> Settle.settled(collector, "fw"), infra.telegram,
                 Duration.ofSeconds(120), Duration.ofSeconds(60))) {
-            throw new IllegalStateException("the warm-up reminders were not all delivered within 120 s");
+            throw new IllegalStateException("the warm-up notifications were not all delivered within 120 s");
         }
     }
 

@@ -38,14 +38,15 @@ public final class Utilisation {
         double budgetRate = args.dbl("budget-rate", ALLOWED_PER_S);
         long reservationMs = (long) args.dbl("reservation-ms", 0);
         long lateMaxMs = (long) args.dbl("late-max-ms", -1);
+        int warmupSeconds = args.integer("warmup-seconds", 0);
         int chats = args.integer("chats", 600);
         boolean baseline = !args.flag("no-baseline");
         try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
             ResultCollector collector = infra.collector();
-            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, senders,
+            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, warmupSeconds, senders,
                     backlogSeconds * ALLOWED_PER_S, chats);
             Drain naive = baseline
-                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, senders, baselineSeconds * ALLOWED_PER_S, chats)
+                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, 0, senders, baselineSeconds * ALLOWED_PER_S, chats)
                     : null;
 
             BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
@@ -66,6 +67,10 @@ public final class Utilisation {
             }
             out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.late.max.ms=%s; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
                     senders, budgetRate, reservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs));
+            if (warmupSeconds > 0) {
+                out.note("warm-up: the senders first drained %d s of sends of another bot (warm JVMs, open connections); the measured backlog was written after that",
+                        warmupSeconds);
+            }
             out.note("tightest 31 calls: the shortest span of 31 consecutive provider calls of the bot (accepted or not); under 1000 ms means a 31st call in one sliding second");
             out.note("steady: accepted messages from 10 s after the first acceptance to the last, (n-1)/span");
             out.emit(args);
@@ -75,14 +80,23 @@ public final class Utilisation {
     }
 
     static Drain drain(Infra infra, ResultCollector collector, String tag, String botId, String budgetMode, double rate,
-                       long reservationMs, long lateMaxMs, int senders, int messages, int chats) throws Exception {
+                       long reservationMs, long lateMaxMs, int warmupSeconds, int senders, int messages, int chats)
+            throws Exception {
         int chatCount = Math.min(chats, Math.max(1, messages / 3));
         int perChat = (int) Math.ceil((double) messages / chatCount);
         Workload w = Workload.roundRobin(tag, botId, tag.equals("util") ? 1_000_000L : 2_000_000L, chatCount, perChat);
         Infra.say("%s: %d messages to %d chats of bot %s, budget.mode=%s at %.2f/s, %d senders", tag, w.size(), chatCount,
                 botId, budgetMode, rate, senders);
-        infra.produceOutbox(infra.outboxProducer(), w.outbound());
-        Map<String, String> tokens = Workload.tokens(List.of(botId));
+        // With a warm-up, the senders first drain warmupSeconds of sends of another bot (JIT, connections), and the
+        // measured backlog is written once that is done; without one, it is written before the senders start.
+        String warmBot = botId + "w";
+        Workload warm = warmupSeconds > 0
+                ? Workload.roundRobin("warm" + tag, warmBot, 3_000_000L, chatCount, (int) Math.ceil((double) warmupSeconds * ALLOWED_PER_S / chatCount))
+                : null;
+        if (warm == null) {
+            infra.produceOutbox(infra.outboxProducer(), w.outbound());
+        }
+        Map<String, String> tokens = Workload.tokens(warm == null ? List.of(botId) : List.of(botId, warmBot));
         String providerBot = FakeTelegram.botIdOf(tokens.get(botId));
         Map<String, String> settings = infra.senderSettings(infra.telegram.apiUrl());
         settings.put("budget.mode", budgetMode);
@@ -95,6 +109,15 @@ public final class Utilisation {
         long t0 = System.nanoTime();
         boolean completed;
         try (Senders s = Senders.start(tag, senders, settings, tokens, infra.workDir, "256m")) {
+            if (warm != null) {
+                infra.produceOutbox(infra.outboxProducer(), warm.outbound());
+                Settle.await("warm" + tag, warm.size(), () -> Settle.settled(collector, "warm" + tag), infra.telegram,
+                        Duration.ofSeconds(Math.max(120, 3L * warm.size() / ALLOWED_PER_S)), Duration.ofSeconds(45));
+                Infra.say("%s: warm-up of %d messages (bot %s) done, %d x 429; now the measured backlog", tag, warm.size(),
+                        warmBot, infra.telegram.rejected429Count(FakeTelegram.botIdOf(tokens.get(warmBot))));
+                infra.produceOutbox(infra.outboxProducer(), w.outbound());
+                t0 = System.nanoTime();
+            }
             completed = Settle.await(tag, w.size(), () -> Settle.settled(collector, tag), infra.telegram,
                     Duration.ofSeconds(Math.max(120, 3L * messages / ALLOWED_PER_S)), Duration.ofSeconds(45));
         }
