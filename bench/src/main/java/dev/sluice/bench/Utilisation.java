@@ -27,7 +27,8 @@ public final class Utilisation {
 
     /** One drain's numbers. */
     record Drain(String label, int messages, long accepted, double acceptedPerS, long provider429, long orderViolations,
-                 long duplicates, double seconds, boolean completed, long tightestWindowMs) {
+                 long duplicates, double seconds, boolean completed, long tightestWindowMs, long tightestSentAtMs,
+                 long transitP50Ms, long transitP99Ms, long transitMaxMs) {
     }
 
     public static int run(String[] argv) throws Exception {
@@ -51,10 +52,11 @@ public final class Utilisation {
 
             BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
                     "allowed/s", "ratio", "provider 429", "order violations", "duplicates", "drain s", "completed",
-                    "tightest 31 calls ms");
+                    "tightest 31 calls ms", "tightest 31 sent_at ms", "sent_at -> arrival p50/p99/max ms");
             for (Drain d : naive == null ? List.of(sluice) : List.of(sluice, naive)) {
                 out.row(d.label(), d.messages(), d.accepted(), d.acceptedPerS(), ALLOWED_PER_S, d.acceptedPerS() / ALLOWED_PER_S,
-                        d.provider429(), d.orderViolations(), d.duplicates(), d.seconds(), d.completed(), d.tightestWindowMs());
+                        d.provider429(), d.orderViolations(), d.duplicates(), d.seconds(), d.completed(), d.tightestWindowMs(),
+                        d.tightestSentAtMs(), d.transitP50Ms() + "/" + d.transitP99Ms() + "/" + d.transitMaxMs());
             }
             out.put("accepted_per_s", round(sluice.acceptedPerS()))
                     .put("allowed_per_s", ALLOWED_PER_S)
@@ -123,13 +125,37 @@ public final class Utilisation {
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         List<ProviderMessage> accepted = Workload.accepted(infra.telegram, tag);
+        // Where arrivals bunch: the senders' own call times (sent_at, taken right before the provider call) against
+        // FakeTelegram's arrival times of the same messages.
+        Map<String, String> textById = new java.util.HashMap<>();
+        w.notifications().forEach(n -> textById.put(n.getId(), n.getText()));
+        Map<String, Long> arrivedAt = new java.util.HashMap<>();
+        accepted.forEach(a -> arrivedAt.putIfAbsent(a.text(), a.acceptedAtMillis()));
+        List<Long> sentAts = new java.util.ArrayList<>();
+        List<Long> transit = new java.util.ArrayList<>();
+        for (dev.sluice.avro.DeliveryResult r : Settle.results(collector, tag)) {
+            if (r.getSentAt() != null && r.getStatus() == dev.sluice.avro.DeliveryStatus.DELIVERED) {
+                sentAts.add(r.getSentAt().toEpochMilli());
+                Long at = arrivedAt.get(textById.get(r.getMessageId()));
+                if (at != null) {
+                    transit.add(at - r.getSentAt().toEpochMilli());
+                    if (at - r.getSentAt().toEpochMilli() >= 20) {
+                        Infra.say("%s: %s called at %s by %s, arrived %d ms later", tag, r.getMessageId(),
+                                java.time.Instant.ofEpochMilli(r.getSentAt().toEpochMilli()), r.getSenderInstance(),
+                                at - r.getSentAt().toEpochMilli());
+                    }
+                }
+            }
+        }
         DemoReport report = ReportAnalyzer.analyze(w.notifications(), Settle.results(collector, tag), collector.deadLetteredIds(),
                 accepted, 0, null);
         return new Drain(tag.equals("util") ? "Sluice (shared Redis budget)" : "naive per-replica limiter (local, 30/s each)",
                 w.size(), accepted.size(), steadyRate(accepted), infra.telegram.rejected429Count(providerBot),
                 report.orderViolations(), report.duplicates(), seconds, completed,
                 tightestSpanMs(infra.telegram.calls().stream().filter(c -> c.botId().equals(providerBot))
-                        .map(FakeTelegram.Call::atMillis).sorted().toList(), ALLOWED_PER_S + 1));
+                        .map(FakeTelegram.Call::atMillis).sorted().toList(), ALLOWED_PER_S + 1),
+                tightestSpanMs(sentAts.stream().sorted().toList(), ALLOWED_PER_S + 1),
+                Flood.percentile(transit, 0.5), Flood.percentile(transit, 0.99), Flood.percentile(transit, 1.0));
     }
 
     /** The shortest time between the first and the last of {@code n} consecutive sorted times; -1 if fewer. */

@@ -374,7 +374,10 @@ public final class DeliveryProcessor {
             if (decision.isReservation()) {
                 // The budget gave this message the bot's next free slot: it waits for it, then sends without asking.
                 breakers.release(bot);
-                long sendAt = now + decision.retryIn().toMillis();
+                // The wait counts from Redis's "now", which lies between sending the request and reading the answer:
+                // counted from the answer it never ends before the slot (counted from the request, a slow round trip
+                // would move every slot of the batch early, and early sends bunch at the provider).
+                long sendAt = clock.millis() + decision.retryIn().toMillis();
                 p.reserved(sendAt);
                 return Next.of(retryAt(sendAt, a.expiresAt()));
             }
