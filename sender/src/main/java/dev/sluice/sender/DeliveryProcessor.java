@@ -255,7 +255,9 @@ public final class DeliveryProcessor {
             return finish(p, DeliveryStatus.SKIPPED_INACTIVE, "chat " + target
                     + " blocked the bot or was deactivated (403 seen by this sender); not sent", null, null);
         }
-        if (!p.sentMarkChecked() && !foldSentMarks) {
+        // While the budget decides without Redis (outage fallback) the mark is read before asking, not after a
+        // grant: a read that waits out its timeout would otherwise turn a paced grant into a late, bunched send.
+        if (!p.sentMarkChecked() && (!foldSentMarks || budget.state() != dev.sluice.metrics.BudgetState.SHARED)) {
             Step marked = checkSentMark(p);
             if (marked != null) {
                 return marked;
