@@ -73,9 +73,11 @@ public interface BudgetPort extends AutoCloseable {
     }
 
     /**
-     * After an outage of the shared store: the bot's global bucket starts empty (its TAT at least now + burst ·
-     * interval), so a store that came back empty does not hand out a fresh burst on top of what the fallback
-     * budgets just sent. A no-op for budgets that never lose their state.
+     * After an outage of the shared store: the bot's global bucket starts empty and stays shut for one more
+     * provider window (its TAT at least now + burst · interval + max(1 s, the probe interval)), so a store that
+     * came back empty does not hand out a fresh burst on top of what the fallback budgets just sent, nor the full
+     * rate while other replicas, which resume at their own next probe, still send their fallback share. A no-op
+     * for budgets that never lose their state.
      *
      * @throws BudgetUnavailableException when the budget store cannot be reached (retriable)
      */

@@ -280,7 +280,9 @@ public final class RedisGcraBudget implements BudgetPort {
     @Override
     public void startDrained(String botId) {
         BudgetLimits l = config.limitsFor(botId);
-        seedGlobalTat(botId, Duration.ofMillis((l.globalIntervalMicros() * l.globalBurst() + 999) / 1000));
+        // Telegram counts a second; the other replicas leave their fallback within one probe interval.
+        long holdMs = Math.max(1000, config.probeInterval().toMillis());
+        seedGlobalTat(botId, Duration.ofMillis((l.globalIntervalMicros() * l.globalBurst() + 999) / 1000 + holdMs));
     }
 
     /**
