@@ -56,8 +56,9 @@ class BudgetStatusCommandIT {
         BudgetConfig config = BudgetConfig.of(new BudgetLimits(0.1, 4, 1, 3));
         try (RedisGcraBudget budget = new RedisGcraBudget(redis.url(), config, Duration.ofSeconds(2))) {
             budget.tryAcquire(bot, "7");
-            budget.penalize(bot, PenaltyScope.BOT, "7", Duration.ofSeconds(30));
+            // the chat's penalty first: one reported while the bot's gate is up would extend the bot's gate too
             budget.penalizeChat(bot, "8", Duration.ofSeconds(60));
+            budget.penalize(bot, PenaltyScope.BOT, "7", Duration.ofSeconds(30));
         }
         String[] json = run(0, "budget", "status", "--key", bot, "--chat", "7", "--redis-url", redis.url(), "--json",
                 "-D", "budget.global.rate.per.s=0.1", "-D", "budget.global.burst=4");
