@@ -127,13 +127,13 @@ public final class Flood {
                     foldedRoutine += r.getFoldedIds().stream().filter(routineIds::contains).count();
                 }
                 critical.sort(null);
-                long sluiceP99 = critical.isEmpty() ? -1 : critical.get(Math.max(0, (int) Math.ceil(0.99 * critical.size()) - 1));
+                long sluiceP99 = percentile(critical, 0.99);
                 long sluiceMax = critical.isEmpty() ? -1 : critical.get(critical.size() - 1);
-                long sluiceP50 = critical.isEmpty() ? -1 : critical.get(Math.max(0, (int) Math.ceil(0.5 * critical.size()) - 1));
+                long sluiceP50 = percentile(critical, 0.5);
                 long sluiceOver2s = critical.stream().filter(ms -> ms > 2000).count();
                 List<Long> naiveCritical = naive.sent().stream().filter(x -> x.notification().getEventClass() == NotificationClass.CRITICAL)
                         .map(NaiveFifoSender.Sent::latencyMillis).sorted().toList();
-                long naiveP50 = naiveCritical.isEmpty() ? -1 : naiveCritical.get(Math.max(0, (int) Math.ceil(0.5 * naiveCritical.size()) - 1));
+                long naiveP50 = percentile(naiveCritical, 0.5);
                 long naiveOver2s = naiveCritical.stream().filter(ms -> ms > 2000).count();
                 List<NaiveFifoSender.Sent> naiveSent = naive.sent();
                 long naiveP99 = NaiveFifoSender.criticalP99(naiveSent);
