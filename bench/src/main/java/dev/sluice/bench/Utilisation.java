@@ -40,14 +40,15 @@ public final class Utilisation {
         long reservationMs = (long) args.dbl("reservation-ms", 0);
         long lateMaxMs = (long) args.dbl("late-max-ms", -1);
         int warmupSeconds = args.integer("warmup-seconds", 0);
+        int arrivalGuard = args.integer("arrival-guard", 0);
         int chats = args.integer("chats", 600);
         boolean baseline = !args.flag("no-baseline");
         try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
             ResultCollector collector = infra.collector();
-            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, warmupSeconds, senders,
-                    backlogSeconds * ALLOWED_PER_S, chats);
+            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, arrivalGuard,
+                    warmupSeconds, senders, backlogSeconds * ALLOWED_PER_S, chats);
             Drain naive = baseline
-                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, 0, senders, baselineSeconds * ALLOWED_PER_S, chats)
+                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, 0, 0, senders, baselineSeconds * ALLOWED_PER_S, chats)
                     : null;
 
             BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
@@ -67,8 +68,8 @@ public final class Utilisation {
                 out.put("baseline", Map.of("accepted_per_s", round(naive.acceptedPerS()), "ratio",
                         round(naive.acceptedPerS() / ALLOWED_PER_S), "provider_429", naive.provider429()));
             }
-            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.late.max.ms=%s; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
-                    senders, budgetRate, reservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs));
+            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.late.max.ms=%s, budget.arrival.guard.limit.per.s=%d; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
+                    senders, budgetRate, reservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs), arrivalGuard);
             if (warmupSeconds > 0) {
                 out.note("warm-up: the senders first drained %d s of sends of another bot (warm JVMs, open connections); the measured backlog was written after that",
                         warmupSeconds);
@@ -82,7 +83,8 @@ public final class Utilisation {
     }
 
     static Drain drain(Infra infra, ResultCollector collector, String tag, String botId, String budgetMode, double rate,
-                       long reservationMs, long lateMaxMs, int warmupSeconds, int senders, int messages, int chats)
+                       long reservationMs, long lateMaxMs, int arrivalGuard, int warmupSeconds, int senders, int messages,
+                       int chats)
             throws Exception {
         int chatCount = Math.min(chats, Math.max(1, messages / 3));
         int perChat = (int) Math.ceil((double) messages / chatCount);
@@ -105,6 +107,9 @@ public final class Utilisation {
         settings.put("budget.global.rate.per.s", Double.toString(rate));
         settings.put("budget.chat.burst", "2");
         settings.put("budget.reservation.max.ms", Long.toString(reservationMs));
+        if (arrivalGuard > 0) {
+            settings.put("budget.arrival.guard.limit.per.s", Integer.toString(arrivalGuard));
+        }
         if (lateMaxMs >= 0) {
             settings.put("budget.reservation.late.max.ms", Long.toString(lateMaxMs));
         }
@@ -124,6 +129,18 @@ public final class Utilisation {
                     Duration.ofSeconds(Math.max(120, 3L * messages / ALLOWED_PER_S)), Duration.ofSeconds(45));
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
+        if (arrivalGuard > 0) {
+            // the guard numbers every grant: grants beyond the calls made are slots that passed unused (forfeited)
+            io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(infra.redis.url());
+            try (var c = client.connect()) {
+                String v = c.sync().get(dev.sluice.sender.budget.BudgetKeys.arrivals(botId));
+                long calls = infra.telegram.calls().stream().filter(x -> x.botId().equals(FakeTelegram.botIdOf(tokens.get(botId)))).count();
+                Infra.say("%s: the budget granted %s slots for %d provider calls (arrivals key %s)", tag,
+                        v == null ? "?" : v.substring(0, v.indexOf('|')), calls, v);
+            } finally {
+                client.shutdown();
+            }
+        }
         List<ProviderMessage> accepted = Workload.accepted(infra.telegram, tag);
         // Where arrivals bunch: the senders' own call times (sent_at, taken right before the provider call) against
         // FakeTelegram's arrival times of the same messages.

@@ -47,6 +47,7 @@ public final class SenderMetrics implements MeterBinder {
     private volatile MeterRegistry registry;
     private final Map<String, Counter> granted = new ConcurrentHashMap<>();
     private final Map<String, Counter> forfeited = new ConcurrentHashMap<>();
+    private final Map<String, Counter> lateAnswers = new ConcurrentHashMap<>();
     private final Map<String, Counter> rateLimited = new ConcurrentHashMap<>();
     private final Map<String, Counter> requests = new ConcurrentHashMap<>();
     private final Map<String, Counter> results = new ConcurrentHashMap<>();
@@ -91,6 +92,8 @@ public final class SenderMetrics implements MeterBinder {
                     .description("Budget permits granted (one per send)").register(r));
             forfeited.put(bot, Counter.builder(SluiceMetrics.BUDGET_SLOTS_FORFEITED).tag(SluiceMetrics.TAG_BOT, bot)
                     .description("Reserved slots that passed unused because the send was too late for them").register(r));
+            lateAnswers.put(bot, Counter.builder(SluiceMetrics.BUDGET_LATE_ANSWERS).tag(SluiceMetrics.TAG_BOT, bot)
+                    .description("Provider answers later after their slot than the arrival guard's slack").register(r));
             Gauge.builder(SluiceMetrics.BUDGET_UTILISATION, this, m -> m.utilisation(bot)).tag(SluiceMetrics.TAG_BOT, bot)
                     .description("Budget granted by this instance in the last 60 s over the bot's global budget for 60 s; sum over replicas")
                     .register(r);
@@ -172,6 +175,12 @@ public final class SenderMetrics implements MeterBinder {
     public void slotForfeited(String bot) {
         bound();
         counter(forfeited, bot, bot).increment();
+    }
+
+    /** A call of {@code bot} was answered later after its slot than the arrival guard's slack, and reported. */
+    public void lateAnswer(String bot) {
+        bound();
+        counter(lateAnswers, bot, bot).increment();
     }
 
     /** The bot's configured global budget (budget.global.rate.per.s): the denominator of utilisation. */

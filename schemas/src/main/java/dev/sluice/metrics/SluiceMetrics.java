@@ -54,6 +54,11 @@ public final class SluiceMetrics {
      * {@code budget.reservation.late.max.ms} (a loaded host); the lane asked again instead of bunching.
      */
     public static final String BUDGET_SLOTS_FORFEITED = "sluice.budget.slots.forfeited";
+    /**
+     * Counter per bot: provider answers that came later after their budget slot than the arrival guard's slack
+     * ({@code budget.arrival.guard.limit.per.s}); each made a later grant of the bot wait, instead of risking a 429.
+     */
+    public static final String BUDGET_LATE_ANSWERS = "sluice.budget.late.answers";
     /** Gauge per mode: 1 for the current budget mode of this instance, 0 for the others. */
     public static final String BUDGET_MODE = "sluice.budget.mode";
     /** Function counter per mode, seconds: time this instance spent in each budget mode. */
@@ -101,7 +106,7 @@ public final class SluiceMetrics {
 
     /** Every Sluice metric name above (for consistency checks). */
     public static List<String> all() {
-        return List.of(BUDGET_UTILISATION, BUDGET_GRANTED, BUDGET_SLOTS_FORFEITED, BUDGET_MODE, BUDGET_MODE_TIME, RATE_LIMITED,
+        return List.of(BUDGET_UTILISATION, BUDGET_GRANTED, BUDGET_SLOTS_FORFEITED, BUDGET_LATE_ANSWERS, BUDGET_MODE, BUDGET_MODE_TIME, RATE_LIMITED,
                 PROVIDER_REQUESTS, DELIVERY_LAG, LANE_DEPTH_MAX, BUFFERED_RECORDS, BACKLOG, DRAIN_RATE, DRAIN_TIME,
                 RESULTS, REDIS_ERRORS, BUDGET_REFUSALS, BACKPRESSURE_PAUSES, TOPOLOGY_FOLDED, TOPOLOGY_DIGESTS, TOPOLOGY_EXPIRED, TOPOLOGY_SKIPPED,
                 TOPOLOGY_DLQ, TOPOLOGY_OUTBOUND, TOPOLOGY_DIGEST_STORE_SIZE);

@@ -62,6 +62,9 @@ public final class DeliveryProcessor {
     static final Duration BUDGET_UNAVAILABLE_WAIT = Duration.ofSeconds(1);
 
     private final BudgetPort budget;
+    private final dev.sluice.sender.budget.BudgetConfig budgetConfig;
+    /** Per bot: the arrival guard's slack in ms ({@link dev.sluice.sender.budget.BudgetConfig#arrivalSlack}). */
+    private final java.util.Map<String, Double> arrivalSlackMs = new java.util.concurrent.ConcurrentHashMap<>();
     private final Transport transport;
     private final ResultSink results;
     private final SentMarks sentMarks;
@@ -120,6 +123,7 @@ public final class DeliveryProcessor {
         this.backoffMax = config.retryBackoffMax();
         this.retryAfterJitter = config.retryAfterJitter();
         dev.sluice.sender.budget.BudgetConfig budgetConfig = config.budgetConfig();
+        this.budgetConfig = budgetConfig;
         this.pacer = new BotPacer(key -> {
             if (!key.endsWith(BACKFILL_PACER)) {
                 return budgetConfig.limitsFor(key);
@@ -216,6 +220,7 @@ public final class DeliveryProcessor {
         List<BudgetRequest> requests = new ArrayList<>(asks.size());
         asks.forEach(a -> requests.add(a.request()));
         List<Decision> decisions;
+        long askedAt = clock.millis(); // the arrival guard counts a slot from here: never after Redis's instant
         try {
             decisions = budget.tryAcquireAll(botId, requests);
         } catch (BudgetUnavailableException e) {
@@ -229,7 +234,7 @@ public final class DeliveryProcessor {
             return List.of(out);
         }
         for (int j = 0; j < asks.size(); j++) {
-            out[positions.get(j)] = decided(asks.get(j), decisions.get(j), now);
+            out[positions.get(j)] = decided(asks.get(j), decisions.get(j), now, askedAt);
         }
         return List.of(out);
     }
@@ -348,7 +353,7 @@ public final class DeliveryProcessor {
     }
 
     /** What a one-bot message does with its budget decision. */
-    private Next decided(Ask a, Decision decision, long now) {
+    private Next decided(Ask a, Decision decision, long now, long askedAt) {
         PendingMessage p = a.p();
         String bot = a.bot();
         if (decision.sentMarkChecked()) {
@@ -373,6 +378,9 @@ public final class DeliveryProcessor {
             p.releaseAttemptSlot();
             p.keptTurn(false);
             metrics.budgetGranted(bot, 1);
+            // the slot as the arrival guard counts it: from before the request, less the wait's rounding up to whole
+            // ms, so never later than Redis's instant of it
+            p.guardedGrant(decision.grantSeq(), askedAt + Math.max(0, decision.retryIn().toMillis() - 1));
             if (decision.isReservation()) {
                 // The budget gave this message the bot's next free slot: it waits for it, then sends without asking.
                 breakers.release(bot);
@@ -483,6 +491,7 @@ public final class DeliveryProcessor {
                 continue;
             }
             Decision decision;
+            long askedAt = clock.millis();
             try {
                 decision = budget.tryAcquire(new BudgetRequest(bot, target, laneOf(p)));
             } catch (BudgetUnavailableException e) {
@@ -497,6 +506,7 @@ public final class DeliveryProcessor {
                 p.releaseAttemptSlot();
                 p.keptTurn(false);
                 metrics.budgetGranted(bot, 1);
+                p.guardedGrant(decision.grantSeq(), askedAt);
                 if (!slots.tryAcquire(bot)) {
                     // Another lane took the last slot meanwhile (rare): this grant is spent, the cap holds.
                     breakers.release(bot);
@@ -664,6 +674,29 @@ public final class DeliveryProcessor {
         return now + waitMs;
     }
 
+    /**
+     * The arrival guard ({@code budget.arrival.guard.limit.per.s}): an answer later after the grant's slot than the
+     * window's slack means the call may have reached the provider that late, so the budget is told to hold back the
+     * grant that could share a second with it. A failed report is only counted: the guard weakens for one window.
+     */
+    private void reportIfAnsweredLate(PendingMessage p, String bot, long answeredAtMs) {
+        long seq = p.guardGrantSeq();
+        if (seq < 1) {
+            return;
+        }
+        long lateMs = answeredAtMs - p.guardSlotAtMs();
+        p.guardedGrant(-1, 0);
+        if (lateMs <= arrivalSlackMs.computeIfAbsent(bot, b -> budgetConfig.arrivalSlack(b).toNanos() / 1_000_000.0)) {
+            return;
+        }
+        metrics.lateAnswer(bot);
+        try {
+            budget.reportLateAnswer(bot, seq);
+        } catch (BudgetUnavailableException e) {
+            metrics.redisError("connection");
+        }
+    }
+
     /** The provider call with budget, a bot slot and the breaker's permission held. */
     private Step call(PendingMessage p, String bot, String target, Long expiresAt) {
         OutboundMessage m = p.message();
@@ -678,6 +711,7 @@ public final class DeliveryProcessor {
             slots.release(bot);
         }
         long after = clock.millis();
+        reportIfAnsweredLate(p, bot, after);
         long took = after - start;
         if (outcome instanceof SendOutcome.TransientFailure t) {
             breakers.recordOutage(bot, took, t.description());

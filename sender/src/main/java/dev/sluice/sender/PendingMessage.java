@@ -21,6 +21,9 @@ public final class PendingMessage {
     private String lastBotId;
     private boolean keptTurn;
     private long reservedSendAtMs = -1;
+    /** The arrival guard: the grant this message's next call uses (-1: none) and that grant's slot, epoch ms. */
+    private long guardGrantSeq = -1;
+    private long guardSlotAtMs;
     private boolean aheadOfUrgent;
     private volatile boolean waitsForTurnOnly;
 
@@ -148,6 +151,20 @@ public final class PendingMessage {
 
     void clearReservation() {
         reservedSendAtMs = -1;
+    }
+
+    /** The call about to be made uses grant {@code seq} of the arrival guard, whose slot was no earlier than {@code slotAtMs}. */
+    void guardedGrant(long seq, long slotAtMs) {
+        guardGrantSeq = seq;
+        guardSlotAtMs = slotAtMs;
+    }
+
+    long guardGrantSeq() {
+        return guardGrantSeq;
+    }
+
+    long guardSlotAtMs() {
+        return guardSlotAtMs;
     }
 
     void recordTransientFailure() {

@@ -76,6 +76,13 @@ class BatchDecisionTest {
             return true;
         }
 
+        final List<Long> lateAnswers = new ArrayList<>();
+
+        @Override
+        public void reportLateAnswer(String botId, long grantSeq) {
+            lateAnswers.add(grantSeq);
+        }
+
         @Override
         public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
         }
@@ -221,6 +228,41 @@ class BatchDecisionTest {
         assertThat(budget.batches).as("no new budget call").hasSize(3);
         assertThat(Fakes.count(registry, "sluice.budget.slots.forfeited", "bot", "bot")).isEqualTo(1);
         assertThat(transport.sent).hasSize(2);
+    }
+
+    @Test
+    void with_the_arrival_guard_an_answer_later_than_the_slack_after_its_slot_is_reported_to_the_budget() {
+        // 29.8/s against a provider limit of 30 per second: 31 grants span 30 x 33.56 ms, 6.71 ms more than a second
+        DeliveryProcessor guarded = new DeliveryProcessor(Fakes.config("budget.global.rate.per.s", "29.8",
+                "budget.chat.rate.per.s", "1000", "budget.chat.burst", "1000", "budget.reservation.max.ms", "500",
+                "budget.arrival.guard.limit.per.s", "30"), budget, transport, sink, marks, Fakes.metrics(registry), clock,
+                new SplittableRandom(7), new BotSlots(8), new ChatRegistry(1000));
+        long[] answerAfterMs = {6};
+        transport.clockMs = chat -> {
+            clock.advance(Duration.ofMillis(answerAfterMs[0])); // the provider's answer takes this long
+            return clock.millis();
+        };
+        budget.decisions.add(Decision.grant().withGrantSeq(41));
+        assertThat(guarded.process(pending("quick", "1"))).isEqualTo(Step.DONE);
+        assertThat(budget.lateAnswers).as("answered within the slack").isEmpty();
+
+        answerAfterMs[0] = 8;
+        clock.advance(Duration.ofSeconds(1)); // past the local pacer's next turn
+        budget.decisions.add(Decision.grant().withGrantSeq(42));
+        assertThat(guarded.process(pending("slow", "2"))).isEqualTo(Step.DONE);
+        assertThat(budget.lateAnswers).as("8 ms > 6.71 ms: the call may have arrived that late").containsExactly(42L);
+        assertThat(Fakes.count(registry, "sluice.budget.late.answers", "bot", "bot")).isEqualTo(1);
+
+        // a reserved slot counts from its instant, not from the grant
+        answerAfterMs[0] = 5;
+        clock.advance(Duration.ofSeconds(1));
+        PendingMessage reserved = pending("reserved", "3");
+        budget.decisions.add(Decision.reserved(300).withGrantSeq(43));
+        guarded.process(reserved);
+        clock.advance(Duration.ofMillis(300));
+        assertThat(guarded.process(reserved)).isEqualTo(Step.DONE);
+        assertThat(budget.lateAnswers).containsExactly(42L);
+        assertThat(transport.sent).hasSize(3);
     }
 
     @Test

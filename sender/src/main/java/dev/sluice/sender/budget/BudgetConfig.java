@@ -50,6 +50,12 @@ import java.util.TreeSet;
  *     window's slack, 30 &times; (1000/rate &minus; 1000/30) ms, bunches with the next slots and costs a bot-wide
  *     429. Set it to about half that slack when the rate is close to the limit (29.8/s: slack 6.7 ms, late
  *     max 3). Default: one interval of the bot's rate</td></tr>
+ * <tr><td>{@code budget.arrival.guard.limit.per.s}</td><td>the arrival guard, for a provider that counts calls as
+ *     they arrive in a sliding second (Telegram: 30 per bot): set it to that limit N and a call answered later
+ *     after its slot than the window's slack ((N + 1 &minus; burst) &times; 1000/rate &minus; 1000 ms) makes the
+ *     bot's N-th grant after it wait until one second after the answer ({@link BudgetPort#reportLateAnswer}).
+ *     Arrival jitter (GC pauses, a slow network path) then costs a little rate instead of a 429. Costs one more
+ *     Redis round trip per late answer. 0 = off (default)</td></tr>
  * </table>
  */
 public final class BudgetConfig {
@@ -68,6 +74,7 @@ public final class BudgetConfig {
     public static final String AIMD_FLOOR = "budget.aimd.floor";
     public static final String OUTAGE_MODE = "budget.redis.outage.mode";
     public static final String MAX_REPLICAS = "budget.max.replicas";
+    public static final String ARRIVAL_GUARD_LIMIT = "budget.arrival.guard.limit.per.s";
     public static final String PROBE_INTERVAL_MS = "budget.redis.probe.interval.ms";
     public static final String CIRCUIT_MINIMUM_CALLS = "budget.circuit.minimum.calls";
     public static final String RESERVATION_MAX_MS = "budget.reservation.max.ms";
@@ -98,6 +105,7 @@ public final class BudgetConfig {
     private final Duration probeInterval;
     private final Duration reservationMax;
     private final Duration reservationLateMax;
+    private final int arrivalGuardLimitPerS;
     private final int circuitMinimumCalls;
 
     private BudgetConfig(Builder b) {
@@ -115,6 +123,9 @@ public final class BudgetConfig {
         this.probeInterval = b.probeInterval;
         this.reservationMax = b.reservationMax;
         this.reservationLateMax = b.reservationLateMax;
+        this.arrivalGuardLimitPerS = b.arrivalGuardLimitPerS;
+        check(arrivalGuardLimitPerS >= 0 && arrivalGuardLimitPerS <= 1_000_000, ARRIVAL_GUARD_LIMIT,
+                arrivalGuardLimitPerS, "0 (off) <= N <= 1000000");
         check(reservationLateMax == null || (!reservationLateMax.isNegative() && reservationLateMax.toMillis() <= 60_000),
                 RESERVATION_LATE_MAX_MS, reservationLateMax == null ? -1 : reservationLateMax.toMillis(), "0 <= ms <= 60000");
         check(!reservationMax.isNegative() && reservationMax.toMillis() <= 60_000, RESERVATION_MAX_MS,
@@ -165,6 +176,7 @@ public final class BudgetConfig {
                 .reservationLateMax(s.string(RESERVATION_LATE_MAX_MS, "").isBlank() ? null
                         : Duration.ofMillis(nonNegativeLong(s, RESERVATION_LATE_MAX_MS, 0)))
                 .circuitMinimumCalls(s.positiveInt(CIRCUIT_MINIMUM_CALLS, 3))
+                .arrivalGuardLimitPerS(Math.toIntExact(nonNegativeLong(s, ARRIVAL_GUARD_LIMIT, 0)))
                 .build();
     }
 
@@ -226,7 +238,7 @@ public final class BudgetConfig {
         return b.paidRatePerS(paidRatePerS).backfillHeadroom(backfillHeadroom)
                 .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).maxReplicas(maxReplicas)
                 .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
-                .reservationLateMax(reservationLateMax);
+                .reservationLateMax(reservationLateMax).arrivalGuardLimitPerS(arrivalGuardLimitPerS);
     }
 
     /**
@@ -313,6 +325,24 @@ public final class BudgetConfig {
         return circuitMinimumCalls;
     }
 
+    /** {@code budget.arrival.guard.limit.per.s}: the provider's limit N per sliding second; 0 = the guard is off. */
+    public int arrivalGuardLimitPerS() {
+        return arrivalGuardLimitPerS;
+    }
+
+    /**
+     * The arrival guard's slack for {@code botId}: how much later than its slot a call may be answered before it is
+     * reported ({@link BudgetPort#reportLateAnswer}). Any N + 1 consecutive grants of a GCRA at rate r with burst b
+     * span at least (N + 1 &minus; b) &times; 1000/r ms, so a call that arrived at most that minus 1000 ms after its
+     * slot cannot share a second with the N grants after it. Never negative (a rate at or above N: every answer
+     * later than its slot is reported).
+     */
+    public Duration arrivalSlack(String botId) {
+        BudgetLimits l = limitsFor(botId);
+        double spanMs = (arrivalGuardLimitPerS + 1 - l.globalBurst()) * 1000.0 / l.globalRatePerS();
+        return Duration.ofNanos(Math.max(0, Math.round((spanMs - 1000.0) * 1e6)));
+    }
+
     /**
      * The config a local fallback decides with: every bot's global rate divided by N =
      * {@code budget.max.replicas} and the global burst too (at least 1), so N replicas deciding alone admit at
@@ -322,6 +352,7 @@ public final class BudgetConfig {
         Builder b = toBuilder();
         b.paidBroadcastBots.clear();
         b.botRates.clear();
+        b.arrivalGuardLimitPerS(0); // fallback grants are not numbered: reports go to Redis only
         BudgetLimits d = defaults;
         b.defaults = new BudgetLimits(d.globalRatePerS() / maxReplicas, Math.max(1, d.globalBurst() / maxReplicas),
                 d.chatRatePerS(), d.chatBurst(), d.groupRatePerMin(), d.groupBurst());
@@ -340,7 +371,8 @@ public final class BudgetConfig {
                 + botLimits) + ", paidBroadcast=" + paidBroadcastBots
                 + ", headroom=" + backfillHeadroom + ", aimd=" + aimdDecreaseFactor + "/" + aimdIncreasePerS + "/"
                 + aimdFloor + ", outage=" + outageMode + ", maxReplicas=" + maxReplicas + ", probe="
-                + probeInterval.toMillis() + "ms}";
+                + probeInterval.toMillis() + "ms" + (arrivalGuardLimitPerS > 0 ? ", arrivalGuard=" + arrivalGuardLimitPerS
+                + "/s" : "") + "}";
     }
 
     /** Builder for tests and tools; {@link #build()} validates like {@link #from(Settings)}. */
@@ -359,6 +391,7 @@ public final class BudgetConfig {
         private Duration probeInterval = Duration.ofSeconds(1);
         private Duration reservationMax = Duration.ZERO;
         private Duration reservationLateMax;
+        private int arrivalGuardLimitPerS;
         private int circuitMinimumCalls = 3;
 
         private Builder(BudgetLimits defaults) {
@@ -422,6 +455,12 @@ public final class BudgetConfig {
         /** How late a reserved send may still go out; null: one interval of the bot's rate. */
         public Builder reservationLateMax(Duration d) {
             this.reservationLateMax = d;
+            return this;
+        }
+
+        /** The provider's limit N per sliding second for the arrival guard; 0 = off. */
+        public Builder arrivalGuardLimitPerS(int n) {
+            this.arrivalGuardLimitPerS = n;
             return this;
         }
 

@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
  * sluice:{bot}:chat:&lt;id&gt;         "chat TAT|chat 429 gate"
  * sluice:{bot}:group:&lt;id&gt;        "group TAT|group 429 gate"
  * sluice:{bot}:sent:&lt;message id&gt; the sent mark (idempotency key) of a message, see RedisSentMarks
+ * sluice:{bot}:arrivals          "grant seq|seq:floor,..." the arrival guard's numbering and floors
  * </pre>
  *
  * The {@code tat:*} and {@code gate:*} names below name the tables of the in-process {@link LocalGcraBudget}.
@@ -27,6 +28,7 @@ public final class BudgetKeys {
     static final String CHAT = ":chat:";
     static final String GROUP = ":group:";
     static final String SENT = ":sent:";
+    static final String ARRIVALS = ":arrivals";
     static final String GLOBAL_TAT = ":tat:global";
     static final String BACKFILL_TAT = ":tat:backfill";
     static final String BOT_GATE = ":gate:bot";
@@ -57,6 +59,11 @@ public final class BudgetKeys {
     /** {@code sluice:{<bot>}:sent:<message id>}: a message's sent mark. */
     public static String sentMark(String botId, String messageId) {
         return tag(botId) + SENT + messageId;
+    }
+
+    /** {@code sluice:{<bot>}:arrivals}: the arrival guard's grant numbering and floors. */
+    public static String arrivals(String botId) {
+        return tag(botId) + ARRIVALS;
     }
 
     public static String globalTat(String botId) {

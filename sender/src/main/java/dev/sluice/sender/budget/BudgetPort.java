@@ -60,6 +60,18 @@ public interface BudgetPort extends AutoCloseable {
      */
     void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter);
 
+    /**
+     * The arrival guard ({@link BudgetConfig#arrivalGuardLimitPerS()} = N): the provider's answer to the call of
+     * grant {@code grantSeq} came more than the window's slack after the grant's slot, so the call may have reached
+     * the provider that late. The bot's N-th grant after it will not come before now + 1 s (the provider's window),
+     * so no N + 1 calls can arrive within one second however late this one arrived. A no-op without the guard.
+     *
+     * @param grantSeq {@link Decision#grantSeq()} of the grant the call used
+     * @throws BudgetUnavailableException when the budget store cannot be reached (retriable)
+     */
+    default void reportLateAnswer(String botId, long grantSeq) {
+    }
+
     /** How this instance decides right now: SHARED, LOCAL, FALLBACK_LOCAL or PAUSED. */
     BudgetState state();
 

@@ -22,8 +22,11 @@ import java.time.Duration;
  * @param limit           the limit that refused, {@link Limit#NONE} when granted
  * @param sentMarkChecked whether the budget read the message's sent mark in the same decision
  * @param sentMark        the stored sent mark when {@code limit} is {@link Limit#ALREADY_SENT}, else null
+ * @param grantSeq        with the arrival guard on ({@link BudgetConfig#arrivalGuardLimitPerS()}), the bot's grant
+ *                        sequence number of this grant, for {@link BudgetPort#reportLateAnswer}; else -1
  */
-public record Decision(boolean granted, Duration retryIn, Limit limit, boolean sentMarkChecked, String sentMark) {
+public record Decision(boolean granted, Duration retryIn, Limit limit, boolean sentMarkChecked, String sentMark,
+                       long grantSeq) {
     private static final Decision GRANTED = new Decision(true, Duration.ZERO, Limit.NONE);
     private static final Decision GRANTED_CHECKED = new Decision(true, Duration.ZERO, Limit.NONE, true, null);
 
@@ -38,6 +41,13 @@ public record Decision(boolean granted, Duration retryIn, Limit limit, boolean s
         if (alreadySent != (sentMark != null) || (alreadySent && !sentMarkChecked)) {
             throw new IllegalArgumentException("a sent mark comes exactly with ALREADY_SENT, got " + limit);
         }
+        if (grantSeq != -1 && (!granted || grantSeq < 1)) {
+            throw new IllegalArgumentException("a grant sequence number comes only with a grant, >= 1, got " + grantSeq);
+        }
+    }
+
+    public Decision(boolean granted, Duration retryIn, Limit limit, boolean sentMarkChecked, String sentMark) {
+        this(granted, retryIn, limit, sentMarkChecked, sentMark, -1);
     }
 
     /** A decision that did not look at sent marks. */
@@ -68,13 +78,18 @@ public record Decision(boolean granted, Duration retryIn, Limit limit, boolean s
         return new Decision(false, Duration.ZERO, Limit.ALREADY_SENT, true, mark);
     }
 
+    /** This grant, numbered {@code seq} by the arrival guard. */
+    public Decision withGrantSeq(long seq) {
+        return new Decision(granted, retryIn, limit, sentMarkChecked, sentMark, seq);
+    }
+
     /** This decision, also saying that the message's sent mark was read and absent. */
     public Decision withSentMarkChecked() {
         if (sentMarkChecked) {
             return this;
         }
         if (granted) {
-            return retryIn.isZero() ? GRANTED_CHECKED : new Decision(true, retryIn, limit, true, null);
+            return retryIn.isZero() && grantSeq == -1 ? GRANTED_CHECKED : new Decision(true, retryIn, limit, true, null, grantSeq);
         }
         return new Decision(false, retryIn, limit, true, null);
     }

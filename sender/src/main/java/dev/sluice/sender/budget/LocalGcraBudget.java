@@ -50,6 +50,9 @@ public final class LocalGcraBudget implements BudgetPort {
         final GcraPolicy group;
         long multiplierPpm = PPM;
         long climbFromMs;
+        /** The arrival guard: the last grant's number and the floors (grant number → epoch ms) of later grants. */
+        long grantSeq;
+        final java.util.TreeMap<Long, Long> floors = new java.util.TreeMap<>();
 
         Bot(BudgetLimits limits) {
             this.limits = limits;
@@ -157,7 +160,7 @@ public final class LocalGcraBudget implements BudgetPort {
             limit = Limit.GROUP;
             wait = w;
         }
-        if ((w = waitOf(g)) > wait) {
+        if ((w = Math.max(waitOf(g), guardWait(bot, now))) > wait) {
             limit = Limit.GLOBAL;
             wait = w;
         }
@@ -189,7 +192,33 @@ public final class LocalGcraBudget implements BudgetPort {
         if (bf != null) {
             store(backfillKey, bf.tat(), backfillPolicy, now);
         }
+        if (config.arrivalGuardLimitPerS() > 0) {
+            bot.grantSeq++;
+            bot.floors.headMap(bot.grantSeq, true).clear();
+            return Decision.grant().withGrantSeq(bot.grantSeq);
+        }
         return Decision.grant();
+    }
+
+    /** The arrival guard's wait for the bot's next grant: until its floor, if one was recorded. */
+    private long guardWait(Bot bot, long now) {
+        long floor = 0;
+        for (long f : bot.floors.headMap(bot.grantSeq + 1, true).values()) {
+            floor = Math.max(floor, f);
+        }
+        return Math.max(0, floor - now);
+    }
+
+    /** As {@code budget.lua} op 'late': the N-th grant after {@code grantSeq} not before now + 1 s. */
+    @Override
+    public synchronized void reportLateAnswer(String botId, long grantSeq) {
+        int n = config.arrivalGuardLimitPerS();
+        if (n <= 0 || grantSeq < 1) {
+            return;
+        }
+        Bot bot = bot(botId);
+        long at = Math.max(grantSeq + n, bot.grantSeq + 1);
+        bot.floors.merge(at, clock.millis() + RedisGcraBudget.GUARD_WINDOW_MICROS / 1000, Math::max);
     }
 
     private static long waitOf(GcraPolicy.Result r) {

@@ -64,11 +64,17 @@ import org.slf4j.LoggerFactory;
  * <p><b>Cost of a decision</b>: one EVALSHA whose keys and arguments are byte arrays, encoded once per bot (key
  * prefixes, limits) or taken from constants (flags), so a call builds only the chat keys; the reply is one
  * integer per candidate ({@code wait_ms * 16 + code}, or the sent mark).
+ *
+ * <p><b>Arrival guard</b> ({@code budget.arrival.guard.limit.per.s} = N &gt; 0): the script numbers the bot's grants
+ * ({@link Decision#grantSeq()}, in {@code sluice:{bot}:arrivals}) and {@link #reportLateAnswer} records a floor
+ * for the N-th grant after a late-answered one, on Redis server time (see {@code budget.lua}, op 'late').
  */
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
     static final String SCRIPT_RESOURCE = "/dev/sluice/sender/budget/budget.lua";
-    private static final int FIXED_ARGS = 11;
+    private static final int FIXED_ARGS = 13;
+    /** The provider's window the arrival guard protects: Telegram counts a bot's messages per second. */
+    static final long GUARD_WINDOW_MICROS = 1_000_000;
     /** The candidate flags 0..15 as arguments, encoded once. */
     private static final byte[][] FLAG_ARGS = new byte[16][];
     private static final byte[] ZERO = ascii("0");
@@ -170,6 +176,10 @@ public final class RedisGcraBudget implements BudgetPort {
             }
             keyCount += 1 + (r.isGroup() ? 1 : 0) + (r.sentMarkId() != null ? 1 : 0);
         }
+        boolean guard = config.arrivalGuardLimitPerS() > 0;
+        if (guard) {
+            keyCount++; // the arrivals key goes last
+        }
         byte[][] keys = new byte[keyCount][];
         keys[0] = bot.botKey;
         int k = 1;
@@ -193,7 +203,10 @@ public final class RedisGcraBudget implements BudgetPort {
             }
             args[FIXED_ARGS + i] = FLAG_ARGS[flags];
         }
-        args[FIXED_ARGS - 1] = horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros));
+        if (guard) {
+            keys[k] = bot.arrivalsKey;
+        }
+        args[HORIZON_ARG] = horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros));
         List<Object> reply = call(keys, args);
         Long m = (Long) reply.get(0);
         if (!m.equals(multiplierPpm.get(botId))) {
@@ -214,6 +227,9 @@ public final class RedisGcraBudget implements BudgetPort {
                 if (requests.get(i).sentMarkId() != null) {
                     d = d.withSentMarkChecked();
                 }
+                if (guard && d.granted()) {
+                    d = d.withGrantSeq((Long) reply.get(1 + n + i));
+                }
             }
             out.add(d);
         }
@@ -221,8 +237,12 @@ public final class RedisGcraBudget implements BudgetPort {
     }
 
     /** A bot's keys and fixed acquire arguments, encoded once. */
-    private record BotArgs(byte[] botKey, byte[] chatPrefix, byte[] groupPrefix, byte[] sentPrefix, byte[][] fixed) {
+    private record BotArgs(byte[] botKey, byte[] chatPrefix, byte[] groupPrefix, byte[] sentPrefix, byte[] arrivalsKey,
+                           byte[][] fixed) {
     }
+
+    /** Index of the reservation horizon among the fixed arguments (ARGV[11]). */
+    private static final int HORIZON_ARG = 10;
 
     private BotArgs botArgsFor(String botId) {
         String tag = BudgetKeys.tag(botId);
@@ -233,13 +253,14 @@ public final class RedisGcraBudget implements BudgetPort {
                 Long.toString(l.globalIntervalMicros()), Integer.toString(l.globalBurst()),
                 Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
                 Long.toString(l.groupIntervalMicros()), Long.toString(l.groupToleranceMicros()),
-                Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0"};
+                Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0",
+                Integer.toString(config.arrivalGuardLimitPerS()), Long.toString(GUARD_WINDOW_MICROS)};
         byte[][] encoded = new byte[FIXED_ARGS][];
         for (int i = 0; i < FIXED_ARGS; i++) {
             encoded[i] = ascii(fixed[i]);
         }
         return new BotArgs(utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.CHAT), utf8(tag + BudgetKeys.GROUP),
-                utf8(tag + BudgetKeys.SENT), encoded);
+                utf8(tag + BudgetKeys.SENT), utf8(tag + BudgetKeys.ARRIVALS), encoded);
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
@@ -275,6 +296,16 @@ public final class RedisGcraBudget implements BudgetPort {
                         ascii(Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6))),
                         ascii(Long.toString(Math.round(config.aimdFloor() * 1e6))), ascii(Long.toString(aimdIncreasePpm()))});
         multiplierPpm.put(botId, (Long) reply.get(1));
+    }
+
+    @Override
+    public void reportLateAnswer(String botId, long grantSeq) {
+        int n = config.arrivalGuardLimitPerS();
+        if (n <= 0 || grantSeq < 1) {
+            return;
+        }
+        call(new byte[][] {utf8(BudgetKeys.arrivals(botId))}, new byte[][] {ascii("late"), ascii(Long.toString(grantSeq)),
+                ascii(Integer.toString(n)), ascii(Long.toString(GUARD_WINDOW_MICROS))});
     }
 
     @Override

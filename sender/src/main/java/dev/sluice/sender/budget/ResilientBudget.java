@@ -203,6 +203,34 @@ public final class ResilientBudget implements BudgetPort {
         }
     }
 
+    /**
+     * Forwarded to Redis while shared; grants of the local fallback carry no number, and a report lost to an
+     * outage only weakens the guard for one window.
+     */
+    @Override
+    public void reportLateAnswer(String botId, long grantSeq) {
+        if (state() != BudgetState.SHARED || !breaker.tryAcquirePermission()) {
+            return;
+        }
+        long start = System.nanoTime();
+        try {
+            sharedCalls.increment();
+            shared().reportLateAnswer(botId, grantSeq);
+            breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        } catch (BudgetUnavailableException e) {
+            failed(start, e);
+        } catch (IllegalStateException | RejectedExecutionException e) {
+            if (closed) {
+                breaker.releasePermission();
+                throw e;
+            }
+            failed(start, closedUnderUs(e));
+        } catch (RuntimeException e) {
+            breaker.releasePermission();
+            throw e;
+        }
+    }
+
     private void keepUnshared(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
         touchedInOutage.add(botId);
         unshared.add(new Penalty(botId, scope, chatId, clock.millis() + retryAfter.toMillis()));

@@ -13,6 +13,7 @@
 --   sluice:{b}:bot          "<global TAT>|<bot gate>|<AIMD m ppm>|<AIMD climb start>|<backfill TAT>"
 --   sluice:{b}:chat:<id>    "<chat TAT>|<chat gate>"
 --   sluice:{b}:group:<id>   "<group TAT>|<group gate>"
+--   sluice:{b}:arrivals     "<grant seq>|<seq>:<floor>,<seq>:<floor>,..." (only with the arrival guard, below)
 -- (an empty field = absent: a full bucket, no gate, the configured rate). A key's PX TTL is the time until
 -- the latest of its fields stops mattering (TAT reached, gate lifted, AIMD multiplier climbed back to 1).
 --
@@ -26,13 +27,19 @@
 --   ARGV[8] backfill headroom ppm (share of the global rate reserved for live, 0..999999)
 --   ARGV[9] backfill burst      ARGV[10] AIMD additive increase, ppm of the rate per second
 --   ARGV[11] reservation horizon us (see flag 8)
---   ARGV[12..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark,
+--   ARGV[12] arrival guard: the provider's limit N per window (0 = off)   ARGV[13] the window, us
+--   ARGV[14..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark,
 --              8 = may reserve (bits)
 --   -> {multiplier_ppm, r_1, r_2, ...}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
 --      granted (wait_ms 0, or the reservation's wait), else the limit that refused: 1 GLOBAL, 2 CHAT, 3 GROUP,
 --      4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM; or a string, the sent mark's value: ALREADY_SENT
 --      (code 10), nothing consumed. One integer per candidate keeps the reply small to encode and to parse.
 --   Candidates are decided in order, each all or nothing: a refused one writes nothing.
+--   With the arrival guard on (ARGV[12] = N > 0; its key sluice:{b}:arrivals is the LAST key) every grant of the
+--   bot gets the next grant sequence number, and the reply ends with one more item per candidate: its sequence
+--   number (0 when refused). A grant never comes before a floor recorded for its number (op 'late'); it is
+--   applied as a raised global TAT: a reservation whose GCRA wait is within the horizon takes the slot at the floor
+--   (at most one window later); else a floor refuses with code 1 (GLOBAL).
 --   Reservation (flag 8, live only): when no gate is active and the chat and group limits pass now but the
 --   global GCRA refuses with a wait w <= ARGV[11], the candidate is granted for the instant now + w instead:
 --   code 0 with wait_ms = ceil(w / 1000), and every TAT moves as for an arrival at now + w (the GCRA rule for
@@ -55,6 +62,13 @@
 --   many replicas report the same 429); it starts climbing back when the gate lifts. For 'gate' while the
 --   bot's gate is up, the bot's gate is extended to the new penalty's end too (Telegram extends a penalty
 --   on every call made during it, and this call was).
+--
+-- op 'late' (the arrival guard; a provider that counts arrivals in a sliding window, e.g. Telegram's 30 per second)
+--   KEYS[1] sluice:{b}:arrivals   ARGV[2] a grant's sequence number k   ARGV[3] N   ARGV[4] the window, us
+--   -> {floor seq, current seq}. The caller got its provider answer late after grant k's slot, so the call may
+--   have ARRIVED that late: the grant N after it (k + N, or the next grant if that one is already out) must not
+--   come before now + window, now being later than the arrival. Then no N + 1 arrivals share a window, however
+--   late the arrival, while the GCRA alone spaces the calls that were answered within the slack.
 --
 -- op 'seed' (after an outage: a recovered empty Redis must not hand out a fresh burst)
 --   KEYS[1] sluice:{b}:bot   ARGV[2] global TAT floor, ms from now (>= 0)   ARGV[3] AIMD increase ppm per s
@@ -88,6 +102,23 @@ if op == 'acquire' then
   local headroom = A[8] + 0
   local inc = A[10] + 0
   local horizon = A[11] + 0
+  local guard_n = A[12] + 0
+
+  -- the arrival guard (off unless ARGV[12] > 0): the bot's grant sequence number and the floors on later grants
+  local guard_key, seq, fl_s, fl_t, seqs = nil, 0, nil, nil, nil
+  if guard_n > 0 then
+    guard_key = KEYS[#KEYS]
+    fl_s, fl_t, seqs = {}, {}, {}
+    local gv = redis.call('GET', guard_key)
+    if gv then
+      local bar = string.find(gv, '|', 1, true)
+      seq = string.sub(gv, 1, bar - 1) + 0
+      for a, b in string.gmatch(string.sub(gv, bar + 1), '(%d+):(%d+)') do
+        fl_s[#fl_s + 1] = a + 0
+        fl_t[#fl_t + 1] = b + 0
+      end
+    end
+  end
 
   -- the bot: "<global TAT>|<bot gate>|<AIMD m ppm>|<AIMD climb start>|<backfill TAT>"
   local s_g, s_gate, s_m, s_mt, s_bf
@@ -134,7 +165,7 @@ if op == 'acquire' then
 
   local out = {m}
   local k = 2
-  for i = 12, #ARGV do
+  for i = 14, #ARGV do
     local flags = A[i] + 0 -- 0..15, bits tested with % (no function calls)
     local backfill = flags % 2 == 1
     local group = flags % 4 >= 2
@@ -200,6 +231,16 @@ if op == 'acquire' then
       if p_now == nil or p_now < now then p_now = now end
       local g_now = g_tat
       if g_now < now then g_now = now end
+      -- the reservation horizon bounds the GCRA's own wait; a guard floor may take the slot up to a window further
+      local g_own_wait = g_now - g_tolerance - now
+      if fl_s then
+        -- the arrival guard: this grant (number seq + 1) not before its floor, as an arrival at the floor would
+        local f = 0
+        for j = 1, #fl_s do
+          if fl_s[j] <= seq + 1 and fl_t[j] > f then f = fl_t[j] end
+        end
+        if f + g_tolerance > g_now then g_now = f + g_tolerance end
+      end
       local bf_now = nil
       local send_at = now
       if code == 0 then
@@ -211,7 +252,7 @@ if op == 'acquire' then
         end
         w = g_now - g_tolerance - now
         if w < 0 then w = 0 end
-        if w > 0 and code == 0 and may_reserve and w <= horizon then
+        if w > 0 and code == 0 and may_reserve and g_own_wait <= horizon then
           -- only the global limit refuses, and soon enough: take that slot now (an arrival at now + w)
           send_at = now + w
           if c_now < send_at then c_now = send_at end
@@ -241,6 +282,10 @@ if op == 'acquire' then
       if code == 0 then
         g_tat = g_now + g_interval
         dirty = true
+        if seqs then
+          seq = seq + 1
+          seqs[#seqs + 1] = seq
+        end
         if bf_now then
           s_bf = bf_now + bf_interval
         end
@@ -264,7 +309,26 @@ if op == 'acquire' then
       else
         local x = wait + 999
         out[#out + 1] = (x - x % 1000) / 1000 * 16 + code
+        if seqs then seqs[#seqs + 1] = 0 end
       end
+    end
+    if seqs and mark then seqs[#seqs + 1] = 0 end
+  end
+
+  if seqs then
+    for j = 1, #seqs do
+      out[#out + 1] = seqs[j]
+    end
+    if dirty then
+      -- the floors not yet reached stay; the key lives 10 minutes after the last grant (a lost key restarts the
+      -- numbering: a floor then left behind names a far grant and has long passed when that grant comes)
+      local parts = {string.format('%.0f', seq), '|'}
+      for j = 1, #fl_s do
+        if fl_s[j] > seq then
+          parts[#parts + 1] = string.format('%.0f:%.0f,', fl_s[j], fl_t[j])
+        end
+      end
+      redis.call('SET', guard_key, table.concat(parts), 'PX', 600000)
     end
   end
 
@@ -425,6 +489,27 @@ if op == 'penalize' then
   end
   write_pair(KEYS[1], tat, until_us)
   return {ceil_ms(until_us - now), multiplier(b, inc)}
+end
+
+if op == 'late' then
+  local v = redis.call('GET', KEYS[1])
+  local seq, rest = 0, ''
+  if v then
+    local bar = string.find(v, '|', 1, true)
+    seq = string.sub(v, 1, bar - 1) + 0
+    rest = string.sub(v, bar + 1)
+  end
+  local fs = tonumber(ARGV[2]) + tonumber(ARGV[3])
+  if fs <= seq then
+    fs = seq + 1
+  end
+  rest = rest .. string.format('%.0f:%.0f,', fs, now + tonumber(ARGV[4]))
+  if #rest > 4096 then
+    -- bounded: the oldest floors go first (they are the nearest to being reached, or already past)
+    rest = string.sub(rest, string.find(rest, ',', #rest - 4096, true) + 1)
+  end
+  redis.call('SET', KEYS[1], string.format('%.0f', seq) .. '|' .. rest, 'PX', 600000)
+  return {fs, seq}
 end
 
 if op == 'seed' then

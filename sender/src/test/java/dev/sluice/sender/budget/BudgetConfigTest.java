@@ -62,4 +62,19 @@ class BudgetConfigTest {
         assertThat(c.toBuilder().build().reservationLateMax()).contains(java.time.Duration.ofMillis(3));
         assertThat(c.fallbackShare().reservationLateMax()).contains(java.time.Duration.ofMillis(3));
     }
+
+    @Test
+    void the_arrival_guard_is_off_by_default_and_its_slack_follows_the_rate_burst_and_limit() {
+        assertThat(BudgetConfig.from(Settings.of(Map.of())).arrivalGuardLimitPerS()).isZero();
+        BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "30",
+                "budget.global.rate.per.s", "29.8", "bot.fast.rate.per.s", "30")));
+        assertThat(c.arrivalGuardLimitPerS()).isEqualTo(30);
+        // 31 grants at 29.8/s with burst 1 span 30 x 33.557 ms = 1006.71 ms: 6.71 ms more than Telegram's second
+        assertThat(c.arrivalSlack("any").toNanos()).isBetween(6_711_000L, 6_712_000L);
+        assertThat(c.arrivalSlack("fast")).as("at the limit itself: no slack").isZero();
+        assertThat(c.toBuilder().build().arrivalGuardLimitPerS()).isEqualTo(30);
+        assertThat(c.fallbackShare().arrivalGuardLimitPerS()).as("fallback grants are not numbered").isZero();
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "-1"))))
+                .hasMessageContaining("budget.arrival.guard.limit.per.s").hasMessageContaining("-1");
+    }
 }

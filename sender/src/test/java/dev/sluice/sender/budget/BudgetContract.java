@@ -337,4 +337,71 @@ abstract class BudgetContract {
             assertThat(full.retryIn()).as("back at the configured rate").isLessThanOrEqualTo(Duration.ofMillis(100));
         }
     }
+
+    /** The arrival guard for a provider counting {@code n} per second; the GCRAs far above it, so only the guard binds. */
+    private BudgetConfig guarded(int n) {
+        return BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100)).arrivalGuardLimitPerS(n).build();
+    }
+
+    @Test
+    void with_the_arrival_guard_grants_are_numbered_in_order_and_without_it_they_are_not() {
+        try (BudgetPort b = budget(guarded(3))) {
+            long first = b.tryAcquire(bot, "1").grantSeq();
+            assertThat(first).isPositive();
+            List<Decision> batch = b.tryAcquireAll(bot, List.of(BudgetRequest.live(bot, "2"), BudgetRequest.live(bot, "3")));
+            assertThat(batch).extracting(Decision::grantSeq).containsExactly(first + 1, first + 2);
+            b.penalizeChat(bot, "gated", Duration.ofSeconds(10));
+            assertThat(b.tryAcquire(bot, "gated").grantSeq()).as("a refusal has no number").isEqualTo(-1);
+            assertThat(b.tryAcquire(bot, "4").grantSeq()).as("and takes none").isEqualTo(first + 3);
+        }
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
+            assertThat(b.tryAcquire("plain-" + bot, "1").grantSeq()).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void a_late_answer_holds_back_the_nth_grant_after_it_until_a_second_after_the_report() {
+        try (BudgetPort b = budget(guarded(3))) {
+            long late = b.tryAcquire(bot, "1").grantSeq();
+            long reportedAt = System.nanoTime();
+            b.reportLateAnswer(bot, late);
+            // the call of grant `late` may have arrived just now: grants late+1 and late+2 may share its second,
+            // grant late+3 would be the 4th call in it
+            assertThat(b.tryAcquire(bot, "2").grantSeq()).isEqualTo(late + 1);
+            assertThat(b.tryAcquire(bot, "3").grantSeq()).isEqualTo(late + 2);
+            Decision held = b.tryAcquire(bot, "4");
+            assertThat(held.limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(held.retryIn()).isGreaterThan(Duration.ofMillis(800)).isLessThanOrEqualTo(Duration.ofSeconds(1));
+            waitFor(held.retryIn());
+            Decision after = b.tryAcquire(bot, "4");
+            assertThat(after.grantSeq()).as("waiting the returned wait passes").isEqualTo(late + 3);
+            // a second on the budget's clock (whole ms for the in-process one: up to 1 ms of truncation)
+            assertThat(System.nanoTime() - reportedAt).isGreaterThanOrEqualTo(Duration.ofMillis(999).toNanos());
+            assertThat(b.tryAcquire(bot, "5").granted()).as("the floor held one grant, not the ones after it").isTrue();
+        }
+    }
+
+    @Test
+    void a_late_answer_reported_after_its_nth_grant_went_out_holds_back_the_next_grant() {
+        try (BudgetPort b = budget(guarded(2))) {
+            long late = b.tryAcquire(bot, "1").grantSeq();
+            b.tryAcquire(bot, "2");
+            b.tryAcquire(bot, "3"); // late + 2: already out when the report comes
+            b.reportLateAnswer(bot, late);
+            Decision held = b.tryAcquire(bot, "4");
+            assertThat(held.limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(held.retryIn()).isGreaterThan(Duration.ofMillis(800)).isLessThanOrEqualTo(Duration.ofSeconds(1));
+        }
+    }
+
+    @Test
+    void a_late_answer_is_a_no_op_without_the_guard() {
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
+            b.tryAcquire(bot, "1");
+            b.reportLateAnswer(bot, 1);
+            for (int i = 0; i < 5; i++) {
+                assertThat(b.tryAcquire(bot, "c" + i).granted()).isTrue();
+            }
+        }
+    }
 }

@@ -236,4 +236,23 @@ class RedisGcraBudgetIT extends BudgetContract {
                     .isBetween(1_400L, 1_500L);
         }
     }
+
+    @Test
+    void with_the_arrival_guard_a_reservation_takes_its_slot_at_the_floor_instead_of_a_refusal() {
+        String g = bot + "-guard";
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100)).arrivalGuardLimitPerS(2).build();
+        try (RedisGcraBudget b = new RedisGcraBudget(redis.url(), config, Duration.ofSeconds(2))) {
+            long late = b.tryAcquire(g, "1").grantSeq();
+            b.reportLateAnswer(g, late);
+            assertThat(b.tryAcquire(g, "2").grantSeq()).isEqualTo(late + 1);
+            // the floor is ~1 s away, beyond the 500 ms horizon, but the GCRA itself would grant now: the slot is
+            // reserved at the floor, so lanes do not fall back to refusals and retries each time a floor is set
+            Decision d = b.tryAcquire(BudgetRequest.live(g, "3").reservingUpTo(Duration.ofMillis(500)));
+            assertThat(d.isReservation()).isTrue();
+            assertThat(d.retryIn()).isGreaterThan(Duration.ofMillis(800)).isLessThanOrEqualTo(Duration.ofSeconds(1));
+            assertThat(d.grantSeq()).isEqualTo(late + 2);
+            assertThat(inspection.sync().get("sluice:{" + g + "}:arrivals")).as("the floor was reached: dropped")
+                    .isEqualTo(Long.toString(late + 2) + "|");
+        }
+    }
 }
