@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
  * sluice:{bot}:group:&lt;id&gt;        "group TAT|group 429 gate"
  * sluice:{bot}:sent:&lt;message id&gt; the sent mark (idempotency key) of a message, see RedisSentMarks
  * sluice:{bot}:arrivals          "grant seq|seq:floor,..." the arrival guard's numbering and floors
+ * sluice:{bot}:recent429         "end|reported at" the latest-ending chat 429 of the last second
  * </pre>
  *
  * The {@code tat:*} and {@code gate:*} names below name the tables of the in-process {@link LocalGcraBudget}.
@@ -29,6 +30,7 @@ public final class BudgetKeys {
     static final String GROUP = ":group:";
     static final String SENT = ":sent:";
     static final String ARRIVALS = ":arrivals";
+    static final String RECENT_429 = ":recent429";
     static final String GLOBAL_TAT = ":tat:global";
     static final String BACKFILL_TAT = ":tat:backfill";
     static final String BOT_GATE = ":gate:bot";

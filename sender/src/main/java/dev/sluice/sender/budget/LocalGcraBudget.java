@@ -50,6 +50,9 @@ public final class LocalGcraBudget implements BudgetPort {
         final GcraPolicy group;
         long multiplierPpm = PPM;
         long climbFromMs;
+        /** The latest-ending chat 429 of the look-back: its gate's end and when it was reported, epoch ms. */
+        long recent429EndMs;
+        long recent429AtMs = Long.MIN_VALUE;
         /** The arrival guard: the last grant's number and the floors (grant number → epoch ms) of later grants. */
         long grantSeq;
         final java.util.TreeMap<Long, Long> floors = new java.util.TreeMap<>();
@@ -250,6 +253,18 @@ public final class LocalGcraBudget implements BudgetPort {
             case CHAT -> BudgetKeys.chatGate(botId, chatId);
         };
         boolean active = gateWait(key, now) > 0;
+        Bot penalized = bot(botId);
+        boolean recent = now - penalized.recent429AtMs <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis();
+        if (effective == PenaltyScope.BOT && recent && penalized.recent429EndMs > until
+                && penalized.recent429EndMs - until <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis()) {
+            // as budget.lua: a chat's 429 just before may have been this bot-wide penalty, filed for its chat
+            until = penalized.recent429EndMs;
+        }
+        if (effective == PenaltyScope.CHAT && gateWait(BudgetKeys.botGate(botId), now) == 0
+                && !(recent && penalized.recent429EndMs >= until)) {
+            penalized.recent429EndMs = until;
+            penalized.recent429AtMs = now;
+        }
         long lifts = gates.merge(key, until, Math::max);
         String botGate = BudgetKeys.botGate(botId);
         if (effective != PenaltyScope.BOT && gateWait(botGate, now) > 0) {

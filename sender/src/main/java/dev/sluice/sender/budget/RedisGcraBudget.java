@@ -75,6 +75,11 @@ public final class RedisGcraBudget implements BudgetPort {
     private static final int FIXED_ARGS = 13;
     /** The provider's window the arrival guard protects: Telegram counts a bot's messages per second. */
     static final long GUARD_WINDOW_MICROS = 1_000_000;
+    /**
+     * How far back a bot-wide penalty looks for a chat's 429 whose end it takes (see {@code budget.lua},
+     * 'penalize'): Telegram's window, and the sender's default {@code sender.bot.penalty.window.ms}.
+     */
+    static final Duration RECENT_429_LOOKBACK = Duration.ofSeconds(1);
     /** The candidate flags 0..15 as arguments, encoded once. */
     private static final byte[][] FLAG_ARGS = new byte[16][];
     private static final byte[] ZERO = ascii("0");
@@ -290,11 +295,16 @@ public final class RedisGcraBudget implements BudgetPort {
             case GROUP -> tag + BudgetKeys.GROUP + chatId;
             case CHAT -> tag + BudgetKeys.CHAT + chatId;
         };
-        List<Object> reply = call(new byte[][] {utf8(gate), utf8(tag + BudgetKeys.BOT_STATE)},
+        // A group's own 429s (20 per minute) can be long and are never a bot-wide penalty in disguise: not remembered.
+        byte[][] keys = effective == PenaltyScope.GROUP
+                ? new byte[][] {utf8(gate), utf8(tag + BudgetKeys.BOT_STATE)}
+                : new byte[][] {utf8(gate), utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.RECENT_429)};
+        List<Object> reply = call(keys,
                 new byte[][] {ascii("penalize"), ascii(effective == PenaltyScope.BOT ? "bot" : "gate"),
                         ascii(Long.toString(Math.max(1, retryAfter.toMillis()))),
                         ascii(Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6))),
-                        ascii(Long.toString(Math.round(config.aimdFloor() * 1e6))), ascii(Long.toString(aimdIncreasePpm()))});
+                        ascii(Long.toString(Math.round(config.aimdFloor() * 1e6))), ascii(Long.toString(aimdIncreasePpm())),
+                        ascii(Long.toString(RECENT_429_LOOKBACK.toMillis()))});
         multiplierPpm.put(botId, (Long) reply.get(1));
     }
 

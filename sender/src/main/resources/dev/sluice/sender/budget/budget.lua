@@ -57,11 +57,16 @@
 --   KEYS[2] sluice:{b}:bot
 --   ARGV[2] 'bot' or 'gate'   ARGV[3] penalty ms   ARGV[4] AIMD decrease factor ppm   ARGV[5] floor ppm
 --   ARGV[6] AIMD increase ppm per second
+--   KEYS[3] sluice:{b}:recent429 (optional)   ARGV[7] its look-back, ms
 --   -> {gate_ms_left, multiplier_ppm}. An existing longer gate is kept. For 'bot', the multiplier is cut
 --   (m <- max(floor, m * factor)) only when no bot gate was active (one cut per penalty episode, however
 --   many replicas report the same 429); it starts climbing back when the gate lifts. For 'gate' while the
 --   bot's gate is up, the bot's gate is extended to the new penalty's end too (Telegram extends a penalty
---   on every call made during it, and this call was).
+--   on every call made during it, and this call was). A 'gate' while no bot gate is up is remembered in KEYS[3]
+--   ("<end>|<reported at>", the latest-ending one of the look-back): a 'bot' within the look-back takes that end
+--   if later by at most the look-back. Such a 429 may have been the same bot-wide penalty, filed for its chat
+--   because no replica had yet written the bot's gate, and its call (within the look-back) extended Telegram's
+--   penalty; a chat's own, much longer penalty stays its chat's.
 --
 -- op 'late' (the arrival guard; a provider that counts arrivals in a sliding window, e.g. Telegram's 30 per second)
 --   KEYS[1] sluice:{b}:arrivals   ARGV[2] a grant's sequence number k   ARGV[3] N   ARGV[4] the window, us
@@ -452,9 +457,25 @@ end
 if op == 'penalize' then
   local until_us = now + tonumber(ARGV[3]) * 1000
   local inc = tonumber(ARGV[6])
+  local recent_key = KEYS[3]
+  local lookback = tonumber(ARGV[7] or '0') * 1000
+  local recent_end, recent_at = nil, nil
+  if recent_key then
+    local r = redis.call('GET', recent_key)
+    if r then
+      local e, at = string.match(r, '^(%d+)|(%d+)$')
+      recent_end, recent_at = tonumber(e), tonumber(at)
+      if not (recent_end and recent_at and now - recent_at <= lookback) then
+        recent_end, recent_at = nil, nil
+      end
+    end
+  end
   if ARGV[2] == 'bot' then
     local s = read_bot(KEYS[1])
     local active = s.gate and s.gate > now
+    if recent_end and recent_end > until_us and recent_end - until_us <= lookback then
+      until_us = recent_end
+    end
     if s.gate and s.gate > until_us then
       until_us = s.gate
     end
@@ -473,15 +494,19 @@ if op == 'penalize' then
     return {ceil_ms(until_us - now), m}
   end
   local b = read_bot(KEYS[2])
-  if b.gate and b.gate > now and until_us > b.gate then
-    -- The bot's gate is up, so this call was made during the bot-wide penalty, and Telegram extends a penalty
-    -- on every call made during it: the bot's gate moves too (no second AIMD cut; climbing waits for the gate).
-    if b.m then
-      b.m = multiplier(b, inc)
-      b.mt = until_us
+  if b.gate and b.gate > now then
+    if until_us > b.gate then
+      -- The bot's gate is up, so this call was made during the bot-wide penalty, and Telegram extends a penalty
+      -- on every call made during it: the bot's gate moves too (no second AIMD cut; climbing waits for the gate).
+      if b.m then
+        b.m = multiplier(b, inc)
+        b.mt = until_us
+      end
+      b.gate = until_us
+      write_bot(KEYS[2], b, inc)
     end
-    b.gate = until_us
-    write_bot(KEYS[2], b, inc)
+  elseif recent_key and lookback > 0 and not (recent_end and recent_end >= until_us) then
+    redis.call('SET', recent_key, fmt(until_us) .. '|' .. fmt(now), 'PX', ceil_ms(lookback))
   end
   local tat, gate = read_pair(KEYS[1])
   if gate and gate > until_us then

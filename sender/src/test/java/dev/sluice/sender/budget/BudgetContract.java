@@ -252,6 +252,35 @@ abstract class BudgetContract {
     }
 
     @Test
+    void a_bot_penalty_takes_the_end_of_a_chat_429_reported_within_the_last_second() {
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
+            // the first 429 of a bot-wide penalty, filed for its chat because no replica had written the bot's gate
+            // yet; its call extended Telegram's penalty, so the bot's gate written next must last as long
+            b.penalize(bot, PenaltyScope.CHAT, "2", Duration.ofMillis(500));
+            b.penalize(bot, PenaltyScope.BOT, "3", Duration.ofMillis(300));
+            Decision d = b.tryAcquire(bot, "4");
+            assertThat(d.limit()).isEqualTo(Limit.GATE_BOT);
+            assertThat(d.retryIn()).isGreaterThan(Duration.ofMillis(400)).isLessThanOrEqualTo(Duration.ofMillis(500));
+
+            String own = "own-" + bot; // a chat's own penalty, over a second longer than the bot's, stays the chat's
+            b.penalize(own, PenaltyScope.CHAT, "2", Duration.ofSeconds(2));
+            b.penalize(own, PenaltyScope.BOT, "3", Duration.ofMillis(300));
+            assertThat(b.tryAcquire(own, "4").retryIn()).isLessThanOrEqualTo(Duration.ofMillis(300));
+
+            String group = "group-" + bot; // a group's own 429 (20 per minute) is not taken
+            b.penalize(group, PenaltyScope.GROUP, "-100", Duration.ofMillis(500));
+            b.penalize(group, PenaltyScope.BOT, "3", Duration.ofMillis(300));
+            assertThat(b.tryAcquire(group, "4").retryIn()).isLessThanOrEqualTo(Duration.ofMillis(300));
+
+            String older = "older-" + bot; // a chat's 429 over a second before is its own
+            b.penalize(older, PenaltyScope.CHAT, "2", Duration.ofMillis(1500));
+            waitFor(Duration.ofMillis(1100));
+            b.penalize(older, PenaltyScope.BOT, "3", Duration.ofMillis(300));
+            assertThat(b.tryAcquire(older, "4").retryIn()).isLessThanOrEqualTo(Duration.ofMillis(300));
+        }
+    }
+
+    @Test
     void a_batch_is_decided_in_order_each_all_or_nothing() {
         try (BudgetPort b = budget(new BudgetLimits(1, 3, 1, 1))) {
             b.penalizeChat(bot, "gated", Duration.ofSeconds(10));

@@ -50,8 +50,8 @@ class RedisGcraBudgetIT extends BudgetContract {
             assertThat(b.tryAcquire(bot, "7").limit()).isEqualTo(Limit.GLOBAL);
             b.penalizeChat(bot, "8", Duration.ofSeconds(30));
             List<String> keys = r.keys("sluice:*" + bot + "*");
-            assertThat(keys).containsExactlyInAnyOrder(
-                    "sluice:{" + bot + "}:bot", "sluice:{" + bot + "}:chat:7", "sluice:{" + bot + "}:chat:8");
+            assertThat(keys).containsExactlyInAnyOrder("sluice:{" + bot + "}:bot", "sluice:{" + bot + "}:chat:7",
+                    "sluice:{" + bot + "}:chat:8", "sluice:{" + bot + "}:recent429");
             for (String k : keys) {
                 assertThat(k).startsWith("sluice:{" + bot + "}:");
             }
@@ -60,6 +60,8 @@ class RedisGcraBudgetIT extends BudgetContract {
             assertThat(r.pttl("sluice:{" + bot + "}:chat:7")).isBetween(1900L, 2000L);
             assertThat(r.pttl("sluice:{" + bot + "}:chat:8")).isBetween(29_000L, 30_001L);
             assertThat(r.get("sluice:{" + bot + "}:chat:8")).as("a gate only: no TAT").startsWith("|");
+            // the chat's 429 is remembered for the look-back only (a bot-wide 429 within it takes its end)
+            assertThat(r.pttl("sluice:{" + bot + "}:recent429")).isBetween(900L, 1000L);
         }
     }
 
