@@ -22,6 +22,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * outage lives here. Requests during the outage never reach FakeTelegram (nothing is accepted).
  */
 public final class FaultProxy implements AutoCloseable {
+    static {
+        dev.sluice.testkit.JdkHttpServerNoDelay.enable(); // before this JVM's first HttpServer: no 40 ms Nagle stalls
+    }
+
     private static final String BAD_GATEWAY = "{\"ok\":false,\"error_code\":502,\"description\":\"Bad Gateway\"}";
 
     private final HttpServer server;

@@ -65,6 +65,10 @@ import org.slf4j.LoggerFactory;
  * (pengrad appends {@code <token>/<method>}).
  */
 public final class FakeTelegram implements AutoCloseable {
+    static {
+        JdkHttpServerNoDelay.enable(); // before this JVM's first HttpServer: no 40 ms Nagle stalls
+    }
+
 
     private static final Logger LOG = LoggerFactory.getLogger(FakeTelegram.class);
     private static final ObjectMapper JSON = new ObjectMapper();

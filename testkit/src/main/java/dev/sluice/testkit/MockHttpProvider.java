@@ -45,6 +45,10 @@ import org.slf4j.LoggerFactory;
  * <p>API keys are never logged or kept: requests are recorded under {@link #keyId(String)}, a short hash.
  */
 public final class MockHttpProvider implements AutoCloseable {
+    static {
+        JdkHttpServerNoDelay.enable(); // before this JVM's first HttpServer: no 40 ms Nagle stalls
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(MockHttpProvider.class);
     static final String CAPTCHA_PAGE = "<!DOCTYPE html><html><head><title>Are you a robot?</title></head><body>"
             + "<form action=\"/captcha\"><p>Unusual traffic from your network. Please solve the captcha.</p>"

@@ -31,6 +31,10 @@ import org.slf4j.LoggerFactory;
  * Two daemon threads answer, so a slow scrape never blocks a probe for long.
  */
 public final class OpsServer implements AutoCloseable {
+    static {
+        dev.sluice.testkit.JdkHttpServerNoDelay.enable(); // before this JVM's first HttpServer: no 40 ms Nagle stalls
+    }
+
     private static final Logger log = LoggerFactory.getLogger(OpsServer.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
