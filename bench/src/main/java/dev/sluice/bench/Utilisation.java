@@ -15,6 +15,10 @@ import java.util.Map;
  * {@code outbox.live} before the senders start. Measures what FakeTelegram (Telegram's limits) accepted per
  * second in the steady part of the drain, against the allowed 30/s, and its 429s.
  *
+ * <p>Sluice runs by default at the provider's 30/s with reservations ({@code budget.reservation.max.ms=500}) and
+ * the arrival guard ({@code budget.arrival.guard.limit.per.s=30}); {@code --budget-rate}, {@code --reservation-ms}
+ * and {@code --arrival-guard 0} give the other configurations of BENCHMARKS.md.
+ *
  * <p>Baseline, same run, another bot: the naive per-replica limiter ({@code budget.mode=local}, every
  * replica allowed the bot's full 30/s, as a replica that believes it is alone would be) on a shorter
  * backlog (60 s of sends by default: it is bounded by the 429 penalties it provokes, not by the budget).
@@ -26,7 +30,8 @@ public final class Utilisation {
     }
 
     /** One drain's numbers. */
-    record Drain(String label, int messages, long accepted, double acceptedPerS, long provider429, long orderViolations,
+    record Drain(String label, int messages, long accepted, double acceptedPerS, double acceptedPerSWithTail,
+                 long provider429, long orderViolations,
                  long duplicates, double seconds, boolean completed, long tightestWindowMs, long tightestSentAtMs,
                  long transitP50Ms, long transitP99Ms, long transitMaxMs) {
     }
@@ -37,10 +42,11 @@ public final class Utilisation {
         int backlogSeconds = args.scaled("backlog-seconds", 300, 3);
         int baselineSeconds = args.scaled("baseline-backlog-seconds", 60, 3);
         double budgetRate = args.dbl("budget-rate", ALLOWED_PER_S);
-        long reservationMs = (long) args.dbl("reservation-ms", 0);
+        // Defaults: the configuration that keeps a bot at its limit without a 429 (BENCHMARKS.md, session 4)
+        long reservationMs = (long) args.dbl("reservation-ms", 500);
         long lateMaxMs = (long) args.dbl("late-max-ms", -1);
         int warmupSeconds = args.integer("warmup-seconds", 0);
-        int arrivalGuard = args.integer("arrival-guard", 0);
+        int arrivalGuard = args.integer("arrival-guard", ALLOWED_PER_S);
         int chats = args.integer("chats", 600);
         boolean baseline = !args.flag("no-baseline");
         try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
@@ -52,10 +58,12 @@ public final class Utilisation {
                     : null;
 
             BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
+                    "accepted/s (with the tail)",
                     "allowed/s", "ratio", "provider 429", "order violations", "duplicates", "drain s", "completed",
                     "tightest 31 calls ms", "tightest 31 sent_at ms", "sent_at -> arrival p50/p99/max ms");
             for (Drain d : naive == null ? List.of(sluice) : List.of(sluice, naive)) {
-                out.row(d.label(), d.messages(), d.accepted(), d.acceptedPerS(), ALLOWED_PER_S, d.acceptedPerS() / ALLOWED_PER_S,
+                out.row(d.label(), d.messages(), d.accepted(), d.acceptedPerS(), d.acceptedPerSWithTail(), ALLOWED_PER_S,
+                        d.acceptedPerS() / ALLOWED_PER_S,
                         d.provider429(), d.orderViolations(), d.duplicates(), d.seconds(), d.completed(), d.tightestWindowMs(),
                         d.tightestSentAtMs(), d.transitP50Ms() + "/" + d.transitP99Ms() + "/" + d.transitMaxMs());
             }
@@ -63,6 +71,7 @@ public final class Utilisation {
                     .put("allowed_per_s", ALLOWED_PER_S)
                     .put("ratio", round(sluice.acceptedPerS() / ALLOWED_PER_S))
                     .put("provider_429", sluice.provider429())
+                    .put("accepted_per_s_with_tail", round(sluice.acceptedPerSWithTail()))
                     .put("tightest_31_calls_ms", sluice.tightestWindowMs());
             if (naive != null) {
                 out.put("baseline", Map.of("accepted_per_s", round(naive.acceptedPerS()), "ratio",
@@ -75,7 +84,7 @@ public final class Utilisation {
                         warmupSeconds);
             }
             out.note("tightest 31 calls: the shortest span of 31 consecutive provider calls of the bot (accepted or not); under 1000 ms means a 31st call in one sliding second");
-            out.note("steady: accepted messages from 10 s after the first acceptance to the last, (n-1)/span");
+            out.note("steady: accepted messages from 10 s after the first acceptance to 10 s before the last (a fifth of the drain each, if shorter), (n-1)/span; with the tail: to the last acceptance, where fewer than 30 chats have messages left and 1/s per chat caps the rate (before session 4 the only figure)");
             out.emit(args);
             boolean invariants = sluice.orderViolations() == 0 && sluice.duplicates() == 0;
             return sluice.completed() && invariants ? 0 : 2;
@@ -164,15 +173,30 @@ public final class Utilisation {
                 }
             }
         }
+        say10sBuckets(tag, accepted);
         DemoReport report = ReportAnalyzer.analyze(w.notifications(), Settle.results(collector, tag), collector.deadLetteredIds(),
                 accepted, 0, null);
         return new Drain(tag.equals("util") ? "Sluice (shared Redis budget)" : "naive per-replica limiter (local, 30/s each)",
-                w.size(), accepted.size(), steadyRate(accepted), infra.telegram.rejected429Count(providerBot),
+                w.size(), accepted.size(), steadyRate(accepted, true), steadyRate(accepted, false),
+                infra.telegram.rejected429Count(providerBot),
                 report.orderViolations(), report.duplicates(), seconds, completed,
                 tightestSpanMs(infra.telegram.calls().stream().filter(c -> c.botId().equals(providerBot))
                         .map(FakeTelegram.Call::atMillis).sorted().toList(), ALLOWED_PER_S + 1),
                 tightestSpanMs(sentAts.stream().sorted().toList(), ALLOWED_PER_S + 1),
                 Flood.percentile(transit, 0.5), Flood.percentile(transit, 0.99), Flood.percentile(transit, 1.0));
+    }
+
+    /** Acceptances per 10 s of FakeTelegram's clock from the first one: where the drain ran below the rate. */
+    static void say10sBuckets(String tag, List<ProviderMessage> accepted) {
+        if (accepted.isEmpty()) {
+            return;
+        }
+        List<Long> t = accepted.stream().map(ProviderMessage::acceptedAtMillis).sorted().toList();
+        long first = t.get(0);
+        int[] buckets = new int[(int) ((t.get(t.size() - 1) - first) / 10_000) + 1];
+        t.forEach(x -> buckets[(int) ((x - first) / 10_000)]++);
+        Infra.say("%s: accepted per 10 s from the first acceptance (the last bucket is partial, %d ms): %s", tag,
+                (t.get(t.size() - 1) - first) % 10_000, java.util.Arrays.toString(buckets));
     }
 
     /** The shortest time between the first and the last of {@code n} consecutive sorted times; -1 if fewer. */
@@ -187,8 +211,12 @@ public final class Utilisation {
         return min;
     }
 
-    /** (n-1)/span of the acceptances from 10 s (or a fifth of the run, if shorter) after the first one. */
-    static double steadyRate(List<ProviderMessage> accepted) {
+    /**
+     * (n-1)/span of the acceptances from 10 s (or a fifth of the run, if shorter) after the first one, and with
+     * {@code withoutTail} to as long before the last one. The tail is the backlog's last seconds, when fewer chats
+     * than the bot's rate have messages left and the provider's 1/s per chat caps the rate.
+     */
+    static double steadyRate(List<ProviderMessage> accepted, boolean withoutTail) {
         if (accepted.size() < 2) {
             return 0;
         }
@@ -196,11 +224,12 @@ public final class Utilisation {
         long first = t.get(0);
         long last = t.get(t.size() - 1);
         long warmup = Math.min(10_000, (last - first) / 5);
-        List<Long> steady = t.stream().filter(x -> x >= first + warmup).toList();
-        if (steady.size() < 2 || last == steady.get(0)) {
+        long end = withoutTail ? last - warmup : last;
+        List<Long> steady = t.stream().filter(x -> x >= first + warmup && x <= end).toList();
+        if (steady.size() < 2 || steady.get(steady.size() - 1).equals(steady.get(0))) {
             return 0;
         }
-        return (steady.size() - 1) * 1000.0 / (last - steady.get(0));
+        return (steady.size() - 1) * 1000.0 / (steady.get(steady.size() - 1) - steady.get(0));
     }
 
     static double round(double v) {

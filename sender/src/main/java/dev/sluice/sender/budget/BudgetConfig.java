@@ -43,7 +43,8 @@ import java.util.TreeSet;
  *     replicas asking for the same bot do not collide and waiting lanes are decided in batches (fewer than one
  *     Redis round trip per delivered message); 0 = never reserve (default). With reservations the bot runs at
  *     exactly its configured rate: configure it with a margin below the provider's limit (the demo: 25 of
- *     30/s), since the provider counts arrivals and a late send may bunch with the next slot</td></tr>
+ *     30/s), since the provider counts arrivals and a late send may bunch with the next slot, or turn on the
+ *     arrival guard below</td></tr>
  * <tr><td>{@code budget.reservation.late.max.ms}</td><td>how late after its reserved slot a send may still go
  *     out; later, the slot passes unused and the lane asks again. A provider that counts arrivals in a sliding
  *     window (Telegram: 30 per second) refuses the 31st call in any second, so a send late by more than the
