@@ -137,25 +137,10 @@ public final class ResilientBudget implements BudgetPort {
             return List.of();
         }
         if (breaker.tryAcquirePermission()) {
-            long start = System.nanoTime();
-            try {
-                resumeIfNeeded();
-                sharedCalls.increment();
-                List<Decision> decided = shared().tryAcquireAll(botId, requests);
-                breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+            List<Decision> decided = callShared(() -> shared().tryAcquireAll(botId, requests));
+            if (decided != null) {
                 enter(BudgetState.SHARED);
                 return decided;
-            } catch (BudgetUnavailableException e) {
-                failed(start, e);
-            } catch (IllegalStateException | RejectedExecutionException e) {
-                if (closed) {
-                    breaker.releasePermission();
-                    throw e;
-                }
-                failed(start, closedUnderUs(e));
-            } catch (RuntimeException e) {
-                breaker.releasePermission();
-                throw e;
             }
         }
         enter(outageState);
@@ -177,29 +162,12 @@ public final class ResilientBudget implements BudgetPort {
     @Override
     public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
         fallback.penalize(botId, scope, chatId, retryAfter);
-        if (!breaker.tryAcquirePermission()) {
-            keepUnshared(botId, scope, chatId, retryAfter);
-            return;
-        }
-        long start = System.nanoTime();
-        try {
-            resumeIfNeeded();
-            sharedCalls.increment();
+        boolean shared = breaker.tryAcquirePermission() && callShared(() -> {
             shared().penalize(botId, scope, chatId, retryAfter);
-            breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-        } catch (BudgetUnavailableException e) {
+            return Boolean.TRUE;
+        }) != null;
+        if (!shared) {
             keepUnshared(botId, scope, chatId, retryAfter);
-            failed(start, e);
-        } catch (IllegalStateException | RejectedExecutionException e) {
-            if (closed) {
-                breaker.releasePermission();
-                throw e;
-            }
-            keepUnshared(botId, scope, chatId, retryAfter);
-            failed(start, closedUnderUs(e));
-        } catch (RuntimeException e) {
-            breaker.releasePermission();
-            throw e;
         }
     }
 
@@ -209,14 +177,27 @@ public final class ResilientBudget implements BudgetPort {
      */
     @Override
     public void reportLateAnswer(String botId, long grantSeq) {
-        if (state() != BudgetState.SHARED || !breaker.tryAcquirePermission()) {
-            return;
+        if (state() == BudgetState.SHARED && breaker.tryAcquirePermission()) {
+            callShared(() -> {
+                shared().reportLateAnswer(botId, grantSeq);
+                return Boolean.TRUE;
+            });
         }
+    }
+
+    /**
+     * One call of the shared budget, the breaker's permission already taken: replays what an outage left first,
+     * then records the outcome on the breaker. Returns the call's value, or null when Redis failed (recorded: the
+     * outage mode decides). Other errors go to the caller.
+     */
+    private <T> T callShared(Supplier<T> call) {
         long start = System.nanoTime();
         try {
+            resumeIfNeeded();
             sharedCalls.increment();
-            shared().reportLateAnswer(botId, grantSeq);
+            T value = call.get();
             breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+            return value;
         } catch (BudgetUnavailableException e) {
             failed(start, e);
         } catch (IllegalStateException | RejectedExecutionException e) {
@@ -229,6 +210,7 @@ public final class ResilientBudget implements BudgetPort {
             breaker.releasePermission();
             throw e;
         }
+        return null;
     }
 
     private void keepUnshared(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
