@@ -143,7 +143,7 @@ public final class Utilisation {
             io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(infra.redis.url());
             try (var c = client.connect()) {
                 String v = c.sync().get(dev.sluice.sender.budget.BudgetKeys.arrivals(botId));
-                long calls = infra.telegram.calls().stream().filter(x -> x.botId().equals(FakeTelegram.botIdOf(tokens.get(botId)))).count();
+                long calls = infra.telegram.calls().stream().filter(x -> x.botId().equals(providerBot)).count();
                 Infra.say("%s: the budget granted %s slots for %d provider calls (arrivals key %s)", tag,
                         v == null ? "?" : v.substring(0, v.indexOf('|')), calls, v);
             } finally {

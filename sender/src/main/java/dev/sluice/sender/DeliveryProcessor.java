@@ -63,8 +63,6 @@ public final class DeliveryProcessor {
 
     private final BudgetPort budget;
     private final dev.sluice.sender.budget.BudgetConfig budgetConfig;
-    /** Per bot: the arrival guard's slack in ms ({@link dev.sluice.sender.budget.BudgetConfig#arrivalSlack}). */
-    private final java.util.Map<String, Double> arrivalSlackMs = new java.util.concurrent.ConcurrentHashMap<>();
     private final Transport transport;
     private final ResultSink results;
     private final SentMarks sentMarks;
@@ -686,7 +684,7 @@ public final class DeliveryProcessor {
         }
         long lateMs = answeredAtMs - p.guardSlotAtMs();
         p.guardedGrant(-1, 0);
-        if (lateMs <= arrivalSlackMs.computeIfAbsent(bot, b -> budgetConfig.arrivalSlack(b).toNanos() / 1_000_000.0)) {
+        if (Duration.ofMillis(lateMs).compareTo(budgetConfig.arrivalSlack(bot)) <= 0) {
             return;
         }
         metrics.lateAnswer(bot);

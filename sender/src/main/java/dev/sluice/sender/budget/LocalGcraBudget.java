@@ -50,9 +50,9 @@ public final class LocalGcraBudget implements BudgetPort {
         final GcraPolicy group;
         long multiplierPpm = PPM;
         long climbFromMs;
-        /** The latest-ending chat 429 of the look-back: its gate's end and when it was reported, epoch ms. */
+        /** The latest-ending chat 429 of the look-back: its gate's end and when it was reported, epoch ms (0: none). */
         long recent429EndMs;
-        long recent429AtMs = Long.MIN_VALUE;
+        long recent429AtMs;
         /** The arrival guard: the last grant's number and the floors (grant number → epoch ms) of later grants. */
         long grantSeq;
         final java.util.TreeMap<Long, Long> floors = new java.util.TreeMap<>();
@@ -254,7 +254,8 @@ public final class LocalGcraBudget implements BudgetPort {
         };
         boolean active = gateWait(key, now) > 0;
         Bot penalized = bot(botId);
-        boolean recent = now - penalized.recent429AtMs <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis();
+        boolean recent = penalized.recent429EndMs > 0
+                && now - penalized.recent429AtMs <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis();
         if (effective == PenaltyScope.BOT && recent && penalized.recent429EndMs > until
                 && penalized.recent429EndMs - until <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis()) {
             // as budget.lua: a chat's 429 just before may have been this bot-wide penalty, filed for its chat
