@@ -32,6 +32,9 @@ public final class PostgresLauncher {
 
     /** The directory holding both {@code initdb} and {@code postgres}, if any. */
     public static Optional<Path> binDir() {
+        if (HostBinaries.hidden("postgres") || HostBinaries.hidden("initdb")) {
+            return Optional.empty();
+        }
         Optional<Path> onPath = RedisLauncher.findOnPath("initdb").map(p -> p.toAbsolutePath().getParent())
                 .filter(d -> Files.isExecutable(d.resolve("postgres")));
         if (onPath.isPresent()) {
@@ -73,8 +76,10 @@ public final class PostgresLauncher {
      */
     public static Optional<String> unavailableReason() {
         if (binDir().isEmpty()) {
-            return Optional.of("PostgreSQL binaries (initdb, postgres) not found on the PATH or in "
-                    + DEBIAN_ROOT + "/*/bin; install the Debian package 'postgresql'");
+            String where = HostBinaries.hidden("postgres") || HostBinaries.hidden("initdb")
+                    ? " (hidden by " + HostBinaries.HIDE_ENV + ")" : " on the PATH or in " + DEBIAN_ROOT + "/*/bin";
+            return Optional.of("PostgreSQL binaries (initdb, postgres) not found" + where
+                    + "; install the Debian package 'postgresql'");
         }
         if (runningAsRoot()) {
             if (RedisLauncher.findOnPath("setpriv").isEmpty()) {

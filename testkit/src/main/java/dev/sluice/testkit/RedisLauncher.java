@@ -109,21 +109,18 @@ public final class RedisLauncher {
         }
     }
 
+    /** {@code name} on the PATH, unless {@link HostBinaries#HIDE_ENV} hides it (see {@link HostBinaries}). */
     static Optional<Path> findOnPath(String name) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return Optional.empty();
-        }
-        for (String dir : path.split(File.pathSeparator)) {
-            if (dir.isEmpty()) {
-                continue;
-            }
-            Path candidate = Path.of(dir, name);
-            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                return Optional.of(candidate);
-            }
-        }
-        return Optional.empty();
+        return HostBinaries.find(name);
+    }
+
+    /**
+     * The {@code redis-server} binary that {@link #start()} would run: the one on the PATH, else the one
+     * bundled in embedded-redis (Redis 6.2, built with TLS and cluster support). For tests that start
+     * redis-server with options of their own (TLS, cluster mode, Sentinel).
+     */
+    public static Path serverBinary() {
+        return findOnPath("redis-server").orElseGet(RedisLauncher::bundled);
     }
 
     private static Path bundled() {

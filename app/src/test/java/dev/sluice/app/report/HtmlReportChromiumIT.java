@@ -2,6 +2,7 @@ package dev.sluice.app.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.testkit.HostBinaries;
 import java.awt.image.BufferedImage;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,12 +21,14 @@ class HtmlReportChromiumIT {
 
     @Test
     void rendersInHeadlessChromiumWithTheLimitLine(@TempDir Path dir) throws Exception {
-        Path chromium = Path.of("/usr/bin/chromium");
-        Assumptions.assumeTrue(Files.isExecutable(chromium), "chromium is not installed at /usr/bin/chromium");
+        Path chromium = HostBinaries.find("chromium", Path.of("/usr/bin/chromium")).orElse(null);
+        Assumptions.assumeTrue(chromium != null, HostBinaries.missing("chromium",
+                "this test renders the HTML report in it; install the Debian package 'chromium'"));
         Path html = dir.resolve("report.html");
         Path png = dir.resolve("report.png");
         HtmlReportTest.sample().write(html);
         Process p = new ProcessBuilder(chromium.toString(), "--headless", "--no-sandbox", "--disable-gpu",
+                "--disable-background-networking", "--disable-component-update", "--no-first-run",
                 "--hide-scrollbars", "--window-size=1200,1300", "--user-data-dir=" + dir.resolve("profile"),
                 "--screenshot=" + png, html.toUri().toString())
                 .redirectErrorStream(true).redirectOutput(dir.resolve("chromium.log").toFile()).start();

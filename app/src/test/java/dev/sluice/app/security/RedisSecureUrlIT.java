@@ -3,6 +3,7 @@ package dev.sluice.app.security;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -13,6 +14,7 @@ import dev.sluice.config.Settings;
 import dev.sluice.sender.SenderConfig;
 import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.sender.budget.RedisGcraBudget;
+import dev.sluice.testkit.HostBinaries;
 import dev.sluice.testkit.Ports;
 import dev.sluice.testkit.RedisInstance;
 import dev.sluice.testkit.RedisLauncher;
@@ -118,13 +120,16 @@ class RedisSecureUrlIT {
         assertThat(parsed.isVerifyPeer()).as("peer verified by default").isTrue();
         assertThat(parsed.toString()).doesNotContain(PASSWORD);
 
-        // A real TLS redis-server (self-signed certificate) that also requires the password.
+        // A real TLS redis-server (self-signed certificate) that also requires the password: the one on the
+        // PATH, else the binary bundled in embedded-redis (built with TLS), as the demo finds it.
+        Path openssl = HostBinaries.find("openssl").orElse(null);
+        assumeTrue(openssl != null, HostBinaries.missing("openssl", "it makes this test's self-signed certificate; install the Debian package 'openssl'"));
         Path cert = dir.resolve("cert.pem");
         Path key = dir.resolve("key.pem");
-        run(dir, "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.toString(), "-out", cert.toString(),
+        run(dir, openssl.toString(), "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.toString(), "-out", cert.toString(),
                 "-days", "1", "-subj", "/CN=127.0.0.1");
         int port = Ports.freePort();
-        Process server = new ProcessBuilder("redis-server", "--port", "0", "--tls-port", Integer.toString(port),
+        Process server = new ProcessBuilder(RedisLauncher.serverBinary().toString(), "--port", "0", "--tls-port", Integer.toString(port),
                 "--tls-cert-file", cert.toString(), "--tls-key-file", key.toString(), "--tls-ca-cert-file", cert.toString(),
                 "--tls-auth-clients", "no", "--requirepass", PASSWORD, "--save", "", "--appendonly", "no", "--dir", dir.toString())
                 .redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile()).start();
@@ -172,8 +177,8 @@ class RedisSecureUrlIT {
 
     private static void run(Path dir, String... cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(dir.resolve(cmd[0] + ".log").toFile()).start();
+                .redirectOutput(dir.resolve("command.log").toFile()).start();
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(String.join(" ", cmd) + ": " + Files.readString(dir.resolve(cmd[0] + ".log"))).isZero();
+        assertThat(p.exitValue()).as(String.join(" ", cmd) + ": " + Files.readString(dir.resolve("command.log"))).isZero();
     }
 }
