@@ -34,7 +34,9 @@ new_path=""
 IFS=: read -ra dirs <<< "$PATH"
 for d in "${dirs[@]}"; do
   [ -d "$d" ] || continue
-  if ls "$d" 2>/dev/null | grep -Eq "$hidden_re"; then
+  has_redis=0
+  for f in "$d"/redis-*; do [[ "$(basename "$f")" =~ $hidden_re ]] && has_redis=1; done
+  if [ "$has_redis" = 1 ]; then
     shim="$work/bin/$(echo "$d" | tr '/' '_')"
     mkdir -p "$shim"
     for f in "$d"/*; do
