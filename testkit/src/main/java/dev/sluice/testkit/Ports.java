@@ -28,4 +28,30 @@ public final class Ports {
             throw new UncheckedIOException("no free TCP port on 127.0.0.1", e);
         }
     }
+
+    /**
+     * A port {@code p <= 55535} such that both {@code p} and {@code p + 10000} were free a moment ago: a Redis
+     * Cluster node listens on its port and on its cluster bus, 10,000 above it (Redis 6.2 cannot move the bus).
+     *
+     * @throws IllegalStateException if no such pair is found in 200 tries
+     */
+    public static int freePortWithClusterBus() {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = 20_000 + java.util.concurrent.ThreadLocalRandom.current().nextInt(35_000);
+            if (isFree(port) && isFree(port + 10_000)) {
+                return port;
+            }
+        }
+        throw new IllegalStateException("no free pair of ports p and p + 10000 on 127.0.0.1");
+    }
+
+    private static boolean isFree(int port) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(false);
+            socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
 }
