@@ -1,0 +1,133 @@
+package dev.sluice.sender.redis;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.resource.ClientResources;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * One Lettuce connection to Sluice's Redis, whatever its {@link RedisEndpoint.Topology}: the commands every
+ * Sluice client uses (EVALSHA/EVAL, SCRIPT LOAD, GET, SET, TIME, SCAN, ...) through Lettuce's
+ * {@link RedisClusterCommands}, the interface both the standalone and the cluster client implement. On a
+ * cluster, Lettuce routes each keyed command to the primary of its key's slot (Sluice's keys of one call share a
+ * {@code {bot}} hash tag), follows MOVED and ASK, and refreshes its view of the cluster on redirects, on
+ * reconnect attempts and every {@value #PERIODIC_REFRESH_S} s, so a promoted replica is found soon after a
+ * failover. Through Sentinel, a reconnect asks the Sentinels for the primary again.
+ *
+ * <p>Commands fail fast while disconnected (no buffering: the caller decides what an outage means) and are
+ * bounded by the command timeout. Lettuce connections are thread-safe; this object is shared by every thread of
+ * its owner and closed once by it.
+ */
+public final class RedisSession<K, V> implements AutoCloseable {
+    /** Period of the cluster topology refresh besides the adaptive triggers, in seconds. */
+    static final int PERIODIC_REFRESH_S = 5;
+
+    private final RedisEndpoint endpoint;
+    private final AbstractRedisClient client;
+    private final StatefulConnection<K, V> connection;
+    private final RedisClusterCommands<K, V> commands;
+
+    private RedisSession(RedisEndpoint endpoint, AbstractRedisClient client, StatefulConnection<K, V> connection,
+                         RedisClusterCommands<K, V> commands) {
+        this.endpoint = endpoint;
+        this.client = client;
+        this.connection = connection;
+        this.commands = commands;
+    }
+
+    /**
+     * Connects to {@code endpoint}.
+     *
+     * @param resources      Lettuce's client resources (shut down by the caller after {@link #close()})
+     * @param commandTimeout bound on each command and on connecting
+     * @throws RedisException if Redis cannot be reached; its message names the endpoint without credentials
+     */
+    public static <K, V> RedisSession<K, V> connect(RedisEndpoint endpoint, RedisCodec<K, V> codec, Duration commandTimeout,
+                                                    ClientResources resources) {
+        Objects.requireNonNull(endpoint, "endpoint");
+        SocketOptions socket = SocketOptions.builder().connectTimeout(commandTimeout).build();
+        // the sync API bounds each call by the command timeout itself: no timer task per command
+        TimeoutOptions timeouts = TimeoutOptions.builder().timeoutCommands(false).build();
+        endpoint.uris().forEach(u -> u.setTimeout(commandTimeout));
+        try {
+            if (endpoint.topology() == RedisEndpoint.Topology.CLUSTER) {
+                RedisClusterClient client = RedisClusterClient.create(resources, endpoint.uris());
+                client.setOptions(ClusterClientOptions.builder()
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .socketOptions(socket).timeoutOptions(timeouts)
+                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enablePeriodicRefresh(Duration.ofSeconds(PERIODIC_REFRESH_S))
+                                .enableAllAdaptiveRefreshTriggers()
+                                .adaptiveRefreshTriggersTimeout(Duration.ofMillis(500))
+                                .refreshTriggersReconnectAttempts(2)
+                                .build())
+                        .build());
+                try {
+                    StatefulRedisClusterConnection<K, V> c = client.connect(codec);
+                    c.setTimeout(commandTimeout);
+                    return new RedisSession<>(endpoint, client, c, c.sync());
+                } catch (RuntimeException e) {
+                    client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                    throw e;
+                }
+            }
+            RedisURI uri = endpoint.uris().get(0);
+            RedisClient client = RedisClient.create(resources, uri);
+            client.setOptions(ClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .socketOptions(socket).timeoutOptions(timeouts).build());
+            try {
+                StatefulRedisConnection<K, V> c = client.connect(codec);
+                c.setTimeout(commandTimeout);
+                return new RedisSession<>(endpoint, client, c, c.sync());
+            } catch (RuntimeException e) {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                throw e;
+            }
+        } catch (RedisException e) {
+            throw new RedisException("cannot connect to Redis at " + endpoint + ": " + safeCause(e, endpoint), e);
+        }
+    }
+
+    /** The exception's own message if it does not repeat a credential-bearing URI, else its type. */
+    private static String safeCause(Throwable e, RedisEndpoint endpoint) {
+        String m = String.valueOf(e.getMessage());
+        return endpoint.leaksCredentials(m) ? e.getClass().getSimpleName() : m;
+    }
+
+    /** The synchronous commands, routed by key on a cluster. */
+    public RedisClusterCommands<K, V> sync() {
+        return commands;
+    }
+
+    /** Where this session is connected. */
+    public RedisEndpoint endpoint() {
+        return endpoint;
+    }
+
+    /** True on a Redis Cluster. */
+    public boolean isCluster() {
+        return endpoint.topology() == RedisEndpoint.Topology.CLUSTER;
+    }
+
+    /** Closes the connection and the client (not the shared resources). */
+    @Override
+    public void close() {
+        connection.close();
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    }
+}
