@@ -31,6 +31,8 @@ public final class TopologyMetrics implements MeterBinder {
     private final Map<String, Counter> skipped = new ConcurrentHashMap<>();
     private final Map<String, Counter> dlq = new ConcurrentHashMap<>();
     private final Map<String, LongSupplier> digestStores = new ConcurrentHashMap<>();
+    private final Map<Lane, Counter> duplicates = new ConcurrentHashMap<>();
+    private volatile Counter threadReplacements;
 
     /** Creates and binds in one step. */
     public static TopologyMetrics bind(MeterRegistry registry) {
@@ -50,11 +52,16 @@ public final class TopologyMetrics implements MeterBinder {
             expired.put(c, Counter.builder(SluiceMetrics.TOPOLOGY_EXPIRED).tag(SluiceMetrics.TAG_CLASS, c.name())
                     .description("Notifications expired in the topology (past expires_at)").register(r));
             for (Lane lane : Lane.values()) {
+                duplicates.computeIfAbsent(lane, l -> Counter.builder(SluiceMetrics.TOPOLOGY_DUPLICATES)
+                        .tag(SluiceMetrics.TAG_LANE, SluiceMetrics.tagValue(l))
+                        .description("Notifications dropped as duplicates (id seen within dedupe.window.ms)").register(r));
                 outbound.put(lane + "/" + c, Counter.builder(SluiceMetrics.TOPOLOGY_OUTBOUND)
                         .tag(SluiceMetrics.TAG_LANE, SluiceMetrics.tagValue(lane)).tag(SluiceMetrics.TAG_CLASS, c.name())
                         .description("Outbound messages written to the outboxes").register(r));
             }
         }
+        threadReplacements = Counter.builder(SluiceMetrics.TOPOLOGY_STREAM_THREAD_REPLACEMENTS)
+                .description("Failed stream threads replaced (bounded by stream.thread.replacements.max)").register(r);
         registry = r;
         // The reasons every deployment has, so their series exist at 0 from the start.
         digests("interval");
@@ -95,6 +102,18 @@ public final class TopologyMetrics implements MeterBinder {
     public void deadLettered(String reasonCode) {
         bound();
         dlqCounter(reasonCode).increment();
+    }
+
+    /** A notification was dropped as a duplicate in {@code lane}. */
+    public void duplicate(Lane lane) {
+        bound();
+        duplicates.get(lane).increment();
+    }
+
+    /** A failed stream thread was replaced. */
+    public void streamThreadReplaced() {
+        bound();
+        threadReplacements.increment();
     }
 
     /** An outbound message was written to the outbox of {@code lane}. */

@@ -42,6 +42,11 @@ public final class MicrometerTopologyCounters implements TopologyCounters {
     }
 
     @Override
+    public void duplicate(Lane lane) {
+        metrics.duplicate(lane);
+    }
+
+    @Override
     public void deadLettered(Lane lane) {
         metrics.deadLettered("invalid_record");
     }

@@ -11,6 +11,7 @@ import dev.sluice.avro.SenderStatus;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerde;
+import java.time.Duration;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -81,6 +82,11 @@ public final class SluiceTopology {
         return spec.name("digest-store");
     }
 
+    /** {@code <p>-dedupe-store}: window store of the ids seen within {@code dedupe.window.ms}. */
+    public static String dedupeStore(LaneSpec spec) {
+        return spec.name("dedupe-store");
+    }
+
     /** {@code <p>-schedule-store}. */
     public static String scheduleStore(LaneSpec spec) {
         return spec.name("schedule-store");
@@ -127,12 +133,17 @@ public final class SluiceTopology {
                 Serdes.String(), new SpecificAvroSerde<>(registry, DigestEntry.class)));
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(scheduleStore(spec)),
                 Serdes.Bytes(), new SpecificAvroSerde<>(registry, Notification.class)));
+        // Bounded by its retention: ids older than dedupe.window.ms leave with their segment (and the changelog's).
+        Duration dedupeWindow = Duration.ofMillis(config.dedupeWindowMs());
+        builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(dedupeStore(spec), dedupeWindow,
+                Duration.ofMillis(1), false), Serdes.String(), Serdes.Long()));
         SpecificAvroSerde<OutboundMessage> outboundSerde = new SpecificAvroSerde<>(registry, OutboundMessage.class);
         SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(registry, DeliveryResult.class);
 
         KStream<byte[], Checked> checked = builder
                 .stream(spec.sourceTopic(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("source")))
-                .process(() -> new ValidateProcessor(notificationSerde.deserializer()), Named.as(spec.name("validate")));
+                .process(() -> new ValidateProcessor(notificationSerde.deserializer(), spec, config.scheduleMaxHorizonMs()),
+                        Named.as(spec.name("validate")));
 
         checked.split(Named.as(spec.name("checked")))
                 .branch((key, value) -> value.isValid(), Branched.withConsumer(valid -> route(valid
@@ -141,13 +152,22 @@ public final class SluiceTopology {
                         .repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
                                 .withKeySerde(Serdes.String()).withValueSerde(notificationSerde)),
                         spec, config, registry, counters, outboundSerde, resultSerde), "-valid"))
-                .defaultBranch(Branched.withConsumer(invalid -> invalid
-                        .mapValues(c -> {
-                            counters.deadLettered(spec.lane());
-                            return c.originalValue();
-                        }, Named.as(spec.name("dlq-original")))
-                        .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("dlq-sink"))),
-                        "-invalid"));
+                .defaultBranch(Branched.withConsumer(invalid -> {
+                    invalid.mapValues(c -> {
+                                counters.deadLettered(spec.lane());
+                                return c.originalValue();
+                            }, Named.as(spec.name("dlq-original")))
+                            .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("dlq-sink")));
+                    // A dead letter whose id could be read also ends with a FAILED result carrying the reason.
+                    invalid.filter((key, c) -> c.deadLetterResult() != null, Named.as(spec.name("dlq-has-result")))
+                            .map((key, c) -> {
+                                DeliveryResult r = c.deadLetterResult();
+                                counters.result(spec.lane(), r.getEventClass(), r.getStatus());
+                                return KeyValue.pair(r.getChatId(), r);
+                            }, Named.as(spec.name("dlq-result")))
+                            .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde)
+                                    .withName(spec.name("dlq-results-sink")));
+                }, "-invalid"));
     }
 
     private static void route(KStream<String, Notification> byChat, LaneSpec spec, TopologyConfig config,
@@ -156,7 +176,8 @@ public final class SluiceTopology {
         byChat.<String, SpecificRecord>process(() -> new RouteProcessor(spec, config, config.classifier(), counters,
                                 new SpecificAvroDeserializer<>(registry, SenderStatus.class),
                                 new SpecificAvroDeserializer<>(registry, Preference.class)),
-                        Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec))
+                        Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec),
+                        dedupeStore(spec))
                 .split(Named.as(spec.name("routed")))
                 .branch((key, value) -> value instanceof OutboundMessage, Branched.withConsumer(out -> out
                         .mapValues(value -> (OutboundMessage) value, Named.as(spec.name("to-outbound")))
