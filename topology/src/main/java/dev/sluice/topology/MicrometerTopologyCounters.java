@@ -42,6 +42,11 @@ public final class MicrometerTopologyCounters implements TopologyCounters {
     }
 
     @Override
+    public void streamThreadReplaced() {
+        metrics.streamThreadReplaced();
+    }
+
+    @Override
     public void duplicate(Lane lane) {
         metrics.duplicate(lane);
     }

@@ -60,6 +60,10 @@ public interface TopologyCounters {
     default void released(Lane lane) {
     }
 
+    /** A failed stream thread was replaced (see {@link StreamThreadReplacements}). */
+    default void streamThreadReplaced() {
+    }
+
     /** Counts nothing. */
     TopologyCounters NONE = new TopologyCounters() {
     };

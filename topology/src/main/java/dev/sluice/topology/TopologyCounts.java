@@ -66,6 +66,11 @@ public final class TopologyCounts implements TopologyCounters {
         add(lane(lane) + ".released", 1);
     }
 
+    @Override
+    public void streamThreadReplaced() {
+        add("stream.thread.replacements", 1);
+    }
+
     /** One counter, 0 if never counted. */
     public long get(String name) {
         LongAdder a = counts.get(name);
