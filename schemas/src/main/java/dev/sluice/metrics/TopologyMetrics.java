@@ -32,7 +32,7 @@ public final class TopologyMetrics implements MeterBinder {
     private final Map<String, Counter> dlq = new ConcurrentHashMap<>();
     private final Map<String, LongSupplier> digestStores = new ConcurrentHashMap<>();
     private final Map<Lane, Counter> duplicates = new ConcurrentHashMap<>();
-    private volatile Counter threadReplacements;
+    private final Map<Boolean, Counter> threadFailures = new ConcurrentHashMap<>();
 
     /** Creates and binds in one step. */
     public static TopologyMetrics bind(MeterRegistry registry) {
@@ -60,8 +60,12 @@ public final class TopologyMetrics implements MeterBinder {
                         .description("Outbound messages written to the outboxes").register(r));
             }
         }
-        threadReplacements = Counter.builder(SluiceMetrics.TOPOLOGY_STREAM_THREAD_REPLACEMENTS)
-                .description("Failed stream threads replaced (bounded by stream.thread.replacements.max)").register(r);
+        for (boolean replaced : new boolean[] {true, false}) {
+            threadFailures.put(replaced, Counter.builder(SluiceMetrics.TOPOLOGY_STREAM_THREAD_FAILURES)
+                    .tag(SluiceMetrics.TAG_RESPONSE, replaced ? "replace_thread" : "shutdown_client")
+                    .description("Failed stream threads: replaced, or the client shut down (stream.thread.replacements.max reached)")
+                    .register(r));
+        }
         registry = r;
         // The reasons every deployment has, so their series exist at 0 from the start.
         digests("interval");
@@ -110,10 +114,10 @@ public final class TopologyMetrics implements MeterBinder {
         duplicates.get(lane).increment();
     }
 
-    /** A failed stream thread was replaced. */
-    public void streamThreadReplaced() {
+    /** A stream thread failed; {@code replaced}: it was replaced, else the client shut down. */
+    public void streamThreadFailed(boolean replaced) {
         bound();
-        threadReplacements.increment();
+        threadFailures.get(replaced).increment();
     }
 
     /** An outbound message was written to the outbox of {@code lane}. */

@@ -42,8 +42,8 @@ public final class MicrometerTopologyCounters implements TopologyCounters {
     }
 
     @Override
-    public void streamThreadReplaced() {
-        metrics.streamThreadReplaced();
+    public void streamThreadFailed(boolean replaced) {
+        metrics.streamThreadFailed(replaced);
     }
 
     @Override

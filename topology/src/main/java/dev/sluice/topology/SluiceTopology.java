@@ -37,12 +37,14 @@ import org.apache.kafka.streams.state.Stores;
  *       ({@link NotificationValidator});</li>
  *   <li>{@code <p>-checked} with branches {@code <p>-checked-valid} / {@code <p>-checked-invalid}: invalid
  *       records go through {@code <p>-dlq-original} to {@code <p>-dlq-sink} ({@code notifications.dlq},
- *       original key, value and headers plus {@link DeadLetterHeaders});</li>
+ *       original key, value and headers plus {@link DeadLetterHeaders}), and, when the notification id could be
+ *       read, through {@code <p>-dlq-has-result} and {@code <p>-dlq-result} to {@code <p>-dlq-results-sink}
+ *       (a FAILED result on {@code delivery.results} carrying the reason);</li>
  *   <li>{@code <p>-key-by-chat} then the repartition {@code by-chat} (live) / {@code backfill-by-chat}
  *       (topic {@code <application.id>-by-chat-repartition}): from here per-chat order is partition order;</li>
  *   <li>{@code <p>-route} ({@link RouteProcessor}): chat status, deadlines, schedules, classification,
  *       folding, with the stores {@code chat-status-store}, {@code chat-policy-store}, {@code <p>-digest-store},
- *       {@code <p>-schedule-store} (changelogs {@code <application.id>-<store>-changelog}) and the global
+ *       {@code <p>-schedule-store}, {@code <p>-dedupe-store} (a window store) (changelogs {@code <application.id>-<store>-changelog}) and the global
  *       stores {@code sender-status-store} and {@code preferences-store};</li>
  *   <li>{@code <p>-routed} with branches {@code <p>-routed-outbound} → {@code <p>-to-outbound} →
  *       {@code <p>-outbox-sink} (the lane's outbox) and {@code <p>-routed-result} → {@code <p>-to-result} →
@@ -59,9 +61,11 @@ import org.apache.kafka.streams.state.Stores;
  * partitions as {@code notifications} (whose count the repartition inherits) and be keyed by chat id.
  * {@link TopicBootstrap} creates them so.
  *
- * <p><b>Accounting</b> (every input id has exactly one terminal fate): an id is in exactly one of: the DLQ;
+ * <p><b>Accounting</b> (every input id has exactly one terminal fate; an id repeated within
+ * {@code dedupe.window.ms} is dropped as a duplicate, counted, and has the fate of its first copy): an id is in
+ * exactly one of: the DLQ (plus a FAILED result when its id could be read);
  * an outbox record with {@code digest_count = 0} (its own {@code id}); the {@code folded_ids} of exactly one
- * outbox record with {@code digest_count > 0} (a digest, id {@code <lane>-digest-<first folded id>}; its
+ * outbox record with {@code digest_count > 0} (a digest, id {@code <lane>-digest-<partition>-<offset>-<ms>}; its
  * delivery result carries the same {@code folded_ids}); a {@code delivery.results} record with
  * {@code sender_instance = topology}: EXPIRED or SKIPPED_INACTIVE for one notification (its id is the
  * {@code message_id}), or SKIPPED_INACTIVE for a digest whose chat became inactive while it was pending (its

@@ -24,20 +24,20 @@ public final class StreamThreadReplacements implements StreamsUncaughtExceptionH
     private final int max;
     private final long windowMs;
     private final Clock clock;
-    private final Runnable onReplace;
+    private final java.util.function.Consumer<Boolean> onFailure;
     private final Deque<Long> replacedAtMs = new ArrayDeque<>();
     private long replacements;
 
     /**
      * @param max       replacements allowed within the window (0: the first failure shuts the client down)
      * @param windowMs  sliding window, ms
-     * @param onReplace told about each replacement (a metric); must be fast
+     * @param onFailure told about each failure, true when the thread is replaced (a metric); must be fast
      */
-    public StreamThreadReplacements(int max, long windowMs, Clock clock, Runnable onReplace) {
+    public StreamThreadReplacements(int max, long windowMs, Clock clock, java.util.function.Consumer<Boolean> onFailure) {
         this.max = max;
         this.windowMs = windowMs;
         this.clock = clock;
-        this.onReplace = onReplace;
+        this.onFailure = onFailure;
     }
 
     @Override
@@ -59,12 +59,13 @@ public final class StreamThreadReplacements implements StreamsUncaughtExceptionH
         if (replace) {
             log.error("stream thread failed; replacing it ({} of {} replacements within stream.thread.replacements.window.ms={})",
                     inWindow + 1, max, windowMs, exception);
-            onReplace.run();
+            onFailure.accept(true);
             return StreamThreadExceptionResponse.REPLACE_THREAD;
         }
         log.error("stream thread failed after {} replacements within stream.thread.replacements.window.ms={} "
                 + "(stream.thread.replacements.max={}): shutting the Kafka Streams client down; the process reports not live and not ready",
                 inWindow, windowMs, max, exception);
+        onFailure.accept(false);
         return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
     }
 

@@ -60,8 +60,8 @@ public interface TopologyCounters {
     default void released(Lane lane) {
     }
 
-    /** A failed stream thread was replaced (see {@link StreamThreadReplacements}). */
-    default void streamThreadReplaced() {
+    /** A stream thread failed; {@code replaced}: it was replaced, else the client shuts down ({@link StreamThreadReplacements}). */
+    default void streamThreadFailed(boolean replaced) {
     }
 
     /** Counts nothing. */

@@ -67,8 +67,8 @@ public final class TopologyCounts implements TopologyCounters {
     }
 
     @Override
-    public void streamThreadReplaced() {
-        add("stream.thread.replacements", 1);
+    public void streamThreadFailed(boolean replaced) {
+        add(replaced ? "stream.thread.replacements" : "stream.thread.shutdowns", 1);
     }
 
     /** One counter, 0 if never counted. */

@@ -44,7 +44,7 @@ public final class TopologyService implements AutoCloseable {
         this.topology = SluiceTopology.build(config, registry, counters);
         this.streams = new KafkaStreams(topology, config.streamsProperties());
         this.replacements = new StreamThreadReplacements(config.streamThreadReplacementsMax(),
-                config.streamThreadReplacementsWindowMs(), java.time.Clock.systemUTC(), counters::streamThreadReplaced);
+                config.streamThreadReplacementsWindowMs(), java.time.Clock.systemUTC(), counters::streamThreadFailed);
         this.streams.setUncaughtExceptionHandler(replacements);
         this.streams.setStateListener((newState, oldState) ->
                 log.info("topology {} state {} -> {}", config.applicationId(), oldState, newState));

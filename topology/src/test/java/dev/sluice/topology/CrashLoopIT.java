@@ -147,6 +147,7 @@ class CrashLoopIT {
             await().dontCatchUncaughtExceptions().atMost(Duration.ofSeconds(120)).until(() -> service.state() == KafkaStreams.State.ERROR);
             assertThat(service.threadReplacements()).isEqualTo(2);
             assertThat(counts.get("stream.thread.replacements")).isEqualTo(2);
+            assertThat(counts.get("stream.thread.shutdowns")).isEqualTo(1);
         }
     }
 

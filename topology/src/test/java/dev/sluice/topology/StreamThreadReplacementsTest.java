@@ -31,8 +31,10 @@ class StreamThreadReplacementsTest {
 
     @Test
     void replacesUpToMaxWithinTheWindowThenShutsTheClientDown() {
-        AtomicInteger told = new AtomicInteger();
-        StreamThreadReplacements policy = new StreamThreadReplacements(2, 60_000, clock, told::incrementAndGet);
+        AtomicInteger replaced = new AtomicInteger();
+        AtomicInteger shutDown = new AtomicInteger();
+        StreamThreadReplacements policy = new StreamThreadReplacements(2, 60_000, clock,
+                r -> (r ? replaced : shutDown).incrementAndGet());
         RuntimeException boom = new RuntimeException("deterministic");
         assertThat(policy.handle(boom)).isEqualTo(StreamThreadExceptionResponse.REPLACE_THREAD);
         nowMs.addAndGet(10_000);
@@ -40,12 +42,13 @@ class StreamThreadReplacementsTest {
         nowMs.addAndGet(10_000);
         assertThat(policy.handle(boom)).isEqualTo(StreamThreadExceptionResponse.SHUTDOWN_CLIENT);
         assertThat(policy.replacements()).isEqualTo(2);
-        assertThat(told).hasValue(2);
+        assertThat(replaced).hasValue(2);
+        assertThat(shutDown).hasValue(1);
     }
 
     @Test
     void failuresFurtherApartThanTheWindowAreEachReplaced() {
-        StreamThreadReplacements policy = new StreamThreadReplacements(1, 60_000, clock, () -> { });
+        StreamThreadReplacements policy = new StreamThreadReplacements(1, 60_000, clock, r -> { });
         for (int i = 0; i < 5; i++) {
             assertThat(policy.handle(new RuntimeException("transient"))).isEqualTo(StreamThreadExceptionResponse.REPLACE_THREAD);
             nowMs.addAndGet(60_000);
@@ -55,7 +58,7 @@ class StreamThreadReplacementsTest {
 
     @Test
     void zeroMeansTheFirstFailureShutsDown() {
-        StreamThreadReplacements policy = new StreamThreadReplacements(0, 60_000, clock, () -> { });
+        StreamThreadReplacements policy = new StreamThreadReplacements(0, 60_000, clock, r -> { });
         assertThat(policy.handle(new RuntimeException("x"))).isEqualTo(StreamThreadExceptionResponse.SHUTDOWN_CLIENT);
     }
 }
