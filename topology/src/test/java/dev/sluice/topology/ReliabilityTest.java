@@ -256,6 +256,24 @@ class ReliabilityTest {
     }
 
     @Test
+    void aNewerEventForEveryBotAlsoOverridesEachBotsOwnOlderFact() {
+        start(Map.of());
+        h.result(senderResult("m-0", "alerts", "44", DeliveryStatus.BLOCKED, "Forbidden: bot was blocked by the user", 403));
+        h.send(notification("a-1", "44", TEN).build());
+        assertThat(h.resultsOut.readValue().getStatus()).isEqualTo(DeliveryStatus.SKIPPED_INACTIVE);
+        h.advance(Duration.ofSeconds(1));
+        h.chatEvent("*", "44", ChatEventType.ACTIVE, null);
+        h.send(notification("a-2", "44", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("a-2");
+        // An every-bot fact older than the bot's own is ignored for that bot.
+        h.chatEvents.pipeInput("44", dev.sluice.avro.ChatEvent.newBuilder().setBotId("*").setChatId("44")
+                .setType(ChatEventType.BLOCKED).setAt(h.now().minusSeconds(30)).build());
+        h.send(notification("a-3", "44", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("a-3");
+        assertThat(h.resultsOut.isEmpty()).isTrue();
+    }
+
+    @Test
     void anEventForEveryBotAppliesToEachBotUntilThatBotsOwnNewerFact() {
         start(Map.of());
         h.chatEvent("*", "43", ChatEventType.DEACTIVATED, null);
