@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
         description = "Chat-bot notifications through Kafka Streams under one shared provider budget.",
         subcommands = {DemoCommand.class, TopologyCommand.class, SenderCommand.class, PlanCommand.class,
                 FakeTelegramCommand.class, BudgetCommand.class, dev.sluice.app.tools.ProduceCommand.class, dev.sluice.app.tools.ReplayCommand.class,
+                dev.sluice.app.tools.ChatEventCommand.class,
                 CommandLine.HelpCommand.class})
 public final class SluiceCli implements Runnable {
 

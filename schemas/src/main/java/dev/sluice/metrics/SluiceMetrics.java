@@ -40,6 +40,8 @@ public final class SluiceMetrics {
     public static final String TAG_LIMIT = "limit";
     /** live or backfill. */
     public static final String TAG_LANE = "lane";
+    /** Tag: what Kafka Streams was told to do with a failed stream thread ({@code replace_thread}, {@code shutdown_client}). */
+    public static final String TAG_RESPONSE = "response";
 
     // ---- sender ----
     /**
@@ -101,6 +103,13 @@ public final class SluiceMetrics {
     public static final String TOPOLOGY_DLQ = "sluice.topology.dlq";
     /** Counter per lane and class: outbound messages written to the outboxes. */
     public static final String TOPOLOGY_OUTBOUND = "sluice.topology.outbound";
+    /** Counter per lane: notifications dropped because their id was seen within {@code dedupe.window.ms}. */
+    public static final String TOPOLOGY_DUPLICATES = "sluice.topology.duplicates";
+    /**
+     * Counter per response: failed stream threads, {@code replace_thread} (replaced, bounded by
+     * {@code stream.thread.replacements.max}) or {@code shutdown_client} (the bound was reached: the topology stopped).
+     */
+    public static final String TOPOLOGY_STREAM_THREAD_FAILURES = "sluice.topology.stream.thread.failures";
     /** Gauge: keys pending in the digest stores of this instance (approximate entries). */
     public static final String TOPOLOGY_DIGEST_STORE_SIZE = "sluice.topology.digest.store.size";
 
@@ -109,7 +118,7 @@ public final class SluiceMetrics {
         return List.of(BUDGET_UTILISATION, BUDGET_GRANTED, BUDGET_SLOTS_FORFEITED, BUDGET_LATE_ANSWERS, BUDGET_MODE, BUDGET_MODE_TIME, RATE_LIMITED,
                 PROVIDER_REQUESTS, DELIVERY_LAG, LANE_DEPTH_MAX, BUFFERED_RECORDS, BACKLOG, DRAIN_RATE, DRAIN_TIME,
                 RESULTS, REDIS_ERRORS, BUDGET_REFUSALS, BACKPRESSURE_PAUSES, TOPOLOGY_FOLDED, TOPOLOGY_DIGESTS, TOPOLOGY_EXPIRED, TOPOLOGY_SKIPPED,
-                TOPOLOGY_DLQ, TOPOLOGY_OUTBOUND, TOPOLOGY_DIGEST_STORE_SIZE);
+                TOPOLOGY_DLQ, TOPOLOGY_OUTBOUND, TOPOLOGY_DIGEST_STORE_SIZE, TOPOLOGY_DUPLICATES, TOPOLOGY_STREAM_THREAD_FAILURES);
     }
 
     /** Tag values are lower case with underscores ({@code FALLBACK_LOCAL} → {@code fallback_local}). */

@@ -31,6 +31,8 @@ public final class TopologyMetrics implements MeterBinder {
     private final Map<String, Counter> skipped = new ConcurrentHashMap<>();
     private final Map<String, Counter> dlq = new ConcurrentHashMap<>();
     private final Map<String, LongSupplier> digestStores = new ConcurrentHashMap<>();
+    private final Map<Lane, Counter> duplicates = new ConcurrentHashMap<>();
+    private final Map<Boolean, Counter> threadFailures = new ConcurrentHashMap<>();
 
     /** Creates and binds in one step. */
     public static TopologyMetrics bind(MeterRegistry registry) {
@@ -50,10 +52,19 @@ public final class TopologyMetrics implements MeterBinder {
             expired.put(c, Counter.builder(SluiceMetrics.TOPOLOGY_EXPIRED).tag(SluiceMetrics.TAG_CLASS, c.name())
                     .description("Notifications expired in the topology (past expires_at)").register(r));
             for (Lane lane : Lane.values()) {
+                duplicates.computeIfAbsent(lane, l -> Counter.builder(SluiceMetrics.TOPOLOGY_DUPLICATES)
+                        .tag(SluiceMetrics.TAG_LANE, SluiceMetrics.tagValue(l))
+                        .description("Notifications dropped as duplicates (id seen within dedupe.window.ms)").register(r));
                 outbound.put(lane + "/" + c, Counter.builder(SluiceMetrics.TOPOLOGY_OUTBOUND)
                         .tag(SluiceMetrics.TAG_LANE, SluiceMetrics.tagValue(lane)).tag(SluiceMetrics.TAG_CLASS, c.name())
                         .description("Outbound messages written to the outboxes").register(r));
             }
+        }
+        for (boolean replaced : new boolean[] {true, false}) {
+            threadFailures.put(replaced, Counter.builder(SluiceMetrics.TOPOLOGY_STREAM_THREAD_FAILURES)
+                    .tag(SluiceMetrics.TAG_RESPONSE, replaced ? "replace_thread" : "shutdown_client")
+                    .description("Failed stream threads: replaced, or the client shut down (stream.thread.replacements.max reached)")
+                    .register(r));
         }
         registry = r;
         // The reasons every deployment has, so their series exist at 0 from the start.
@@ -95,6 +106,18 @@ public final class TopologyMetrics implements MeterBinder {
     public void deadLettered(String reasonCode) {
         bound();
         dlqCounter(reasonCode).increment();
+    }
+
+    /** A notification was dropped as a duplicate in {@code lane}. */
+    public void duplicate(Lane lane) {
+        bound();
+        duplicates.get(lane).increment();
+    }
+
+    /** A stream thread failed; {@code replaced}: it was replaced, else the client shut down. */
+    public void streamThreadFailed(boolean replaced) {
+        bound();
+        threadFailures.get(replaced).increment();
     }
 
     /** An outbound message was written to the outbox of {@code lane}. */

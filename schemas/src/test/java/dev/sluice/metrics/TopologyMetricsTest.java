@@ -41,6 +41,18 @@ class TopologyMetricsTest {
     }
 
     @Test
+    void countsDuplicatesPerLaneAndStreamThreadFailuresByResponse() {
+        metrics.duplicate(Lane.LIVE);
+        metrics.streamThreadFailed(true);
+        metrics.streamThreadFailed(true);
+        metrics.streamThreadFailed(false);
+        assertThat(count(SluiceMetrics.TOPOLOGY_DUPLICATES, "lane", "live")).isEqualTo(1);
+        assertThat(count(SluiceMetrics.TOPOLOGY_DUPLICATES, "lane", "backfill")).isZero();
+        assertThat(count(SluiceMetrics.TOPOLOGY_STREAM_THREAD_FAILURES, "response", "replace_thread")).isEqualTo(2);
+        assertThat(count(SluiceMetrics.TOPOLOGY_STREAM_THREAD_FAILURES, "response", "shutdown_client")).isEqualTo(1);
+    }
+
+    @Test
     void reasonsAreBoundedCodesNotMessages() {
         assertThatThrownBy(() -> metrics.deadLettered("Unknown magic byte 0x7b at offset 42"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("short code");

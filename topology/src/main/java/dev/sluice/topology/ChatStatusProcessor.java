@@ -3,9 +3,11 @@ package dev.sluice.topology;
 import dev.sluice.avro.ChatEvent;
 import dev.sluice.avro.ChatStatus;
 import dev.sluice.avro.DeliveryResult;
+import dev.sluice.chat.ChatIds;
 import dev.sluice.schemas.SchemaRegistryException;
 import java.time.Instant;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -16,23 +18,28 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps the chat status table ({@value SluiceTopology#CHAT_STATUS_STORE}, DESIGN.md Topology step 3) from
  * {@code chat.events} and {@code delivery.results}, both keyed by chat id and co-partitioned with the
- * {@code by-chat} repartition (same partition count):
+ * {@code by-chat} repartition (same partition count). Status is per (bot, chat) ({@link ChatStatusTable}): the
+ * fact's {@code bot_id} names the bot; {@code *} or blank in a chat event means every bot of the chat.
  * <ul>
  *   <li>ChatEvent ACTIVE (the user wrote to the bot) → active; BLOCKED or DEACTIVATED → inactive;
  *       MIGRATED → {@code migrated_to_chat_id} = the event's {@code new_chat_id};</li>
- *   <li>DeliveryResult BLOCKED → inactive; DELIVERED → active (the chat evidently works again); a result
- *       with {@code migrated_to_chat_id} → migrated. Other results (the topology's own SKIPPED_INACTIVE and
- *       EXPIRED, FAILED, UNCERTAIN) say nothing about the chat and are ignored.</li>
+ *   <li>DeliveryResult BLOCKED → inactive for its bot; DELIVERED → active for its bot (the chat evidently works
+ *       again); a result with {@code migrated_to_chat_id} → migrated, for the record's key (the old id: the
+ *       fixed sender keys such a result by the old id with {@code chat_id} = old; a result that names its own
+ *       chat as the new id, as the sender on main writes it, says nothing about the old id and is ignored).
+ *       Other results (the topology's own SKIPPED_INACTIVE, EXPIRED and dead-letter FAILED, the sender's FAILED
+ *       and UNCERTAIN) say nothing about the chat and are ignored.</li>
  * </ul>
- * A fact older than the one that set the current state ({@code changed_at}) is ignored, so the two topics
- * may interleave. A record that cannot be read is logged and skipped (these topics are written by Sluice
- * itself); a retriable registry failure is rethrown so the record is read again.
+ * Chat ids are normalised ({@link ChatIds}) first. A fact older than the one that set an entry's state
+ * ({@code changed_at}) is ignored for that entry, so the two topics may interleave. A record that cannot be read
+ * is logged and skipped (these topics are written by Sluice and the bot's backend); a retriable registry
+ * failure is rethrown so the record is read again. The store belongs to the task; its stream thread owns it.
  */
 final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], Void, Void> {
     private static final Logger log = LoggerFactory.getLogger(ChatStatusProcessor.class);
 
-    /** A status change a record implies, or null for none. */
-    record Change(String chatId, Boolean active, String migratedTo, String reason, long at) {
+    /** A status change a record implies, or null for none; {@code botId} null: every bot. */
+    record Change(String chatId, String botId, Boolean active, String migratedTo, String reason, long at) {
     }
 
     interface Reader<T> {
@@ -48,30 +55,47 @@ final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], V
         this.reader = reader;
     }
 
+    private static String chatOf(String key, String fieldValue) {
+        return ChatIds.normalise(key != null && !key.isBlank() ? key : fieldValue);
+    }
+
     static ChatStatusProcessor<ChatEvent> fromChatEvents(Deserializer<ChatEvent> d) {
         return new ChatStatusProcessor<>(d, (key, e) -> {
-            String chat = key != null && !key.isBlank() ? key : e.getChatId();
+            String chat = chatOf(key, e.getChatId());
+            if (chat == null || chat.isEmpty()) {
+                return null;
+            }
+            String bot = ChatStatusTable.everyBot(e.getBotId()) ? null : e.getBotId().strip();
             long at = e.getAt().toEpochMilli();
             return switch (e.getType()) {
-                case ACTIVE -> new Change(chat, true, null, "chat.events ACTIVE (the user wrote to the bot)", at);
-                case BLOCKED, DEACTIVATED -> new Change(chat, false, null, "chat.events " + e.getType(), at);
-                case MIGRATED -> e.getNewChatId() == null || e.getNewChatId().isBlank() ? null
-                        : new Change(chat, null, e.getNewChatId(), "chat.events MIGRATED to " + e.getNewChatId(), at);
+                case ACTIVE -> new Change(chat, bot, true, null, "chat.events ACTIVE (the user wrote to the bot)", at);
+                case BLOCKED, DEACTIVATED -> new Change(chat, bot, false, null, "chat.events " + e.getType(), at);
+                case MIGRATED -> {
+                    String to = ChatIds.normalise(e.getNewChatId());
+                    yield to == null || to.isEmpty() || to.equals(chat) ? null
+                            : new Change(chat, bot, null, to, "chat.events MIGRATED to " + to, at);
+                }
             };
         });
     }
 
     static ChatStatusProcessor<DeliveryResult> fromDeliveryResults(Deserializer<DeliveryResult> d) {
         return new ChatStatusProcessor<>(d, (key, r) -> {
-            String chat = key != null && !key.isBlank() ? key : r.getChatId();
+            String chat = chatOf(key, r.getChatId());
+            if (chat == null || chat.isEmpty()) {
+                return null;
+            }
+            String bot = ChatStatusTable.everyBot(r.getBotId()) ? null : r.getBotId().strip();
             long at = r.getResultAt().toEpochMilli();
-            if (r.getMigratedToChatId() != null && !r.getMigratedToChatId().isBlank()) {
-                return new Change(chat, null, r.getMigratedToChatId(), "delivery.results migrated to " + r.getMigratedToChatId(), at);
+            String to = ChatIds.normalise(r.getMigratedToChatId());
+            if (to != null && !to.isEmpty()) {
+                return to.equals(chat) ? null
+                        : new Change(chat, bot, null, to, "delivery.results migrated to " + to, at);
             }
             return switch (r.getStatus()) {
-                case BLOCKED -> new Change(chat, false, null, "delivery.results BLOCKED"
-                        + (r.getReason() == null ? "" : ": " + r.getReason()), at);
-                case DELIVERED -> new Change(chat, true, null, "delivery.results DELIVERED", at);
+                case BLOCKED -> new Change(chat, bot, false, null, "delivery.results BLOCKED"
+                        + (r.getReason() == null ? "" : ": " + r.getReason()) + (bot == null ? "" : " (bot " + bot + ")"), at);
+                case DELIVERED -> new Change(chat, bot, true, null, "delivery.results DELIVERED", at);
                 default -> null;
             };
         });
@@ -110,19 +134,32 @@ final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], V
     }
 
     private void apply(Change c) {
-        ChatStatus current = store.get(c.chatId());
+        if (c.botId() != null) {
+            String key = ChatStatusTable.key(c.chatId(), c.botId());
+            ChatStatus own = store.get(key);
+            // A bot's first own fact starts from what applies to every bot of the chat.
+            applyTo(key, own != null ? own : store.get(c.chatId()), c);
+            return;
+        }
+        applyTo(c.chatId(), store.get(c.chatId()), c);
+        for (KeyValue<String, ChatStatus> e : ChatStatusTable.botEntries(store, c.chatId())) {
+            applyTo(e.key, e.value, c);
+        }
+    }
+
+    private void applyTo(String key, ChatStatus current, Change c) {
         if (current != null && current.getChangedAt().toEpochMilli() > c.at()) {
             return; // an older fact never overrides a newer one
         }
         boolean active = c.active() != null ? c.active() : current == null || current.getActive();
         String migratedTo = c.migratedTo() != null ? c.migratedTo() : current == null ? null : current.getMigratedToChatId();
-        if (current != null && current.getActive() == active && java.util.Objects.equals(current.getMigratedToChatId(), migratedTo)) {
-            return; // nothing changes: keep the changelog quiet (e.g. DELIVERED after DELIVERED)
+        boolean unchanged = current == null ? active && migratedTo == null // the default of an unknown chat
+                : current.getActive() == active && java.util.Objects.equals(current.getMigratedToChatId(), migratedTo);
+        if (unchanged) {
+            return; // keep the changelog quiet (e.g. DELIVERED after DELIVERED)
         }
-        if (current == null && active && migratedTo == null) {
-            return; // active and not migrated is the default of an unknown chat
-        }
-        store.put(c.chatId(), ChatStatus.newBuilder().setChatId(c.chatId()).setActive(active)
+        String bot = c.botId() != null ? c.botId() : current == null ? null : current.getBotId();
+        store.put(key, ChatStatus.newBuilder().setChatId(c.chatId()).setBotId(bot).setActive(active)
                 .setMigratedToChatId(migratedTo).setReason(c.reason()).setChangedAt(Instant.ofEpochMilli(c.at())).build());
     }
 }

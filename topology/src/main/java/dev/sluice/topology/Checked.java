@@ -1,26 +1,36 @@
 package dev.sluice.topology;
 
+import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.Notification;
 
 /**
  * Outcome of reading and validating one source record: either a valid {@link Notification}, or the
- * original value bytes of a record bound for the dead-letter topic (reason in its headers).
+ * original value bytes of a record bound for the dead-letter topic (reason in its headers), with the FAILED
+ * result for its id when the id could be read.
  */
 public final class Checked {
     private final Notification notification;
     private final byte[] originalValue;
+    private final DeliveryResult deadLetterResult;
 
-    private Checked(Notification notification, byte[] originalValue) {
+    private Checked(Notification notification, byte[] originalValue, DeliveryResult deadLetterResult) {
         this.notification = notification;
         this.originalValue = originalValue;
+        this.deadLetterResult = deadLetterResult;
     }
 
     static Checked valid(Notification n) {
-        return new Checked(n, null);
+        return new Checked(n, null, null);
     }
 
-    static Checked rejected(byte[] originalValue) {
-        return new Checked(null, originalValue);
+    /** @param deadLetterResult the FAILED result for the rejected notification's id, or null when no id could be read */
+    static Checked rejected(byte[] originalValue, DeliveryResult deadLetterResult) {
+        return new Checked(null, originalValue, deadLetterResult);
+    }
+
+    /** The FAILED result of a rejected record whose notification id could be read; null otherwise. */
+    public DeliveryResult deadLetterResult() {
+        return deadLetterResult;
     }
 
     public boolean isValid() {

@@ -42,6 +42,16 @@ public final class MicrometerTopologyCounters implements TopologyCounters {
     }
 
     @Override
+    public void streamThreadFailed(boolean replaced) {
+        metrics.streamThreadFailed(replaced);
+    }
+
+    @Override
+    public void duplicate(Lane lane) {
+        metrics.duplicate(lane);
+    }
+
+    @Override
     public void deadLettered(Lane lane) {
         metrics.deadLettered("invalid_record");
     }

@@ -1,21 +1,51 @@
 package dev.sluice.topology;
 
 import dev.sluice.avro.Notification;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 
 /**
- * The rules a notification must meet before it enters the pipeline. Pure, stateless.
+ * The rules a notification must meet before it enters the pipeline. Pure, stateless (no thread owns state).
  * <ul>
  *   <li>{@code id} present and not blank (the idempotency key end to end)</li>
  *   <li>{@code bot_id} present and not blank</li>
- *   <li>{@code chat_id} present and not blank</li>
+ *   <li>{@code chat_id} present, not blank and without control characters (the chat-status store joins
+ *       chat and bot with U+001F)</li>
  *   <li>{@code text} present, not blank and at most {@value #MAX_TEXT_LENGTH} characters (Telegram Bot API
  *       sendMessage: "1-4096 characters"; counted in UTF-16 code units, which is never fewer than
  *       Telegram's count, so nothing we pass is refused for length)</li>
+ *   <li>every other field bounded in UTF-8 bytes (constants below), so that no record the topology writes
+ *       (outbox, digest store changelog, results) can exceed a producer's {@code max.request.size} (1 MiB by
+ *       default): a notification is at most about 32 KiB, a digest entry (the latest notification plus at most
+ *       {@code digest.max.folded.ids} = 1000 ids of 256 bytes) at most about 300 KiB. Without the bounds one
+ *       oversized record failed its stream thread again after every replacement (F9).</li>
+ *   <li>{@code not_before} at most {@code schedule.max.horizon.ms} after now ({@link #validateNotBefore}), so a
+ *       scheduled notification cannot wait forever without a result.</li>
  * </ul>
  */
 public final class NotificationValidator {
     /** Telegram Bot API sendMessage text limit. */
     public static final int MAX_TEXT_LENGTH = 4096;
+    /** {@code id}: room for a UUID, a ULID or a namespaced business key. */
+    public static final int MAX_ID_BYTES = 256;
+    /** {@code bot_id}: the sender's bot-id rule allows 64 characters. */
+    public static final int MAX_BOT_ID_BYTES = 64;
+    /** {@code chat_id}: a numeric id, an {@code @username} (32 at most) or another provider's recipient. */
+    public static final int MAX_CHAT_ID_BYTES = 256;
+    /** {@code kind}. */
+    public static final int MAX_KIND_BYTES = 256;
+    /** {@code entity}. */
+    public static final int MAX_ENTITY_BYTES = 1024;
+    /** {@code user_id}. */
+    public static final int MAX_USER_ID_BYTES = 256;
+    /** {@code parse_mode} ({@code MarkdownV2} is the longest Telegram knows). */
+    public static final int MAX_PARSE_MODE_BYTES = 32;
+    /** {@code bot_pool}: entries, each at most {@link #MAX_BOT_ID_BYTES}. */
+    public static final int MAX_BOT_POOL_ENTRIES = 16;
+    /** {@code attributes}: all keys and values together. */
+    public static final int MAX_ATTRIBUTES_BYTES = 16 * 1024;
 
     private NotificationValidator() {
     }
@@ -23,13 +53,58 @@ public final class NotificationValidator {
     /** @throws InvalidNotificationException naming the first broken rule's field and value */
     public static void validate(Notification n) {
         requireText("id", n.getId());
+        maxBytes("id", n.getId(), MAX_ID_BYTES);
         requireText("bot_id", n.getBotId());
+        maxBytes("bot_id", n.getBotId(), MAX_BOT_ID_BYTES);
         requireText("chat_id", n.getChatId());
+        maxBytes("chat_id", n.getChatId(), MAX_CHAT_ID_BYTES);
+        if (n.getChatId().chars().anyMatch(Character::isISOControl)) {
+            throw new InvalidNotificationException("chat_id", "field chat_id contains a control character: '"
+                    + shortened(n.getChatId()).replaceAll("\\p{Cntrl}", "?") + "' (notification id " + shortened(n.getId()) + ")");
+        }
         requireText("text", n.getText());
         int length = n.getText().length();
         if (length > MAX_TEXT_LENGTH) {
             throw new InvalidNotificationException("text", "field text has " + length + " characters, more than the "
                     + MAX_TEXT_LENGTH + " allowed by Telegram sendMessage (notification id " + n.getId() + ")");
+        }
+        maxBytes("kind", n.getKind(), MAX_KIND_BYTES);
+        maxBytes("entity", n.getEntity(), MAX_ENTITY_BYTES);
+        maxBytes("user_id", n.getUserId(), MAX_USER_ID_BYTES);
+        maxBytes("parse_mode", n.getParseMode(), MAX_PARSE_MODE_BYTES);
+        List<String> pool = n.getBotPool();
+        if (pool.size() > MAX_BOT_POOL_ENTRIES) {
+            throw new InvalidNotificationException("bot_pool", "field bot_pool has " + pool.size() + " entries, more than "
+                    + MAX_BOT_POOL_ENTRIES + " (notification id " + shortened(n.getId()) + ")");
+        }
+        for (String bot : pool) {
+            maxBytes("bot_pool", bot, MAX_BOT_ID_BYTES);
+        }
+        long attributeBytes = 0;
+        for (Map.Entry<String, String> e : n.getAttributes().entrySet()) {
+            attributeBytes += utf8Length(e.getKey()) + utf8Length(e.getValue());
+        }
+        if (attributeBytes > MAX_ATTRIBUTES_BYTES) {
+            throw new InvalidNotificationException("attributes", "field attributes has " + attributeBytes + " bytes, more than "
+                    + MAX_ATTRIBUTES_BYTES + " (keys and values in UTF-8, " + n.getAttributes().size()
+                    + " entries; notification id " + shortened(n.getId()) + ")");
+        }
+    }
+
+    /**
+     * @param nowMs            the wall-clock time of the check, epoch ms
+     * @param maxHorizonMs     {@code schedule.max.horizon.ms}
+     * @throws InvalidNotificationException when {@code not_before} is more than {@code maxHorizonMs} after now
+     */
+    public static void validateNotBefore(Notification n, long nowMs, long maxHorizonMs) {
+        if (n.getNotBefore() == null) {
+            return;
+        }
+        long notBefore = n.getNotBefore().toEpochMilli();
+        if (notBefore > nowMs && notBefore - nowMs > maxHorizonMs) {
+            throw new InvalidNotificationException("not_before", "field not_before " + n.getNotBefore() + " is more than "
+                    + maxHorizonMs + " ms after now (" + Instant.ofEpochMilli(nowMs) + "; schedule.max.horizon.ms), "
+                    + "so it would wait in the schedule store without a result (notification id " + shortened(n.getId()) + ")");
         }
     }
 
@@ -40,5 +115,32 @@ public final class NotificationValidator {
         if (value.isBlank()) {
             throw new InvalidNotificationException(field, "field " + field + " is blank: '" + value + "'");
         }
+    }
+
+    private static void maxBytes(String field, String value, int max) {
+        if (value == null) {
+            return;
+        }
+        long bytes = utf8Length(value);
+        if (bytes > max) {
+            throw new InvalidNotificationException(field, "field " + field + " has " + bytes + " bytes, more than " + max
+                    + " (UTF-8): '" + shortened(value) + "'");
+        }
+    }
+
+    /** The first 40 characters and a mark, so a reason stays short whatever the value. */
+    static String shortened(String value) {
+        if (value == null) {
+            return "null";
+        }
+        return value.length() <= 40 ? value : value.substring(0, 40) + "\u2026 (" + value.length() + " characters)";
+    }
+
+    private static long utf8Length(String s) {
+        if (s == null) {
+            return 0;
+        }
+        // Within the bounds the encoded copy is small; above them it is at most the record's own size.
+        return s.getBytes(StandardCharsets.UTF_8).length;
     }
 }

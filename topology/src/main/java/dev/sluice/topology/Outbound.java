@@ -45,8 +45,9 @@ final class Outbound {
     }
 
     /**
-     * The digest of an entry: id {@code <lane>-digest-<first folded id>} (stable across a retried task, and
-     * unique because an id is folded once per lane), {@code digest_count} and {@code folded_ids} set, the
+     * The digest of an entry: id {@link DigestEntry#getDigestId()} (fixed when the entry was opened, see
+     * {@code RouteProcessor}; entries written before it existed get {@code <lane>-digest-<first folded id>-<folded_at
+     * ms>}), {@code digest_count} and {@code folded_ids} set, the
      * text saying what it folds plus the latest state, {@code created_at} of the first folded notification,
      * no deadline (folded events are the ones that may be late).
      */
@@ -56,7 +57,8 @@ final class Outbound {
         attributes.put("sluice.digest.first_at", e.getFirstAt().toString());
         attributes.put("sluice.digest.last_at", e.getLastAt().toString());
         return OutboundMessage.newBuilder()
-                .setId(lane.name().toLowerCase() + "-digest-" + e.getFoldedIds().get(0))
+                .setId(e.getDigestId() != null ? e.getDigestId()
+                        : lane.name().toLowerCase() + "-digest-" + e.getFoldedIds().get(0) + "-" + e.getFoldedAt().toEpochMilli())
                 .setBotId(e.getBotId())
                 .setChatId(e.getChatId())
                 .setKind(e.getKind())
@@ -89,6 +91,28 @@ final class Outbound {
         String text = header + latest;
         int max = NotificationValidator.MAX_TEXT_LENGTH;
         return text.length() <= max ? text : text.substring(0, max - 1) + "\u2026";
+    }
+
+    /**
+     * The FAILED result of a dead-lettered notification whose id could be read: {@code chat_id} (normalised, or
+     * empty when missing) and {@code bot_id} as far as they could be read, the DLQ reason, no provider call.
+     */
+    static DeliveryResult deadLettered(String id, String botId, String chatId, NotificationClass eventClass, Lane lane,
+                                       String dlqTopic, String reason, long nowMs) {
+        return DeliveryResult.newBuilder()
+                .setMessageId(id)
+                .setBotId(botId == null ? "" : botId)
+                .setChatId(chatId == null ? "" : chatId)
+                .setStatus(DeliveryStatus.FAILED)
+                .setEventClass(eventClass)
+                .setLane(lane)
+                .setReason("dead-lettered to " + dlqTopic + ": " + reason)
+                .setAttempts(0)
+                .setResultAt(Instant.ofEpochMilli(nowMs))
+                .setDigestCount(0)
+                .setFoldedIds(List.of())
+                .setSenderInstance(TOPOLOGY_INSTANCE)
+                .build();
     }
 
     /** A result the topology decides (EXPIRED, SKIPPED_INACTIVE): no provider call, no budget spent. */

@@ -29,18 +29,28 @@ import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.WindowStoreIterator;
 
 /**
  * Steps 3 to 6 of DESIGN.md's topology for one lane, after the {@code by-chat} repartition (key = chat id,
- * so all state of a chat is in this task). For each notification, in this order:
+ * so all state of a chat is in this task).
+ * For each notification, in this order:
  * <ol>
- *   <li>migration: follow {@code migrated_to_chat_id} in {@code chat-status-store} (re-address);</li>
- *   <li>inactive chat → a SKIPPED_INACTIVE result on {@code delivery.results} (no budget spent);</li>
+ *   <li>duplicate: an id ({@link #dedupeKey}) already seen by this lane's task within {@code dedupe.window.ms} (window store
+ *       {@code <lane>-dedupe-store}, changelogged, retention = the window) is counted and dropped: no second
+ *       outbound message, no second result;</li>
+ *   <li>migration: follow {@code migrated_to_chat_id} in {@code chat-status-store} for the notification's bot
+ *       (re-address);</li>
+ *   <li>chat inactive for the notification's bot ({@link ChatStatusTable}) → a SKIPPED_INACTIVE result on
+ *       {@code delivery.results} (no budget spent);</li>
  *   <li>{@code expires_at} not after now → an EXPIRED result;</li>
- *   <li>{@code not_before} after now → the time-indexed {@code <lane>-schedule-store}; a wall-clock
- *       punctuator every {@code schedule.release.interval.ms} releases due notifications in not_before order
+ *   <li>{@code not_before} after now → the time-indexed {@code <lane>-schedule-store}, at the earlier of
+ *       {@code not_before} and {@code expires_at} (so a deadline applies while it waits); a wall-clock
+ *       punctuator every {@code schedule.release.interval.ms} releases due notifications in that order
  *       back into this same routine (exactly once: the store delete and the output commit together);</li>
  *   <li>classify; CRITICAL → outbox now; COLLAPSIBLE → fold; ROUTINE → fold if its digest key has a pending
  *       entry (keeps per-key order), else sent on if the user opted out of digests, else fold if the bot is
@@ -66,6 +76,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private static final int MAX_MIGRATION_HOPS = 8;
     private static final int MAX_RELEASE_PER_PUNCTUATION = 10_000;
     private static final int POLICY_SWEEP_PER_PUNCTUATION = 1_000;
+    /** Attribute {@code sluice replay} sets on a notification it re-creates from a result. */
+    static final String REPLAYED_FROM_ATTRIBUTE = "sluice.replayed.from";
 
     private final LaneSpec spec;
     private final TopologyConfig config;
@@ -78,6 +90,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private KeyValueStore<String, String> policyStore;
     private KeyValueStore<String, DigestEntry> digests;
     private KeyValueStore<Bytes, Notification> schedule;
+    private WindowStore<String, Long> dedupe;
+    private long releasedOpened;
     private BotPressure pressure;
     private DigestPreferences preferences;
     private int pendingKeys;
@@ -100,6 +114,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         policyStore = context.getStateStore(SluiceTopology.CHAT_POLICY_STORE);
         digests = context.getStateStore(SluiceTopology.digestStore(spec));
         schedule = context.getStateStore(SluiceTopology.scheduleStore(spec));
+        dedupe = context.getStateStore(SluiceTopology.dedupeStore(spec));
         pressure = new BotPressure(context.getStateStore(SluiceTopology.SENDER_STATUS_STORE), senderStatusDeserializer,
                 config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs());
         preferences = new DigestPreferences(context.getStateStore(SluiceTopology.PREFERENCES_STORE), preferenceDeserializer,
@@ -118,16 +133,35 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
 
     @Override
     public void process(Record<String, Notification> record) {
-        route(record.value(), context().currentSystemTimeMs(), false);
+        long now = context().currentSystemTimeMs();
+        String id = dedupeKey(record.value());
+        try (WindowStoreIterator<Long> seen = dedupe.fetch(id, now - config.dedupeWindowMs(), Long.MAX_VALUE)) {
+            if (seen.hasNext()) {
+                counters.duplicate(spec.lane());
+                return;
+            }
+        }
+        dedupe.put(id, now, now);
+        route(record.value(), now, false);
+    }
+
+    /**
+     * The id, plus the {@value #REPLAYED_FROM_ATTRIBUTE} attribute that {@code sluice replay} adds: a replay of a
+     * notification that ended without delivery is a new attempt, not a duplicate of the original (the same
+     * replay written twice is).
+     */
+    static String dedupeKey(Notification n) {
+        String replayed = n.getAttributes().get(REPLAYED_FROM_ATTRIBUTE);
+        return replayed == null ? n.getId() : n.getId() + "\u001F" + replayed;
     }
 
     private void route(Notification original, long now, boolean released) {
         Notification n = original;
         String chat = n.getChatId();
-        ChatStatus status = chatStatus.get(chat);
+        ChatStatus status = ChatStatusTable.get(chatStatus, chat, n.getBotId());
         for (int hops = 0; status != null && status.getMigratedToChatId() != null && hops < MAX_MIGRATION_HOPS; hops++) {
             chat = status.getMigratedToChatId();
-            status = chatStatus.get(chat);
+            status = ChatStatusTable.get(chatStatus, chat, n.getBotId());
         }
         if (!chat.equals(n.getChatId())) {
             HashMap<String, String> attributes = new HashMap<>(n.getAttributes());
@@ -147,24 +181,27 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             return;
         }
         if (!released && n.getNotBefore() != null && n.getNotBefore().toEpochMilli() > now) {
-            schedule.put(scheduleKey(original.getNotBefore().toEpochMilli(), original.getId()), original);
+            // Kept until the earlier of not_before and expires_at: released at its deadline, it ends EXPIRED then.
+            long releaseAt = n.getExpiresAt() == null ? n.getNotBefore().toEpochMilli()
+                    : Math.min(n.getNotBefore().toEpochMilli(), n.getExpiresAt().toEpochMilli());
+            schedule.put(scheduleKey(releaseAt, original.getId()), original);
             counters.scheduled(spec.lane());
             return;
         }
         String key = DigestKey.of(n, chat);
         switch (eventClass) {
             case CRITICAL -> sendOn(n, eventClass, now);
-            case COLLAPSIBLE -> fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now);
+            case COLLAPSIBLE -> fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now, released);
             case ROUTINE -> {
                 DigestEntry pending = digests.get(key);
                 if (pending != null) {
-                    fold(key, pending, n, eventClass, FoldReason.PENDING_KEY, now);
+                    fold(key, pending, n, eventClass, FoldReason.PENDING_KEY, now, released);
                 } else if (preferences.optedOut(n.getUserId() != null ? n.getUserId() : chat)) {
                     sendOn(n, eventClass, now);
                 } else if (pressure.underPressure(n.getBotId(), now)) {
-                    fold(key, null, n, eventClass, FoldReason.PRESSURE, now);
+                    fold(key, null, n, eventClass, FoldReason.PRESSURE, now, released);
                 } else if (!policyAllows(chat, now)) {
-                    fold(key, null, n, eventClass, FoldReason.POLICY, now);
+                    fold(key, null, n, eventClass, FoldReason.POLICY, now, released);
                 } else {
                     sendOn(n, eventClass, now);
                 }
@@ -205,13 +242,14 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         return r.decision().allowed();
     }
 
-    private void fold(String key, DigestEntry pending, Notification n, NotificationClass eventClass, FoldReason reason, long now) {
+    private void fold(String key, DigestEntry pending, Notification n, NotificationClass eventClass, FoldReason reason, long now,
+                      boolean released) {
         DigestEntry e = pending;
         if (e == null) {
             e = DigestEntry.newBuilder().setBotId(n.getBotId()).setChatId(n.getChatId()).setKind(n.getKind())
                     .setEntity(n.getEntity()).setEventClass(eventClass).setCount(0).setFirstAt(n.getCreatedAt())
                     .setLastAt(n.getCreatedAt()).setFoldedAt(Instant.ofEpochMilli(now)).setLatest(n)
-                    .setFoldedIds(new ArrayList<>()).build();
+                    .setFoldedIds(new ArrayList<>()).setDigestId(newDigestId(now, released)).build();
             pendingKeys++;
         }
         List<String> ids = new ArrayList<>(e.getFoldedIds());
@@ -241,12 +279,27 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     }
 
     /**
+     * The id of a digest opened now: {@code <lane>-digest-<partition>-<offset>-<now>} from the repartition record
+     * that opens it (the same when a task is retried under exactly-once, unique per partition and offset), or
+     * {@code <lane>-digest-<partition>-r<n>-<now>} when the schedule's punctuator opens it (n counts such openings
+     * in this instance). Never derived from a folded id, so a repeated id cannot make two digests collide (F4).
+     */
+    private String newDigestId(long now, boolean released) {
+        String prefix = spec.lane().name().toLowerCase() + "-digest-" + context().taskId().partition() + "-";
+        Optional<RecordMetadata> meta = released ? Optional.empty() : context().recordMetadata();
+        if (meta.isPresent() && meta.get().offset() >= 0) {
+            return prefix + meta.get().offset() + "-" + now;
+        }
+        return prefix + "r" + (releasedOpened++) + "-" + now;
+    }
+
+    /**
      * The digest of {@code e} to the outbox; or, when the chat became inactive while the entry was pending, one
      * SKIPPED_INACTIVE result for the digest that carries its {@code digest_count} and {@code folded_ids}.
      */
     private void emitDigest(DigestEntry e, long now, DigestTrigger trigger) {
         OutboundMessage digest = Outbound.digest(e, spec.lane(), now);
-        ChatStatus status = chatStatus.get(e.getChatId());
+        ChatStatus status = ChatStatusTable.get(chatStatus, e.getChatId(), e.getBotId());
         if (status != null && !status.getActive()) {
             DeliveryResult skipped = Outbound.result(e.getLatest(), e.getEventClass(), spec.lane(), DeliveryStatus.SKIPPED_INACTIVE,
                     "chat " + e.getChatId() + " became inactive since " + status.getChangedAt() + " ("
@@ -318,7 +371,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         pendingKeys = kept;
     }
 
-    /** Wall-clock punctuator: releases notifications whose not_before has come, in not_before order. */
+    /** Wall-clock punctuator: releases notifications whose not_before (or earlier expires_at) has come, in that order. */
     void release(long now) {
         List<KeyValue<Bytes, Notification>> due = new ArrayList<>();
         try (KeyValueIterator<Bytes, Notification> it = schedule.range(Bytes.wrap(longBytes(0)), Bytes.wrap(longBytes(now + 1)))) {

@@ -11,6 +11,7 @@ import dev.sluice.avro.SenderStatus;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerde;
+import java.time.Duration;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -36,12 +37,14 @@ import org.apache.kafka.streams.state.Stores;
  *       ({@link NotificationValidator});</li>
  *   <li>{@code <p>-checked} with branches {@code <p>-checked-valid} / {@code <p>-checked-invalid}: invalid
  *       records go through {@code <p>-dlq-original} to {@code <p>-dlq-sink} ({@code notifications.dlq},
- *       original key, value and headers plus {@link DeadLetterHeaders});</li>
+ *       original key, value and headers plus {@link DeadLetterHeaders}), and, when the notification id could be
+ *       read, through {@code <p>-dlq-has-result} and {@code <p>-dlq-result} to {@code <p>-dlq-results-sink}
+ *       (a FAILED result on {@code delivery.results} carrying the reason);</li>
  *   <li>{@code <p>-key-by-chat} then the repartition {@code by-chat} (live) / {@code backfill-by-chat}
  *       (topic {@code <application.id>-by-chat-repartition}): from here per-chat order is partition order;</li>
  *   <li>{@code <p>-route} ({@link RouteProcessor}): chat status, deadlines, schedules, classification,
  *       folding, with the stores {@code chat-status-store}, {@code chat-policy-store}, {@code <p>-digest-store},
- *       {@code <p>-schedule-store} (changelogs {@code <application.id>-<store>-changelog}) and the global
+ *       {@code <p>-schedule-store}, {@code <p>-dedupe-store} (a window store) (changelogs {@code <application.id>-<store>-changelog}) and the global
  *       stores {@code sender-status-store} and {@code preferences-store};</li>
  *   <li>{@code <p>-routed} with branches {@code <p>-routed-outbound} → {@code <p>-to-outbound} →
  *       {@code <p>-outbox-sink} (the lane's outbox) and {@code <p>-routed-result} → {@code <p>-to-result} →
@@ -58,9 +61,11 @@ import org.apache.kafka.streams.state.Stores;
  * partitions as {@code notifications} (whose count the repartition inherits) and be keyed by chat id.
  * {@link TopicBootstrap} creates them so.
  *
- * <p><b>Accounting</b> (every input id has exactly one terminal fate): an id is in exactly one of: the DLQ;
+ * <p><b>Accounting</b> (every input id has exactly one terminal fate; an id repeated within
+ * {@code dedupe.window.ms} is dropped as a duplicate, counted, and has the fate of its first copy): an id is in
+ * exactly one of: the DLQ (plus a FAILED result when its id could be read);
  * an outbox record with {@code digest_count = 0} (its own {@code id}); the {@code folded_ids} of exactly one
- * outbox record with {@code digest_count > 0} (a digest, id {@code <lane>-digest-<first folded id>}; its
+ * outbox record with {@code digest_count > 0} (a digest, id {@code <lane>-digest-<partition>-<offset>-<ms>}; its
  * delivery result carries the same {@code folded_ids}); a {@code delivery.results} record with
  * {@code sender_instance = topology}: EXPIRED or SKIPPED_INACTIVE for one notification (its id is the
  * {@code message_id}), or SKIPPED_INACTIVE for a digest whose chat became inactive while it was pending (its
@@ -79,6 +84,11 @@ public final class SluiceTopology {
     /** {@code <p>-digest-store}. */
     public static String digestStore(LaneSpec spec) {
         return spec.name("digest-store");
+    }
+
+    /** {@code <p>-dedupe-store}: window store of the ids seen within {@code dedupe.window.ms}. */
+    public static String dedupeStore(LaneSpec spec) {
+        return spec.name("dedupe-store");
     }
 
     /** {@code <p>-schedule-store}. */
@@ -127,12 +137,17 @@ public final class SluiceTopology {
                 Serdes.String(), new SpecificAvroSerde<>(registry, DigestEntry.class)));
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(scheduleStore(spec)),
                 Serdes.Bytes(), new SpecificAvroSerde<>(registry, Notification.class)));
+        // Bounded by its retention: ids older than dedupe.window.ms leave with their segment (and the changelog's).
+        Duration dedupeWindow = Duration.ofMillis(config.dedupeWindowMs());
+        builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(dedupeStore(spec), dedupeWindow,
+                Duration.ofMillis(1), false), Serdes.String(), Serdes.Long()));
         SpecificAvroSerde<OutboundMessage> outboundSerde = new SpecificAvroSerde<>(registry, OutboundMessage.class);
         SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(registry, DeliveryResult.class);
 
         KStream<byte[], Checked> checked = builder
                 .stream(spec.sourceTopic(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("source")))
-                .process(() -> new ValidateProcessor(notificationSerde.deserializer()), Named.as(spec.name("validate")));
+                .process(() -> new ValidateProcessor(notificationSerde.deserializer(), spec, config.scheduleMaxHorizonMs()),
+                        Named.as(spec.name("validate")));
 
         checked.split(Named.as(spec.name("checked")))
                 .branch((key, value) -> value.isValid(), Branched.withConsumer(valid -> route(valid
@@ -141,13 +156,22 @@ public final class SluiceTopology {
                         .repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
                                 .withKeySerde(Serdes.String()).withValueSerde(notificationSerde)),
                         spec, config, registry, counters, outboundSerde, resultSerde), "-valid"))
-                .defaultBranch(Branched.withConsumer(invalid -> invalid
-                        .mapValues(c -> {
-                            counters.deadLettered(spec.lane());
-                            return c.originalValue();
-                        }, Named.as(spec.name("dlq-original")))
-                        .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("dlq-sink"))),
-                        "-invalid"));
+                .defaultBranch(Branched.withConsumer(invalid -> {
+                    invalid.mapValues(c -> {
+                                counters.deadLettered(spec.lane());
+                                return c.originalValue();
+                            }, Named.as(spec.name("dlq-original")))
+                            .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("dlq-sink")));
+                    // A dead letter whose id could be read also ends with a FAILED result carrying the reason.
+                    invalid.filter((key, c) -> c.deadLetterResult() != null, Named.as(spec.name("dlq-has-result")))
+                            .map((key, c) -> {
+                                DeliveryResult r = c.deadLetterResult();
+                                counters.result(spec.lane(), r.getEventClass(), r.getStatus());
+                                return KeyValue.pair(r.getChatId(), r);
+                            }, Named.as(spec.name("dlq-result")))
+                            .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde)
+                                    .withName(spec.name("dlq-results-sink")));
+                }, "-invalid"));
     }
 
     private static void route(KStream<String, Notification> byChat, LaneSpec spec, TopologyConfig config,
@@ -156,7 +180,8 @@ public final class SluiceTopology {
         byChat.<String, SpecificRecord>process(() -> new RouteProcessor(spec, config, config.classifier(), counters,
                                 new SpecificAvroDeserializer<>(registry, SenderStatus.class),
                                 new SpecificAvroDeserializer<>(registry, Preference.class)),
-                        Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec))
+                        Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec),
+                        dedupeStore(spec))
                 .split(Named.as(spec.name("routed")))
                 .branch((key, value) -> value instanceof OutboundMessage, Branched.withConsumer(out -> out
                         .mapValues(value -> (OutboundMessage) value, Named.as(spec.name("to-outbound")))

@@ -31,8 +31,18 @@ import org.apache.kafka.streams.StreamsConfig;
  *       {@code meeting.*=CRITICAL,board.*=COLLAPSIBLE}; see {@link KindPatternClassifier}</li>
  *   <li>{@code digest.flush.interval.ms} (default 60000) wall-clock period of the digest flush punctuator</li>
  *   <li>{@code digest.max.keys} (default 200) pending digest keys per lane and task that trigger a flush at once</li>
- *   <li>{@code digest.max.folded.ids} (default 100) folded ids one digest entry holds; an entry that reaches it
- *       is flushed at once as its own digest, so every folded id is in exactly one digest</li>
+ *   <li>{@code digest.max.folded.ids} (default 100, at most 1000) folded ids one digest entry holds; an entry that
+ *       reaches it is flushed at once as its own digest, so every folded id is in exactly one digest. The bound keeps a
+ *       digest record (ids of up to 256 bytes each) far below a producer's 1 MiB {@code max.request.size}</li>
+ *   <li>{@code dedupe.window.ms} (default 86400000, 24 h) how long a notification id is remembered per lane and chat
+ *       (window store {@code <lane>-dedupe-store}, changelogged, retention = this window): a repeated id within it is
+ *       counted and dropped, with no second outbound message and no second result</li>
+ *   <li>{@code schedule.max.horizon.ms} (default 34560000000, 400 days) a {@code not_before} further than this
+ *       ahead of now is dead-lettered with the reason (and a FAILED result), instead of waiting without end</li>
+ *   <li>{@code stream.thread.replacements.max} (default 3) and {@code stream.thread.replacements.window.ms} (default
+ *       600000): a failed stream thread is replaced at most this many times within the window; one more failure
+ *       shuts the Kafka Streams client down (state ERROR: {@code /health/live} and {@code /health/ready} answer 503)
+ *       instead of reprocessing a deterministic failure forever</li>
  *   <li>{@code schedule.release.interval.ms} (default 250) wall-clock period of the punctuator that releases
  *       scheduled ({@code not_before}) notifications: they leave at most this late</li>
  *   <li>{@code pressure.drain.time.threshold.ms} (default 30000) a bot is under pressure when the summed
@@ -63,6 +73,12 @@ public final class TopologyConfig {
     public static final String SCHEDULE_RELEASE_INTERVAL_MS = "schedule.release.interval.ms";
     public static final String PRESSURE_DRAIN_TIME_THRESHOLD_MS = "pressure.drain.time.threshold.ms";
     public static final String PRESSURE_STATUS_MAX_AGE_MS = "pressure.status.max.age.ms";
+    public static final String DEDUPE_WINDOW_MS = "dedupe.window.ms";
+    public static final String SCHEDULE_MAX_HORIZON_MS = "schedule.max.horizon.ms";
+    public static final String STREAM_THREAD_REPLACEMENTS_MAX = "stream.thread.replacements.max";
+    public static final String STREAM_THREAD_REPLACEMENTS_WINDOW_MS = "stream.thread.replacements.window.ms";
+    /** Largest {@code digest.max.folded.ids}: 1000 ids of at most 256 bytes stay far below 1 MiB. */
+    public static final int MAX_DIGEST_FOLDED_IDS = 1000;
 
     private final Settings settings;
     private final String bootstrapServers;
@@ -82,6 +98,10 @@ public final class TopologyConfig {
     private final long pressureDrainTimeThresholdMs;
     private final long pressureStatusMaxAgeMs;
     private final ChatPolicy chatPolicy;
+    private final long dedupeWindowMs;
+    private final long scheduleMaxHorizonMs;
+    private final int streamThreadReplacementsMax;
+    private final long streamThreadReplacementsWindowMs;
 
     private TopologyConfig(Settings s) {
         this.settings = s;
@@ -104,12 +124,21 @@ public final class TopologyConfig {
         this.classifier = KindPatternClassifier.parse(CLASSIFY_KIND_PATTERNS, s.string(CLASSIFY_KIND_PATTERNS, ""));
         this.digestFlushIntervalMs = s.longValue(DIGEST_FLUSH_INTERVAL_MS, 60_000, v -> v >= 10, "a duration in milliseconds >= 10");
         this.digestMaxKeys = s.positiveInt(DIGEST_MAX_KEYS, 200);
-        this.digestMaxFoldedIds = Math.toIntExact(s.longValue(DIGEST_MAX_FOLDED_IDS, 100, v -> v >= 1 && v <= 10_000, "an integer 1..10000"));
+        this.digestMaxFoldedIds = Math.toIntExact(s.longValue(DIGEST_MAX_FOLDED_IDS, 100, v -> v >= 1 && v <= MAX_DIGEST_FOLDED_IDS,
+                "an integer 1.." + MAX_DIGEST_FOLDED_IDS + " (a digest record must stay below max.request.size)"));
         this.scheduleReleaseIntervalMs = s.longValue(SCHEDULE_RELEASE_INTERVAL_MS, 250, v -> v >= 10 && v <= 60_000,
                 "a duration in milliseconds 10..60000");
         this.pressureDrainTimeThresholdMs = s.positiveLong(PRESSURE_DRAIN_TIME_THRESHOLD_MS, 30_000);
         this.pressureStatusMaxAgeMs = s.positiveLong(PRESSURE_STATUS_MAX_AGE_MS, 60_000);
         this.chatPolicy = ChatPolicy.from(s);
+        this.dedupeWindowMs = s.longValue(DEDUPE_WINDOW_MS, 86_400_000L, v -> v >= 1_000 && v <= 30L * 86_400_000L,
+                "a duration in milliseconds 1000..2592000000 (30 days)");
+        this.scheduleMaxHorizonMs = s.longValue(SCHEDULE_MAX_HORIZON_MS, 400L * 86_400_000L, v -> v >= 1_000,
+                "a duration in milliseconds >= 1000");
+        this.streamThreadReplacementsMax = Math.toIntExact(s.longValue(STREAM_THREAD_REPLACEMENTS_MAX, 3, v -> v >= 0 && v <= 1_000,
+                "an integer 0..1000"));
+        this.streamThreadReplacementsWindowMs = s.longValue(STREAM_THREAD_REPLACEMENTS_WINDOW_MS, 600_000, v -> v >= 1_000,
+                "a duration in milliseconds >= 1000");
     }
 
     /** Reads and validates; fails with a {@link ConfigException} naming the key and value. */
@@ -200,6 +229,26 @@ public final class TopologyConfig {
         return chatPolicy;
     }
 
+    /** {@code dedupe.window.ms}. */
+    public long dedupeWindowMs() {
+        return dedupeWindowMs;
+    }
+
+    /** {@code schedule.max.horizon.ms}. */
+    public long scheduleMaxHorizonMs() {
+        return scheduleMaxHorizonMs;
+    }
+
+    /** {@code stream.thread.replacements.max}. */
+    public int streamThreadReplacementsMax() {
+        return streamThreadReplacementsMax;
+    }
+
+    /** {@code stream.thread.replacements.window.ms}. */
+    public long streamThreadReplacementsWindowMs() {
+        return streamThreadReplacementsWindowMs;
+    }
+
     /** {@code kafka.*} entries with the prefix removed. */
     public Map<String, String> kafkaPassThrough() {
         return kafkaPassThrough;
@@ -216,6 +265,9 @@ public final class TopologyConfig {
                 + ", schedule.release.interval.ms=" + scheduleReleaseIntervalMs
                 + ", pressure.drain.time.threshold.ms=" + pressureDrainTimeThresholdMs
                 + ", pressure.status.max.age.ms=" + pressureStatusMaxAgeMs + ", policy=" + chatPolicy
+                + ", dedupe.window.ms=" + dedupeWindowMs + ", schedule.max.horizon.ms=" + scheduleMaxHorizonMs
+                + ", stream.thread.replacements.max=" + streamThreadReplacementsMax
+                + ", stream.thread.replacements.window.ms=" + streamThreadReplacementsWindowMs
                 + ", kafka.*={" + pass + "}}";
     }
 }

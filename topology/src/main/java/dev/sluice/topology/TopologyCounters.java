@@ -40,12 +40,16 @@ public interface TopologyCounters {
     default void digestEmitted(Lane lane, int foldedCount, DigestTrigger trigger) {
     }
 
-    /** A topology result written to {@code delivery.results} (EXPIRED or SKIPPED_INACTIVE). */
+    /** A topology result written to {@code delivery.results} (EXPIRED, SKIPPED_INACTIVE, or FAILED for a dead letter). */
     default void result(Lane lane, NotificationClass eventClass, DeliveryStatus status) {
     }
 
     /** A record that could not be read or was invalid went to the dead-letter topic. */
     default void deadLettered(Lane lane) {
+    }
+
+    /** A notification whose id this lane's task saw within {@code dedupe.window.ms}: dropped, no output. */
+    default void duplicate(Lane lane) {
     }
 
     /** A notification put into the schedule store ({@code not_before} in the future). */
@@ -54,6 +58,10 @@ public interface TopologyCounters {
 
     /** A scheduled notification released by the punctuator. */
     default void released(Lane lane) {
+    }
+
+    /** A stream thread failed; {@code replaced}: it was replaced, else the client shuts down ({@link StreamThreadReplacements}). */
+    default void streamThreadFailed(boolean replaced) {
     }
 
     /** Counts nothing. */

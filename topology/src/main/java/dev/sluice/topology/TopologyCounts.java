@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Thread-safe in-memory {@link TopologyCounters}: named counters such as {@code live.sent.CRITICAL},
  * {@code live.folded.PRESSURE}, {@code live.digests}, {@code live.digest.folded}, {@code live.result.EXPIRED},
- * {@code live.scheduled}, {@code live.released}. For tests and the demo report.
+ * {@code live.scheduled}, {@code live.released}, {@code live.duplicates}. For tests and the demo report.
  */
 public final class TopologyCounts implements TopologyCounters {
     private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
@@ -52,6 +52,11 @@ public final class TopologyCounts implements TopologyCounters {
     }
 
     @Override
+    public void duplicate(Lane lane) {
+        add(lane(lane) + ".duplicates", 1);
+    }
+
+    @Override
     public void scheduled(Lane lane) {
         add(lane(lane) + ".scheduled", 1);
     }
@@ -59,6 +64,11 @@ public final class TopologyCounts implements TopologyCounters {
     @Override
     public void released(Lane lane) {
         add(lane(lane) + ".released", 1);
+    }
+
+    @Override
+    public void streamThreadFailed(boolean replaced) {
+        add(replaced ? "stream.thread.replacements" : "stream.thread.shutdowns", 1);
     }
 
     /** One counter, 0 if never counted. */

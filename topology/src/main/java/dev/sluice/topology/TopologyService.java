@@ -8,7 +8,6 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * Creates nothing else: topics are created by whoever deploys (see {@link TopicBootstrap}).
  *
  * <p>An exception that escapes processing (e.g. a retriable schema registry outage) is logged and the
- * stream thread is replaced; the records since the last commit are processed again (exactly-once).
+ * stream thread is replaced; the records since the last commit are processed again (exactly-once). Replacements
+ * are bounded ({@link StreamThreadReplacements}: {@code stream.thread.replacements.max} within
+ * {@code stream.thread.replacements.window.ms}); after that the client shuts down (state ERROR).
  */
 public final class TopologyService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TopologyService.class);
@@ -26,6 +27,7 @@ public final class TopologyService implements AutoCloseable {
     private final TopologyConfig config;
     private final Topology topology;
     private final KafkaStreams streams;
+    private final StreamThreadReplacements replacements;
 
     /** Uses a {@link CachedSchemaRegistryClient} built from the config's {@code schema.registry.*} keys. */
     public TopologyService(TopologyConfig config) {
@@ -41,10 +43,9 @@ public final class TopologyService implements AutoCloseable {
         this.config = config;
         this.topology = SluiceTopology.build(config, registry, counters);
         this.streams = new KafkaStreams(topology, config.streamsProperties());
-        this.streams.setUncaughtExceptionHandler(exception -> {
-            log.error("stream thread of {} failed; replacing it", config.applicationId(), exception);
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-        });
+        this.replacements = new StreamThreadReplacements(config.streamThreadReplacementsMax(),
+                config.streamThreadReplacementsWindowMs(), java.time.Clock.systemUTC(), counters::streamThreadFailed);
+        this.streams.setUncaughtExceptionHandler(replacements);
         this.streams.setStateListener((newState, oldState) ->
                 log.info("topology {} state {} -> {}", config.applicationId(), oldState, newState));
     }
@@ -70,6 +71,11 @@ public final class TopologyService implements AutoCloseable {
         // Only client settings an Admin knows (security, timeouts): Streams-only keys would only log warnings.
         p.keySet().retainAll(AdminClientConfig.configNames());
         return p;
+    }
+
+    /** Stream threads replaced since start (bounded, see {@link StreamThreadReplacements}). */
+    public long threadReplacements() {
+        return replacements.replacements();
     }
 
     public KafkaStreams.State state() {

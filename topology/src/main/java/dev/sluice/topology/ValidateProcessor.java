@@ -1,6 +1,8 @@
 package dev.sluice.topology;
 
+import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.Notification;
+import dev.sluice.chat.ChatIds;
 import dev.sluice.schemas.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.Header;
@@ -15,46 +17,58 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Step 1 of DESIGN.md's topology: reads the raw bytes of a source record as a {@link Notification}
- * (Confluent wire format) and validates it ({@link NotificationValidator}).
+ * (Confluent wire format), validates it ({@link NotificationValidator}, including {@code not_before} against
+ * {@code schedule.max.horizon.ms} on the wall clock) and normalises its {@code chat_id} ({@link ChatIds}), so
+ * the repartition key, the stores, the outbox key and {@code chat_id} all use the normalised id.
  *
  * <p>Forwards every record, keeping the original key: a valid one as {@link Checked#valid}; any other
  * as {@link Checked#rejected} with the original value bytes and the {@link DeadLetterHeaders} added,
- * so the stream keeps running and nothing is lost. A retriable registry failure (registry down) is not
- * the record's fault: it is rethrown, the stream thread fails and is replaced, and the record is read
- * again from the last commit.
+ * so the stream keeps running and nothing is lost, plus a FAILED result carrying the reason when the
+ * notification's id could be read (at most {@value #MAX_RESULT_ID_BYTES} bytes, so the result itself stays
+ * small). A retriable registry failure (registry down) is not the record's fault: it is rethrown, the stream
+ * thread fails and is replaced, and the record is read again from the last commit. Stateless; one instance
+ * per task, used by its stream thread only.
  */
 final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[], Checked> {
     private static final Logger log = LoggerFactory.getLogger(ValidateProcessor.class);
+    /** Largest id a dead-letter result carries (a longer id is dead-lettered without a result). */
+    static final int MAX_RESULT_ID_BYTES = 64 * 1024;
     private final Deserializer<Notification> deserializer;
+    private final LaneSpec spec;
+    private final long scheduleMaxHorizonMs;
 
-    ValidateProcessor(Deserializer<Notification> deserializer) {
+    ValidateProcessor(Deserializer<Notification> deserializer, LaneSpec spec, long scheduleMaxHorizonMs) {
         this.deserializer = deserializer;
+        this.spec = spec;
+        this.scheduleMaxHorizonMs = scheduleMaxHorizonMs;
     }
 
     @Override
     public void process(Record<byte[], byte[]> record) {
         String topic = context().recordMetadata().map(RecordMetadata::topic).orElse("unknown");
-        Notification notification;
+        Notification notification = null;
         try {
             if (record.value() == null) {
                 throw new InvalidNotificationException("value", "record value is null (a tombstone), expected a Notification");
             }
             notification = deserializer.deserialize(topic, record.headers(), record.value());
             NotificationValidator.validate(notification);
+            NotificationValidator.validateNotBefore(notification, context().currentSystemTimeMs(), scheduleMaxHorizonMs);
         } catch (SchemaRegistryException e) {
             if (e.retriable()) {
                 throw e;
             }
-            reject(record, topic, e);
+            reject(record, topic, e, null);
             return;
         } catch (RuntimeException e) {
-            reject(record, topic, e);
+            reject(record, topic, e, notification);
             return;
         }
+        notification.setChatId(ChatIds.normalise(notification.getChatId()));
         context().forward(record.withValue(Checked.valid(notification)));
     }
 
-    private void reject(Record<byte[], byte[]> record, String topic, RuntimeException error) {
+    private void reject(Record<byte[], byte[]> record, String topic, RuntimeException error, Notification read) {
         Headers headers = new RecordHeaders();
         for (Header h : record.headers()) {
             if (!h.key().startsWith(DeadLetterHeaders.PREFIX)) {
@@ -70,7 +84,22 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[]
         headers.add(DeadLetterHeaders.ERROR_CLASS, utf8(error.getClass().getName()));
         log.warn("dead-lettering record from {}-{}@{}: {}", topic, meta == null ? -1 : meta.partition(),
                 meta == null ? -1 : meta.offset(), reason);
-        context().forward(new Record<>(record.key(), Checked.rejected(record.value()), record.timestamp(), headers));
+        context().forward(new Record<>(record.key(), Checked.rejected(record.value(), resultFor(read, reason)), record.timestamp(), headers));
+    }
+
+    /** The FAILED result for a notification that was read but is invalid, when its id can name it; else null. */
+    private DeliveryResult resultFor(Notification read, String reason) {
+        if (read == null || read.getId() == null || read.getId().isBlank()
+                || read.getId().getBytes(StandardCharsets.UTF_8).length > MAX_RESULT_ID_BYTES) {
+            return null;
+        }
+        return Outbound.deadLettered(read.getId(), limited(read.getBotId()), limited(ChatIds.normalise(read.getChatId())),
+                read.getEventClass(), spec.lane(), spec.dlqTopic(), reason, context().currentSystemTimeMs());
+    }
+
+    /** A chat or bot id small enough to key and carry a result (an oversized one is replaced by empty). */
+    private static String limited(String value) {
+        return value == null || value.getBytes(StandardCharsets.UTF_8).length > MAX_RESULT_ID_BYTES ? null : value;
     }
 
     private static byte[] utf8(String s) {

@@ -108,8 +108,18 @@ final class Harness implements AutoCloseable {
     }
 
     void chatEvent(String chat, ChatEventType type, String newChat) {
-        chatEvents.pipeInput(new TestRecord<>(chat, ChatEvent.newBuilder().setBotId("alerts").setChatId(chat).setType(type)
+        chatEvent("alerts", chat, type, newChat);
+    }
+
+    /** A chat.events record as {@code sluice chat-event} writes it: keyed by the chat id, for {@code bot} ({@code *}: every bot). */
+    void chatEvent(String bot, String chat, ChatEventType type, String newChat) {
+        chatEvents.pipeInput(new TestRecord<>(chat, ChatEvent.newBuilder().setBotId(bot).setChatId(chat).setType(type)
                 .setNewChatId(newChat).setAt(now).build(), now));
+    }
+
+    /** A delivery.results record, keyed by its chat_id as the sender's KafkaResultSink keys it. */
+    void result(DeliveryResult r) {
+        results.pipeInput(new TestRecord<>(r.getChatId(), r, now));
     }
 
     /** A sender.status report of one instance. */

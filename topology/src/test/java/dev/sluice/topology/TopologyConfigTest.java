@@ -111,4 +111,28 @@ class TopologyConfigTest {
         assertThatThrownBy(() -> TopologyConfig.from(Settings.of(REQUIRED).with("policy.chat.burst", "5")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("policy.chat.burst").hasMessageContaining("policy.chat.rate");
     }
+
+    @Test
+    void issue16KeysHaveDefaultsAndAreValidated() {
+        TopologyConfig d = TopologyConfig.from(Settings.of(REQUIRED));
+        assertThat(d.dedupeWindowMs()).isEqualTo(86_400_000L);
+        assertThat(d.scheduleMaxHorizonMs()).isEqualTo(400L * 86_400_000L);
+        assertThat(d.streamThreadReplacementsMax()).isEqualTo(3);
+        assertThat(d.streamThreadReplacementsWindowMs()).isEqualTo(600_000L);
+        TopologyConfig c = TopologyConfig.from(Settings.of(REQUIRED).with("dedupe.window.ms", "3600000")
+                .with("schedule.max.horizon.ms", "86400000").with("stream.thread.replacements.max", "0")
+                .with("stream.thread.replacements.window.ms", "60000"));
+        assertThat(c.dedupeWindowMs()).isEqualTo(3_600_000L);
+        assertThat(c.scheduleMaxHorizonMs()).isEqualTo(86_400_000L);
+        assertThat(c.streamThreadReplacementsMax()).isZero();
+        assertThat(c.streamThreadReplacementsWindowMs()).isEqualTo(60_000L);
+        Map<String, String> bad = Map.of(
+                "dedupe.window.ms", "10",
+                "schedule.max.horizon.ms", "-1",
+                "stream.thread.replacements.max", "-2",
+                "stream.thread.replacements.window.ms", "soon",
+                "digest.max.folded.ids", "1001");
+        bad.forEach((key, value) -> assertThatThrownBy(() -> TopologyConfig.from(Settings.of(REQUIRED).with(key, value)))
+                .as(key).isInstanceOf(ConfigException.class).hasMessageContaining(key).hasMessageContaining(value));
+    }
 }

@@ -48,7 +48,7 @@ class TopologyNamesTest {
         for (String p : new String[] {"live", "backfill"}) {
             String repartition = p.equals("live") ? "by-chat" : "backfill-by-chat";
             for (String step : new String[] {"source", "validate", "checked", "checked-valid", "checked-invalid",
-                    "dlq-original", "dlq-sink", "key-by-chat", "route", "routed", "routed-outbound", "routed-result",
+                    "dlq-original", "dlq-sink", "dlq-has-result", "dlq-result", "dlq-results-sink", "key-by-chat", "route", "routed", "routed-outbound", "routed-result",
                     "to-outbound", "outbox-sink", "to-result", "results-sink"}) {
                 expected.add(p + "-" + step);
             }
@@ -60,7 +60,7 @@ class TopologyNamesTest {
                 "sender-status-source", "sender-status", "preferences-source", "preferences"));
         assertThat(nodes).isEqualTo(expected);
         assertThat(stores).containsExactlyInAnyOrder("chat-status-store", "chat-policy-store", "live-digest-store",
-                "live-schedule-store", "backfill-digest-store", "backfill-schedule-store", "sender-status-store", "preferences-store");
+                "live-schedule-store", "backfill-digest-store", "backfill-schedule-store", "live-dedupe-store", "backfill-dedupe-store", "sender-status-store", "preferences-store");
         for (String node : nodes) {
             assertThat(node).as("kebab-case, never generated (KSTREAM-...)").matches("[a-z]+(-[a-z]+)*");
         }
