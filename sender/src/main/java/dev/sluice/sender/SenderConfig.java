@@ -165,7 +165,7 @@ public final class SenderConfig {
     private final Map<String, String> kafkaProperties;
     private final Map<String, String> schemaRegistryProperties;
     /** Quota mode (PostgreSQL hard cap over the Redis pacing), when {@code quota.jdbc.url} is set. */
-    private final dev.sluice.sender.quota.QuotaConfig quota;
+    private final dev.sluice.sender.budget.quota.QuotaConfig quota;
 
     /** Reads and validates the sender configuration; see the class comment for the keys. */
     public static SenderConfig from(Settings s) {
@@ -236,15 +236,15 @@ public final class SenderConfig {
             }
         });
         this.schemaRegistryProperties = Collections.unmodifiableMap(registry);
-        this.quota = s.string(dev.sluice.sender.quota.QuotaConfig.JDBC_URL, null) == null ? null
-                : dev.sluice.sender.quota.QuotaConfig.from(s);
+        this.quota = s.string(dev.sluice.sender.budget.quota.QuotaConfig.JDBC_URL, null) == null ? null
+                : dev.sluice.sender.budget.quota.QuotaConfig.from(s);
     }
 
     /**
      * Quota mode for contractual limits ({@code quota.jdbc.url}, {@code quota.<key>.limit}, ...): every grant
      * of a covered key also takes a unit of its PostgreSQL quota; empty when {@code quota.jdbc.url} is unset.
      */
-    public java.util.Optional<dev.sluice.sender.quota.QuotaConfig> quota() {
+    public java.util.Optional<dev.sluice.sender.budget.quota.QuotaConfig> quota() {
         return java.util.Optional.ofNullable(quota);
     }
 

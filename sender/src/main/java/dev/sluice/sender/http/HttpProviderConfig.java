@@ -217,11 +217,18 @@ public final class HttpProviderConfig {
         return new HttpProviderConfig(id, s);
     }
 
+    /** Provider id → its budget key ({@code limit.key}), for {@link dev.sluice.sender.budget.LimitKeyBudget}. */
+    public static Map<String, String> limitKeys(Map<String, HttpProviderConfig> providers) {
+        Map<String, String> keys = new TreeMap<>();
+        providers.values().forEach(p -> keys.put(p.id(), p.limitKey()));
+        return Collections.unmodifiableMap(keys);
+    }
+
     /**
      * The budget config with each provider's limits set under its id (the sender paces per bot id) and under
-     * its limit key (the budget decides per key; see {@link LimitKeyBudget}). An HTTP provider has no
-     * per-recipient limit: the recipient and group limits are set to the provider's own rate and burst, so
-     * only the key's limit binds.
+     * its limit key (the budget decides per key; see {@link dev.sluice.sender.budget.LimitKeyBudget}). An HTTP
+     * provider has no per-recipient limit: the recipient and group limits are set to the provider's own rate and
+     * burst, so only the key's limit binds.
      */
     public static BudgetConfig withProviderLimits(BudgetConfig budget, Map<String, HttpProviderConfig> providers) {
         if (providers.isEmpty()) {

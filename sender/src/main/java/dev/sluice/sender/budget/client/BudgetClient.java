@@ -6,16 +6,13 @@ import dev.sluice.metrics.BudgetState;
 import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetKeys;
 import dev.sluice.sender.budget.BudgetLimits;
-import dev.sluice.sender.budget.BudgetListener;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.PenaltyScope;
-import dev.sluice.sender.budget.RedisGcraBudget;
 import dev.sluice.sender.budget.ResilientBudget;
-import dev.sluice.sender.quota.PostgresQuota;
-import dev.sluice.sender.quota.QuotaBudget;
-import dev.sluice.sender.quota.QuotaConfig;
+import dev.sluice.sender.budget.quota.QuotaConfig;
+import dev.sluice.sender.budget.stack.BudgetStack;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -54,7 +51,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code budget.redis.outage.mode=local-fallback} this client decides alone at rate /
  * {@code budget.max.replicas} (count it as one replica), with {@code fail-closed} it refuses with
  * {@code UNAVAILABLE} every {@code budget.redis.probe.interval.ms}. With {@code quota.jdbc.url} set, a
- * contractual quota in PostgreSQL is also enforced ({@link QuotaBudget}).
+ * contractual quota in PostgreSQL is also enforced ({@code QuotaBudget}).
  *
  * <p>Thread-safe; one instance per process is enough (one Redis connection, pipelined). Close it.
  *
@@ -329,7 +326,7 @@ public final class BudgetClient implements AutoCloseable {
             return this;
         }
 
-        /** Also enforce contractual quotas in PostgreSQL ({@link QuotaBudget}). */
+        /** Also enforce contractual quotas in PostgreSQL ({@code QuotaBudget}). */
         public Builder quota(QuotaConfig quota) {
             this.quota = Objects.requireNonNull(quota, "quota");
             return this;
@@ -342,21 +339,15 @@ public final class BudgetClient implements AutoCloseable {
         }
 
         public BudgetClient build() {
-            BudgetPort port = budget;
-            if (port == null) {
-                if (redisUrl == null) {
-                    throw new IllegalStateException("redisUrl: required (or a budget port)");
-                }
-                String url = redisUrl;
-                BudgetConfig c = config;
-                Duration timeout = commandTimeout;
-                port = new ResilientBudget(() -> new RedisGcraBudget(url, c, timeout), config,
-                        BudgetListener.NONE, clock);
+            BudgetStack stack = BudgetStack.of(config).clock(clock).quota(java.util.Optional.ofNullable(quota));
+            if (budget != null) {
+                stack.pacing(budget);
+            } else if (redisUrl != null) {
+                stack.redis(redisUrl, commandTimeout);
+            } else {
+                throw new IllegalStateException("redisUrl: required (or a budget port)");
             }
-            if (quota != null) {
-                port = new QuotaBudget(port, new PostgresQuota(quota));
-            }
-            return new BudgetClient(port, lane, clock, sleeper);
+            return new BudgetClient(stack.build(), lane, clock, sleeper);
         }
     }
 }

@@ -1,4 +1,4 @@
-package dev.sluice.sender.quota;
+package dev.sluice.sender.budget.quota;
 
 import dev.sluice.config.Settings;
 import dev.sluice.sender.budget.BudgetKeys;
