@@ -1,6 +1,8 @@
 package dev.sluice.sender.budget.client;
 
 import dev.sluice.avro.Lane;
+import dev.sluice.config.ConfigKey;
+import dev.sluice.config.ConfigKeySet;
 import dev.sluice.config.Settings;
 import dev.sluice.metrics.BudgetState;
 import dev.sluice.sender.budget.BudgetConfig;
@@ -10,6 +12,7 @@ import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.PenaltyScope;
+import dev.sluice.sender.budget.RedisConnectionConfig;
 import dev.sluice.sender.budget.ResilientBudget;
 import dev.sluice.sender.budget.quota.QuotaConfig;
 import dev.sluice.sender.budget.stack.BudgetStack;
@@ -72,9 +75,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * </table>
  */
 public final class BudgetClient implements AutoCloseable {
-    public static final String REDIS_URL = "redis.url";
-    public static final String REDIS_COMMAND_TIMEOUT_MS = "redis.command.timeout.ms";
-    public static final String LANE = "budget.client.lane";
+    /** {@code budget.client.lane}: a key of this client only (the senders take the lane from the topic). */
+    public static final ConfigKey<Lane> LANE = ConfigKey.oneOf("budget.client.lane", Lane.class, Lane.LIVE,
+            "live (default) or backfill: backfill only uses budget above budget.backfill.headroom, so live senders "
+                    + "always go first");
+    /** Every key {@link #fromSettings} reads. */
+    public static final ConfigKeySet KEYS = RedisConnectionConfig.KEYS.plus(BudgetConfig.KEYS).plus(QuotaConfig.KEYS)
+            .plus(ConfigKeySet.of(LANE));
     /** Prefix of the synthetic chat ids of key-only requests; real chat ids never start with it. */
     static final String KEY_ONLY_CHAT_PREFIX = "~";
 
@@ -102,16 +109,10 @@ public final class BudgetClient implements AutoCloseable {
      * @throws dev.sluice.config.ConfigException naming the key and value of a missing or invalid setting
      */
     public static BudgetClient fromSettings(Settings s) {
-        String url = s.required(REDIS_URL);
-        if (!url.startsWith("redis://") && !url.startsWith("rediss://") && !url.startsWith("redis-sentinel://")) {
-            throw Settings.invalid(REDIS_URL, url, "a redis:// or rediss:// URL");
-        }
-        Builder b = builder().redisUrl(url).config(BudgetConfig.from(s))
-                .commandTimeout(Duration.ofMillis(s.positiveLong(REDIS_COMMAND_TIMEOUT_MS, 250)))
-                .lane(s.enumValue(LANE, Lane.class, Lane.LIVE));
-        if (s.has(QuotaConfig.JDBC_URL)) {
-            b.quota(QuotaConfig.from(s));
-        }
+        Builder b = builder().redisUrl(RedisConnectionConfig.URL.require(s)).config(BudgetConfig.from(s))
+                .commandTimeout(RedisConnectionConfig.COMMAND_TIMEOUT_MS.read(s))
+                .lane(LANE.read(s));
+        QuotaConfig.fromIfSet(s).ifPresent(b::quota);
         return b.build();
     }
 
@@ -278,7 +279,7 @@ public final class BudgetClient implements AutoCloseable {
     public static final class Builder {
         private String redisUrl;
         private BudgetConfig config = BudgetConfig.of(BudgetLimits.telegramDefaults());
-        private Duration commandTimeout = Duration.ofMillis(250);
+        private Duration commandTimeout = RedisConnectionConfig.COMMAND_TIMEOUT_MS.defaultValue();
         private Lane lane = Lane.LIVE;
         private Clock clock = Clock.systemUTC();
         private Sleeper sleeper = Sleeper.SYSTEM;
