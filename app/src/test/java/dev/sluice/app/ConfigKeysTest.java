@@ -96,6 +96,9 @@ class ConfigKeysTest {
             assertThat(k.doc()).as(k.name()).isNotBlank();
             assertThat(k.rule()).as(k.name()).isNotBlank();
         }
+        // a key added to SenderConfig as a bare String constant (the old style) would be read but not listed
+        assertThat(ConfigKeys.keyConstants(dev.sluice.sender.SenderConfig.class)).isSubsetOf(SenderKeys.ALL.names());
+        assertThat(ConfigKeys.keyConstants(SenderKeys.class)).isSubsetOf(SenderKeys.ALL.names());
         assertThat(BudgetClient.KEYS.key("redis.url")).as("the client reads the senders' definition")
                 .containsSame(SenderKeys.ALL.key("redis.url").orElseThrow());
     }
