@@ -7,8 +7,9 @@ import dev.sluice.config.Settings;
 import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetInspector;
 import dev.sluice.sender.budget.BudgetUnavailableException;
-import dev.sluice.sender.quota.PostgresQuota;
-import dev.sluice.sender.quota.QuotaConfig;
+import dev.sluice.sender.budget.RedisConnectionConfig;
+import dev.sluice.sender.budget.quota.PostgresQuota;
+import dev.sluice.sender.budget.quota.QuotaConfig;
 import java.io.PrintWriter;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -70,17 +71,18 @@ public final class BudgetCommand implements Runnable {
             try {
                 Settings s = config.load();
                 if (redisUrl != null) {
-                    s = s.with("redis.url", redisUrl);
+                    s = s.with(RedisConnectionConfig.URL.name(), redisUrl);
                 }
-                String url = s.required("redis.url");
+                String url = s.required(RedisConnectionConfig.URL.name());
                 BudgetConfig budgetConfig = BudgetConfig.from(s);
                 BudgetInspector.Status status;
                 try (BudgetInspector inspector = new BudgetInspector(url, budgetConfig, Duration.ofSeconds(2))) {
                     status = inspector.status(key, chat);
                 }
                 Optional<PostgresQuota.Usage> quota = Optional.empty();
-                if (s.has(QuotaConfig.JDBC_URL)) {
-                    try (PostgresQuota store = new PostgresQuota(QuotaConfig.from(s))) {
+                Optional<QuotaConfig> quotaConfig = QuotaConfig.fromIfSet(s);
+                if (quotaConfig.isPresent()) {
+                    try (PostgresQuota store = new PostgresQuota(quotaConfig.get())) {
                         quota = store.usage(key);
                     }
                 }

@@ -7,7 +7,7 @@ import dev.sluice.app.ops.OpsConfig;
 import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
-import dev.sluice.sender.SenderConfig;
+import dev.sluice.sender.SenderKeys;
 import dev.sluice.topology.TopologyConfig;
 import java.util.List;
 import java.util.Set;
@@ -15,13 +15,14 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
- * Every config key a long-running Sluice process reads, listed by referencing the config classes'
- * public key constants (so a renamed key changes this list at compile time). Used to check deploy
- * files: every {@code SLUICE_*} variable in {@code docker-compose.yml} must map to one of these
- * ({@link Settings#envName}).
+ * Every config key a long-running Sluice process reads. Used to check deploy files: every {@code SLUICE_*}
+ * variable in {@code docker-compose.yml} must map to one of these ({@link Settings#envName}).
  *
- * <p>Open-ended families: {@code kafka.*} passes any Kafka client property through (SASL_SSL, mTLS);
- * {@code bot.<id>.token} holds one bot's token (sender only).
+ * <p>The sender's list is derived from its key definitions ({@link SenderKeys#ALL}: each key defined once with
+ * its default, rule and doc, plus the families {@code bot.<id>.token}, {@code bot.<id>.rate.per.s},
+ * {@code bot.<id>.paid.broadcast}, {@code provider.<id>.*}, {@code quota.<key>.limit},
+ * {@code quota.<key>.window.ms} and {@code kafka.*}). The topology's still comes from the public key constants of
+ * {@link TopologyConfig} (so a renamed key changes this list at compile time), plus {@code kafka.*}.
  */
 public final class ConfigKeys {
     /** Read by logback.xml directly as {@code SLUICE_LOG_FORMAT} / {@code SLUICE_LOG_LEVEL}. */
@@ -29,8 +30,6 @@ public final class ConfigKeys {
     public static final String LOG_LEVEL = "log.level";
 
     private static final Pattern KEY = Pattern.compile("[a-z0-9]+(\\.[a-z0-9-]+)+");
-    private static final Pattern BOT_TOKEN = Pattern.compile(Pattern.quote(SenderConfig.BOT_PREFIX) + "[a-z0-9][a-z0-9_-]*"
-            + Pattern.quote(SenderConfig.TOKEN_SUFFIX));
 
     private ConfigKeys() {
     }
@@ -42,10 +41,10 @@ public final class ConfigKeys {
         return keys;
     }
 
-    /** Keys of {@code sluice sender} (besides {@code bot.<id>.token}): every key constant of {@link SenderConfig}. */
+    /** Keys of {@code sluice sender} (besides the families): every key defined in {@link SenderKeys#ALL}. */
     public static Set<String> sender() {
         Set<String> keys = common();
-        keys.addAll(keyConstants(SenderConfig.class));
+        keys.addAll(SenderKeys.ALL.names());
         return keys;
     }
 
@@ -82,12 +81,13 @@ public final class ConfigKeys {
         };
         return keys.contains(key)
                 || key.startsWith(TopologyConfig.KAFKA_PREFIX) && key.length() > TopologyConfig.KAFKA_PREFIX.length()
-                || process.equals("sender") && BOT_TOKEN.matcher(key).matches();
+                || process.equals("sender") && SenderKeys.ALL.accepts(key);
     }
 
     /**
      * The config key an environment variable sets for a process, or null when none: tries the known
-     * keys by their env form first, then the families ({@code SLUICE_BOT_<ID>_TOKEN}, {@code SLUICE_KAFKA_*}).
+     * keys by their env form first, then the families ({@code SLUICE_BOT_<ID>_TOKEN}, {@code SLUICE_KAFKA_*},
+     * {@code SLUICE_PROVIDER_<ID>_URL_TEMPLATE}, {@code SLUICE_QUOTA_<KEY>_LIMIT}, ...).
      */
     public static String keyForEnv(String process, String envVariable) {
         Set<String> keys = process.equals("topology") ? topology() : sender();

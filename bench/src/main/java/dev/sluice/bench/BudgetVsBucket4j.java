@@ -525,7 +525,7 @@ final class BudgetVsBucket4j {
             for (int c = 0; c < chats; c++) {
                 queue.add(new Ready(t0, Integer.toString(100_000 + c), perChat));
             }
-            long before = budget.roundTrips();
+            long before = budget.redisRoundTrips();
             long delivered = 0;
             long firstCall = -1;
             long lastGrant = 0;
@@ -569,7 +569,7 @@ final class BudgetVsBucket4j {
                     }
                 }
             }
-            long trips = budget.roundTrips() - before;
+            long trips = budget.redisRoundTrips() - before;
             double seconds = (lastGrant - firstCall) / 1e9;
             long over = Math.max(0, delivered - (long) Math.floor(globalBurst + rate * seconds));
             return new Drain(trips, delivered, over);

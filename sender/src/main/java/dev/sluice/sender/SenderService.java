@@ -21,11 +21,10 @@ import java.util.random.RandomGenerator;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.sender.budget.BudgetPort;
-import dev.sluice.sender.budget.LocalGcraBudget;
 import dev.sluice.sender.budget.BudgetListener;
-import dev.sluice.sender.budget.ResilientBudget;
 import dev.sluice.sender.http.HttpProviderTransport;
-import dev.sluice.sender.http.LimitKeyBudget;
+import dev.sluice.sender.budget.stack.BudgetStack;
+import dev.sluice.sender.http.HttpProviderConfig;
 import dev.sluice.sender.http.RoutingTransport;
 import dev.sluice.sender.telegram.TelegramTransport;
 import dev.sluice.sender.telegram.Transport;
@@ -195,7 +194,7 @@ public final class SenderService implements AutoCloseable {
                                MeterRegistry registry) {
         return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas),
                 Serdes.statusSerializer(schemas),
-                LimitKeyBudget.wrap(budgetFor(config, listener, registry), config.providers()),
+                budgetFor(config, listener, registry),
                 transportFor(config),
                 sentMarksFor(config, registry), Serdes.resultDeserializer(schemas));
     }
@@ -290,19 +289,12 @@ public final class SenderService implements AutoCloseable {
         };
     }
 
+    /** Redis or in-process pacing, the quota and the providers' limit keys: {@link BudgetStack}. */
     private static BudgetPort budgetFor(SenderConfig config, BudgetListener listener, MeterRegistry registry) {
-        BudgetPort pacing = pacingBudgetFor(config, listener, registry);
-        // Quota mode: PostgreSQL holds the contractual cap, even while Redis (the pacing) is down.
-        return config.quota().<BudgetPort>map(q -> new dev.sluice.sender.quota.QuotaBudget(pacing,
-                new dev.sluice.sender.quota.PostgresQuota(q))).orElse(pacing);
-    }
-
-    private static BudgetPort pacingBudgetFor(SenderConfig config, BudgetListener listener, MeterRegistry registry) {
-        return switch (config.budgetMode()) {
-            case REDIS -> ResilientBudget.connect(config.redisUrl(), config.budgetConfig(), config.redisCommandTimeout(),
-                    listener, Clock.systemUTC(), registry);
-            case LOCAL -> new LocalGcraBudget(config.budgetConfig(), Clock.systemUTC());
-        };
+        BudgetStack stack = BudgetStack.of(config.budgetConfig()).listener(listener).registry(registry)
+                .quota(config.quota()).limitKeys(HttpProviderConfig.limitKeys(config.providers()));
+        return (config.budgetMode() == BudgetMode.REDIS ? stack.redis(config.redisUrl(), config.redisCommandTimeout())
+                : stack).build();
     }
 
     static Map<String, Object> consumerProperties(SenderConfig c, int maxPollRecords) {

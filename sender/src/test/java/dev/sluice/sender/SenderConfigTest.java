@@ -29,10 +29,10 @@ class SenderConfigTest {
         assertThat(c.instanceId()).endsWith("-" + ProcessHandle.current().pid());
         assertThat(c.telegramApiUrl()).isEqualTo("https://api.telegram.org/bot");
         assertThat(c.budgetMode()).isEqualTo(BudgetMode.REDIS);
-        assertThat(c.budgetLimits().globalRatePerS()).isEqualTo(30);
-        assertThat(c.budgetLimits().globalBurst()).isEqualTo(1);
-        assertThat(c.budgetLimits().chatRatePerS()).isEqualTo(1);
-        assertThat(c.budgetLimits().chatBurst()).isEqualTo(3);
+        assertThat(c.budgetConfig().defaults().globalRatePerS()).isEqualTo(30);
+        assertThat(c.budgetConfig().defaults().globalBurst()).isEqualTo(1);
+        assertThat(c.budgetConfig().defaults().chatRatePerS()).isEqualTo(1);
+        assertThat(c.budgetConfig().defaults().chatBurst()).isEqualTo(3);
         assertThat(c.topics().outboxLive()).isEqualTo("outbox.live");
         assertThat(c.topics().deliveryResults()).isEqualTo("delivery.results");
         assertThat(c.bots()).containsOnlyKeys("alerts");
@@ -57,7 +57,7 @@ class SenderConfigTest {
     void environment_overrides_apply() {
         SenderConfig c = new SenderConfig(Settings.of(minimal())
                 .withEnvironment(Map.of("SLUICE_BUDGET_GLOBAL_RATE_PER_S", "300", "SLUICE_BUDGET_MODE", "local")));
-        assertThat(c.budgetLimits().globalRatePerS()).isEqualTo(300);
+        assertThat(c.budgetConfig().defaults().globalRatePerS()).isEqualTo(300);
         assertThat(c.budgetMode()).isEqualTo(BudgetMode.LOCAL);
     }
 

@@ -1,5 +1,27 @@
 package dev.sluice.sender.budget;
 
+import static dev.sluice.sender.budget.BudgetConfigKeys.AIMD_DECREASE;
+import static dev.sluice.sender.budget.BudgetConfigKeys.AIMD_FLOOR;
+import static dev.sluice.sender.budget.BudgetConfigKeys.AIMD_INCREASE;
+import static dev.sluice.sender.budget.BudgetConfigKeys.ARRIVAL_GUARD_LIMIT;
+import static dev.sluice.sender.budget.BudgetConfigKeys.BACKFILL_HEADROOM;
+import static dev.sluice.sender.budget.BudgetConfigKeys.BOT_PAID_SUFFIX;
+import static dev.sluice.sender.budget.BudgetConfigKeys.BOT_RATE_SUFFIX;
+import static dev.sluice.sender.budget.BudgetConfigKeys.CHAT_BURST;
+import static dev.sluice.sender.budget.BudgetConfigKeys.CHAT_RATE;
+import static dev.sluice.sender.budget.BudgetConfigKeys.CIRCUIT_MINIMUM_CALLS;
+import static dev.sluice.sender.budget.BudgetConfigKeys.GLOBAL_BURST;
+import static dev.sluice.sender.budget.BudgetConfigKeys.GLOBAL_RATE;
+import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_BURST;
+import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_RATE;
+import static dev.sluice.sender.budget.BudgetConfigKeys.MAX_REPLICAS;
+import static dev.sluice.sender.budget.BudgetConfigKeys.OUTAGE_MODE;
+import static dev.sluice.sender.budget.BudgetConfigKeys.PAID_RATE;
+import static dev.sluice.sender.budget.BudgetConfigKeys.PROBE_INTERVAL_MS;
+import static dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_LATE_MAX_MS;
+import static dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_MAX_MS;
+
+import dev.sluice.config.ConfigKeySet;
 import dev.sluice.config.Settings;
 import java.time.Duration;
 import java.util.Collections;
@@ -12,77 +34,12 @@ import java.util.TreeSet;
 /**
  * Everything the budget decides with, per bot: the limits, the live headroom, AIMD and the Redis outage
  * behaviour. Immutable; built from {@link Settings} and validated (a {@code ConfigException} names the key
- * and the value).
- *
- * <table>
- * <caption>Keys</caption>
- * <tr><td>{@code budget.global.rate.per.s}, {@code budget.global.burst}</td><td>default 30, 1 (Telegram FAQ:
- *     about 30 messages per second per bot)</td></tr>
- * <tr><td>{@code budget.chat.rate.per.s}, {@code budget.chat.burst}</td><td>default 1, 3 (Telegram FAQ: about
- *     1 message per second per chat, short bursts tolerated)</td></tr>
- * <tr><td>{@code budget.group.rate.per.min}, {@code budget.group.burst}</td><td>default 20, 1 (Telegram FAQ: 20
- *     messages per minute per group); applies to negative chat ids and {@code @channel} names</td></tr>
- * <tr><td>{@code bot.<id>.rate.per.s}</td><td>this bot's global rate, overriding the default</td></tr>
- * <tr><td>{@code bot.<id>.paid.broadcast}</td><td>true: the bot sends with {@code allow_paid_broadcast}; its
- *     global rate is {@code budget.paid.broadcast.rate.per.s} (default 1000, Telegram's paid limit)</td></tr>
- * <tr><td>{@code budget.backfill.headroom}</td><td>share of the global rate reserved for live traffic, 0 &le; h
- *     &lt; 1, default 0.2; see {@link RedisGcraBudget} for the exact rule</td></tr>
- * <tr><td>{@code budget.aimd.decrease.factor}</td><td>after a bot-wide 429 the rate is multiplied by this, 0 &lt;
- *     f &le; 1, default 0.5</td></tr>
- * <tr><td>{@code budget.aimd.increase.per.s}</td><td>then it climbs back by this share of the configured rate per
- *     second, &gt; 0, default 0.05 (from half to full in 10 s)</td></tr>
- * <tr><td>{@code budget.aimd.floor}</td><td>the lowest multiplier, 0.001 &le; floor &le; 1, default 0.1</td></tr>
- * <tr><td>{@code budget.redis.outage.mode}</td><td>{@code local-fallback} (default) or {@code fail-closed}</td></tr>
- * <tr><td>{@code budget.max.replicas}</td><td>sender replicas that may fall back at once: in local fallback each
- *     decides at global rate / this, default 3</td></tr>
- * <tr><td>{@code budget.redis.probe.interval.ms}</td><td>how long the circuit stays open before a half-open
- *     probe of Redis; also the wait of a fail-closed refusal; default 1000</td></tr>
- * <tr><td>{@code budget.circuit.minimum.calls}</td><td>failed calls in a row that open the circuit, default 3</td></tr>
- * <tr><td>{@code budget.reservation.max.ms}</td><td>how far ahead the sender may take the bot's next global slot
- *     instead of a refusal (live messages whose chat and group limits pass now; see {@code budget.lua}), so
- *     replicas asking for the same bot do not collide and waiting lanes are decided in batches (fewer than one
- *     Redis round trip per delivered message); 0 = never reserve (default). With reservations the bot runs at
- *     exactly its configured rate: configure it with a margin below the provider's limit (the demo: 25 of
- *     30/s), since the provider counts arrivals and a late send may bunch with the next slot, or turn on the
- *     arrival guard below</td></tr>
- * <tr><td>{@code budget.reservation.late.max.ms}</td><td>how late after its reserved slot a send may still go
- *     out; later, the slot passes unused and the lane asks again. A provider that counts arrivals in a sliding
- *     window (Telegram: 30 per second) refuses the 31st call in any second, so a send late by more than the
- *     window's slack, 30 &times; (1000/rate &minus; 1000/30) ms, bunches with the next slots and costs a bot-wide
- *     429. Set it to about half that slack when the rate is close to the limit (29.8/s: slack 6.7 ms, late
- *     max 3). Default: one interval of the bot's rate</td></tr>
- * <tr><td>{@code budget.arrival.guard.limit.per.s}</td><td>the arrival guard, for a provider that counts calls as
- *     they arrive in a sliding second (Telegram: 30 per bot): set it to that limit N and a call answered later
- *     after its slot than the window's slack ((N + 1 &minus; burst) &times; 1000/rate &minus; 1000 ms) makes the
- *     bot's N-th grant after it wait until one second after the answer ({@link BudgetPort#reportLateAnswer}).
- *     Arrival jitter (GC pauses, a slow network path) then costs a little rate instead of a 429. Costs one more
- *     Redis round trip per late answer. 0 = off (default)</td></tr>
- * </table>
+ * and the value). Every key is defined once in {@link BudgetConfigKeys} (name, default, rule, doc); the
+ * {@link Builder} checks its values with the same rules.
  */
 public final class BudgetConfig {
-    public static final String GLOBAL_RATE = "budget.global.rate.per.s";
-    public static final String GLOBAL_BURST = "budget.global.burst";
-    public static final String CHAT_RATE = "budget.chat.rate.per.s";
-    public static final String CHAT_BURST = "budget.chat.burst";
-    public static final String GROUP_RATE = "budget.group.rate.per.min";
-    public static final String GROUP_BURST = "budget.group.burst";
-    public static final String BOT_RATE_SUFFIX = ".rate.per.s";
-    public static final String BOT_PAID_SUFFIX = ".paid.broadcast";
-    public static final String PAID_RATE = "budget.paid.broadcast.rate.per.s";
-    public static final String BACKFILL_HEADROOM = "budget.backfill.headroom";
-    public static final String AIMD_DECREASE = "budget.aimd.decrease.factor";
-    public static final String AIMD_INCREASE = "budget.aimd.increase.per.s";
-    public static final String AIMD_FLOOR = "budget.aimd.floor";
-    public static final String OUTAGE_MODE = "budget.redis.outage.mode";
-    public static final String MAX_REPLICAS = "budget.max.replicas";
-    public static final String ARRIVAL_GUARD_LIMIT = "budget.arrival.guard.limit.per.s";
-    public static final String PROBE_INTERVAL_MS = "budget.redis.probe.interval.ms";
-    public static final String CIRCUIT_MINIMUM_CALLS = "budget.circuit.minimum.calls";
-    public static final String RESERVATION_MAX_MS = "budget.reservation.max.ms";
-    public static final String RESERVATION_LATE_MAX_MS = "budget.reservation.late.max.ms";
-
-    /** Telegram Bot API: with {@code allow_paid_broadcast} up to 1000 messages per second. */
-    public static final double TELEGRAM_PAID_BROADCAST_RATE_PER_S = 1000;
+    /** Every budget key, defined once in {@link BudgetConfigKeys}, and the per-bot families. */
+    public static final ConfigKeySet KEYS = BudgetConfigKeys.ALL;
 
     /** What the sender does while Redis is unreachable ({@code budget.redis.outage.mode}). */
     public enum OutageMode {
@@ -124,23 +81,19 @@ public final class BudgetConfig {
         this.probeInterval = b.probeInterval;
         this.reservationMax = b.reservationMax;
         this.reservationLateMax = b.reservationLateMax;
-        this.arrivalGuardLimitPerS = b.arrivalGuardLimitPerS;
-        check(arrivalGuardLimitPerS >= 0 && arrivalGuardLimitPerS <= 1_000_000, ARRIVAL_GUARD_LIMIT,
-                arrivalGuardLimitPerS, "0 (off) <= N <= 1000000");
-        check(reservationLateMax == null || (!reservationLateMax.isNegative() && reservationLateMax.toMillis() <= 60_000),
-                RESERVATION_LATE_MAX_MS, reservationLateMax == null ? -1 : reservationLateMax.toMillis(), "0 <= ms <= 60000");
-        check(!reservationMax.isNegative() && reservationMax.toMillis() <= 60_000, RESERVATION_MAX_MS,
-                reservationMax.toMillis(), "0 <= ms <= 60000");
-        this.circuitMinimumCalls = b.circuitMinimumCalls;
-        check(backfillHeadroom >= 0 && backfillHeadroom < 1, BACKFILL_HEADROOM, backfillHeadroom, "0 <= h < 1");
-        check(aimdDecreaseFactor > 0 && aimdDecreaseFactor <= 1, AIMD_DECREASE, aimdDecreaseFactor, "0 < f <= 1");
-        check(aimdIncreasePerS > 0 && aimdIncreasePerS <= 1000, AIMD_INCREASE, aimdIncreasePerS, "0 < x <= 1000");
-        check(aimdFloor >= 0.001 && aimdFloor <= 1, AIMD_FLOOR, aimdFloor, "0.001 <= floor <= 1");
-        check(paidRatePerS > 0 && paidRatePerS <= 1_000_000, PAID_RATE, paidRatePerS, "0 < r <= 1000000");
-        check(maxReplicas >= 1, MAX_REPLICAS, maxReplicas, "an integer >= 1");
-        check(circuitMinimumCalls >= 1, CIRCUIT_MINIMUM_CALLS, circuitMinimumCalls, "an integer >= 1");
-        check(!probeInterval.isNegative() && !probeInterval.isZero(), PROBE_INTERVAL_MS, probeInterval.toMillis(),
-                "a positive number of milliseconds");
+        this.arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.check((long) b.arrivalGuardLimitPerS));
+        if (reservationLateMax != null) {
+            RESERVATION_LATE_MAX_MS.check(reservationLateMax);
+        }
+        RESERVATION_MAX_MS.check(reservationMax);
+        this.circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.check((long) b.circuitMinimumCalls));
+        BACKFILL_HEADROOM.check(backfillHeadroom);
+        AIMD_DECREASE.check(aimdDecreaseFactor);
+        AIMD_INCREASE.check(aimdIncreasePerS);
+        AIMD_FLOOR.check(aimdFloor);
+        PAID_RATE.check(paidRatePerS);
+        MAX_REPLICAS.check((long) maxReplicas);
+        PROBE_INTERVAL_MS.check(probeInterval);
         botRates.forEach((bot, r) -> check(r > 0 && r <= 1_000_000, "bot." + bot + BOT_RATE_SUFFIX, r, "0 < r <= 1000000"));
     }
 
@@ -150,12 +103,11 @@ public final class BudgetConfig {
         }
     }
 
-    /** Reads the keys listed in the class comment; every one is optional. */
+    /** Reads the keys of {@link #KEYS}; every one is optional. */
     public static BudgetConfig from(Settings s) {
-        Builder b = builder(new BudgetLimits(
-                s.positiveDouble(GLOBAL_RATE, 30), s.positiveInt(GLOBAL_BURST, 1),
-                s.positiveDouble(CHAT_RATE, 1), s.positiveInt(CHAT_BURST, 3),
-                s.positiveDouble(GROUP_RATE, BudgetLimits.TELEGRAM_GROUP_RATE_PER_MIN), s.positiveInt(GROUP_BURST, 1)));
+        Builder b = builder(new BudgetLimits(GLOBAL_RATE.read(s), Math.toIntExact(GLOBAL_BURST.read(s)),
+                CHAT_RATE.read(s), Math.toIntExact(CHAT_BURST.read(s)),
+                GROUP_RATE.read(s), Math.toIntExact(GROUP_BURST.read(s))));
         s.withPrefix("bot.").forEach((rest, value) -> {
             if (rest.endsWith(BOT_RATE_SUFFIX)) {
                 String bot = botId(rest, BOT_RATE_SUFFIX);
@@ -167,34 +119,17 @@ public final class BudgetConfig {
                 }
             }
         });
-        return b.paidRatePerS(s.positiveDouble(PAID_RATE, TELEGRAM_PAID_BROADCAST_RATE_PER_S))
-                .backfillHeadroom(fraction(s, BACKFILL_HEADROOM, 0.2))
-                .aimd(fraction(s, AIMD_DECREASE, 0.5), s.positiveDouble(AIMD_INCREASE, 0.05), fraction(s, AIMD_FLOOR, 0.1))
-                .outageMode(s.enumValue(OUTAGE_MODE, OutageMode.class, OutageMode.LOCAL_FALLBACK))
-                .maxReplicas(s.positiveInt(MAX_REPLICAS, 3))
-                .probeInterval(Duration.ofMillis(s.positiveLong(PROBE_INTERVAL_MS, 1000)))
-                .reservationMax(Duration.ofMillis(nonNegativeLong(s, RESERVATION_MAX_MS, 0)))
-                .reservationLateMax(s.string(RESERVATION_LATE_MAX_MS, "").isBlank() ? null
-                        : Duration.ofMillis(nonNegativeLong(s, RESERVATION_LATE_MAX_MS, 0)))
-                .circuitMinimumCalls(s.positiveInt(CIRCUIT_MINIMUM_CALLS, 3))
-                .arrivalGuardLimitPerS(Math.toIntExact(nonNegativeLong(s, ARRIVAL_GUARD_LIMIT, 0)))
+        return b.paidRatePerS(PAID_RATE.read(s))
+                .backfillHeadroom(BACKFILL_HEADROOM.read(s))
+                .aimd(AIMD_DECREASE.read(s), AIMD_INCREASE.read(s), AIMD_FLOOR.read(s))
+                .outageMode(OUTAGE_MODE.read(s))
+                .maxReplicas(Math.toIntExact(MAX_REPLICAS.read(s)))
+                .probeInterval(PROBE_INTERVAL_MS.read(s))
+                .reservationMax(RESERVATION_MAX_MS.read(s))
+                .reservationLateMax(RESERVATION_LATE_MAX_MS.read(s))
+                .circuitMinimumCalls(Math.toIntExact(CIRCUIT_MINIMUM_CALLS.read(s)))
+                .arrivalGuardLimitPerS(Math.toIntExact(ARRIVAL_GUARD_LIMIT.read(s)))
                 .build();
-    }
-
-    private static long nonNegativeLong(Settings s, String key, long defaultValue) {
-        String raw = s.string(key, null);
-        if (raw == null || raw.isBlank()) {
-            return defaultValue;
-        }
-        try {
-            long v = Long.parseLong(raw.trim());
-            if (v < 0) {
-                throw Settings.invalid(key, raw, "an integer >= 0");
-            }
-            return v;
-        } catch (NumberFormatException e) {
-            throw Settings.invalid(key, raw, "an integer >= 0");
-        }
     }
 
     private static String botId(String rest, String suffix) {
@@ -203,22 +138,6 @@ public final class BudgetConfig {
             throw Settings.invalid("bot." + rest, bot, "a bot id matching " + BudgetKeys.BOT_ID.pattern());
         }
         return bot;
-    }
-
-    private static double fraction(Settings s, String key, double defaultValue) {
-        String raw = s.string(key, null);
-        if (raw == null || raw.isBlank()) {
-            return defaultValue;
-        }
-        try {
-            double v = Double.parseDouble(raw.trim());
-            if (!(v >= 0 && v <= 1)) {
-                throw Settings.invalid(key, raw, "a number between 0 and 1");
-            }
-            return v;
-        } catch (NumberFormatException e) {
-            throw Settings.invalid(key, raw, "a number between 0 and 1");
-        }
     }
 
     /** A config with these limits for every bot and the defaults for everything else. */
@@ -382,18 +301,18 @@ public final class BudgetConfig {
         private final Map<String, Double> botRates = new TreeMap<>();
         private final Map<String, BudgetLimits> botLimits = new TreeMap<>();
         private final Set<String> paidBroadcastBots = new TreeSet<>();
-        private double paidRatePerS = TELEGRAM_PAID_BROADCAST_RATE_PER_S;
-        private double backfillHeadroom = 0.2;
-        private double aimdDecreaseFactor = 0.5;
-        private double aimdIncreasePerS = 0.05;
-        private double aimdFloor = 0.1;
-        private OutageMode outageMode = OutageMode.LOCAL_FALLBACK;
-        private int maxReplicas = 3;
-        private Duration probeInterval = Duration.ofSeconds(1);
-        private Duration reservationMax = Duration.ZERO;
-        private Duration reservationLateMax;
-        private int arrivalGuardLimitPerS;
-        private int circuitMinimumCalls = 3;
+        private double paidRatePerS = PAID_RATE.defaultValue();
+        private double backfillHeadroom = BACKFILL_HEADROOM.defaultValue();
+        private double aimdDecreaseFactor = AIMD_DECREASE.defaultValue();
+        private double aimdIncreasePerS = AIMD_INCREASE.defaultValue();
+        private double aimdFloor = AIMD_FLOOR.defaultValue();
+        private OutageMode outageMode = OUTAGE_MODE.defaultValue();
+        private int maxReplicas = Math.toIntExact(MAX_REPLICAS.defaultValue());
+        private Duration probeInterval = PROBE_INTERVAL_MS.defaultValue();
+        private Duration reservationMax = RESERVATION_MAX_MS.defaultValue();
+        private Duration reservationLateMax = RESERVATION_LATE_MAX_MS.defaultValue();
+        private int arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.defaultValue());
+        private int circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.defaultValue());
 
         private Builder(BudgetLimits defaults) {
             this.defaults = Objects.requireNonNull(defaults, "defaults");

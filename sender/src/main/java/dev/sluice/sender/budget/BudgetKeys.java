@@ -34,7 +34,6 @@ public final class BudgetKeys {
     static final String GLOBAL_TAT = ":tat:global";
     static final String BACKFILL_TAT = ":tat:backfill";
     static final String BOT_GATE = ":gate:bot";
-    static final String AIMD = ":aimd";
     static final String CHAT_TAT = ":tat:chat:";
     static final String CHAT_GATE = ":gate:chat:";
     static final String GROUP_TAT = ":tat:group:";
@@ -94,10 +93,6 @@ public final class BudgetKeys {
 
     public static String botGate(String botId) {
         return tag(botId) + BOT_GATE;
-    }
-
-    public static String aimd(String botId) {
-        return tag(botId) + AIMD;
     }
 
     /** {@code sluice:{<botId>}}; fails on a bot id that is not a plain name. */

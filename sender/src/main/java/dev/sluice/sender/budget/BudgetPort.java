@@ -14,7 +14,15 @@ import java.util.List;
  *
  * <p>Implementations: {@link RedisGcraBudget} (shared by every sender replica; the production mode),
  * {@link LocalGcraBudget} (in-process; each process sees only its own traffic) and {@link ResilientBudget}
- * (Redis behind a circuit breaker with a local-fallback or fail-closed outage mode). All are thread-safe.
+ * (Redis behind a circuit breaker with a local-fallback or fail-closed outage mode). Decorators extend
+ * {@link ForwardingBudget}: {@link LimitKeyBudget} (HTTP providers' limit keys) and {@code QuotaBudget}
+ * (PostgreSQL quota). {@code BudgetStack} assembles them. All are thread-safe.
+ *
+ * <p><b>Capabilities</b>: {@link #reportLateAnswer}, {@link #sentMarksRedisUrl}, {@link #startDrained},
+ * {@link #reserves} and {@link #redisRoundTrips} have defaults (off) for test doubles only. Every production
+ * implementation states each of them, and a decorator forwards them unless its Javadoc says why it cannot
+ * (checked by {@code BudgetCapabilitiesTest}): a capability a wrapper drops silently turns reservations, the
+ * arrival guard and the folded sent-mark check off for every bot of the process (finding F7).
  */
 public interface BudgetPort extends AutoCloseable {
 

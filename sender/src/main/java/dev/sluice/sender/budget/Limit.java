@@ -21,7 +21,7 @@ public enum Limit {
     /** The shared budget is unreachable and the outage mode is fail-closed: the wait is a probe interval. */
     UNAVAILABLE(8),
     /**
-     * A contractual quota (PostgreSQL quota mode, {@code dev.sluice.sender.quota}) is used up for its window:
+     * A contractual quota (PostgreSQL quota mode, {@code dev.sluice.sender.budget.quota}) is used up for its window:
      * the wait runs to the window's end. Never returned by {@code budget.lua}.
      */
     QUOTA(9),

@@ -303,6 +303,29 @@ public final class LocalGcraBudget implements BudgetPort {
         sweepAt = Math.max(SWEEP_THRESHOLD, (tats.size() + gates.size()) * 2);
     }
 
+    /** In-process state is never lost while the process runs: nothing to drain. */
+    @Override
+    public void startDrained(String botId) {
+    }
+
+    /** Refuses as usual: a reservation only pays off where replicas share the slots (Redis). */
+    @Override
+    public boolean reserves() {
+        return false;
+    }
+
+    /** No sent marks are read here; the sender reads them itself. */
+    @Override
+    public java.util.Optional<String> sentMarksRedisUrl() {
+        return java.util.Optional.empty();
+    }
+
+    /** No Redis. */
+    @Override
+    public long redisRoundTrips() {
+        return 0;
+    }
+
     @Override
     public void close() {
         // nothing to release

@@ -99,7 +99,6 @@ public final class RedisGcraBudget implements BudgetPort {
     private final String sha;
     /** Per bot: its keys' prefixes and the acquire arguments before the per-candidate flags, encoded once. */
     private final Map<String, BotArgs> bots = new ConcurrentHashMap<>();
-    private final Map<String, Long> multiplierPpm = new ConcurrentHashMap<>();
     private final LongAdder roundTrips = new LongAdder();
     private final String redisUrl;
 
@@ -212,11 +211,7 @@ public final class RedisGcraBudget implements BudgetPort {
             keys[k] = bot.arrivalsKey;
         }
         args[HORIZON_ARG] = horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros));
-        List<Object> reply = call(keys, args);
-        Long m = (Long) reply.get(0);
-        if (!m.equals(multiplierPpm.get(botId))) {
-            multiplierPpm.put(botId, m);
-        }
+        List<Object> reply = call(keys, args); // reply 0: the bot's AIMD multiplier (ppm), not used here
         List<Decision> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Object item = reply.get(1 + i);
@@ -299,13 +294,12 @@ public final class RedisGcraBudget implements BudgetPort {
         byte[][] keys = effective == PenaltyScope.GROUP
                 ? new byte[][] {utf8(gate), utf8(tag + BudgetKeys.BOT_STATE)}
                 : new byte[][] {utf8(gate), utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.RECENT_429)};
-        List<Object> reply = call(keys,
+        call(keys,
                 new byte[][] {ascii("penalize"), ascii(effective == PenaltyScope.BOT ? "bot" : "gate"),
                         ascii(Long.toString(Math.max(1, retryAfter.toMillis()))),
                         ascii(Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6))),
                         ascii(Long.toString(Math.round(config.aimdFloor() * 1e6))), ascii(Long.toString(aimdIncreasePpm())),
                         ascii(Long.toString(RECENT_429_LOOKBACK.toMillis()))});
-        multiplierPpm.put(botId, (Long) reply.get(1));
     }
 
     @Override
@@ -340,29 +334,19 @@ public final class RedisGcraBudget implements BudgetPort {
         return Duration.ofMillis((Long) reply.get(0));
     }
 
-    /**
-     * The bot's rate multiplier (AIMD) as last seen by this instance, 1.0 = the configured rate. For the
-     * budget-rate metric; not used for decisions.
-     */
-    public double rateMultiplier(String botId) {
-        return multiplierPpm.getOrDefault(botId, 1_000_000L) / 1e6;
-    }
-
     /** EVALSHA/EVAL calls made so far (for the round-trips-per-delivered measurement). */
-    public long roundTrips() {
-        return roundTrips.sum();
-    }
-
     @Override
     public long redisRoundTrips() {
         return roundTrips.sum();
     }
 
+    /** The script takes the bot's next global slot within a request's horizon. */
     @Override
     public boolean reserves() {
         return true;
     }
 
+    /** Sent marks are read by the script from the same Redis ({@code sluice:{bot}:sent:<id>}, the bot's tag). */
     @Override
     public java.util.Optional<String> sentMarksRedisUrl() {
         return java.util.Optional.of(redisUrl);

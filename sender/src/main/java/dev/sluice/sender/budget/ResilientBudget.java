@@ -244,11 +244,28 @@ public final class ResilientBudget implements BudgetPort {
         }
     }
 
+    /**
+     * Drains the bot in Redis now while shared; during an outage (or when this call meets one) it is drained when
+     * shared mode resumes, as every bot decided during the outage is.
+     */
+    @Override
+    public void startDrained(String botId) {
+        boolean drained = state() == BudgetState.SHARED && breaker.tryAcquirePermission() && callShared(() -> {
+            shared().startDrained(botId);
+            return Boolean.TRUE;
+        }) != null;
+        if (!drained) {
+            touchedInOutage.add(botId);
+        }
+    }
+
+    /** Redis reserves; the local fallback refuses such requests as usual (its grants are for now only). */
     @Override
     public boolean reserves() {
         return true;
     }
 
+    /** The Redis of {@link #connect}; empty when built from a factory (whose marks it cannot know). */
     @Override
     public java.util.Optional<String> sentMarksRedisUrl() {
         return sentMarksUrl;

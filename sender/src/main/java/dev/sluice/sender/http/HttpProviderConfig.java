@@ -2,6 +2,7 @@ package dev.sluice.sender.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.config.ConfigException;
+import dev.sluice.config.ConfigFamily;
 import dev.sluice.config.Settings;
 import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetKeys;
@@ -76,6 +77,11 @@ public final class HttpProviderConfig {
     /** No dots: the id ends where the key's next segment begins. */
     public static final Pattern PROVIDER_ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
     private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    /** The keys {@code provider.<id>.<key>} this class reads, for the list of keys a sender accepts. */
+    public static final ConfigFamily FAMILY = new ConfigFamily("provider.<id>.<key>", Pattern.compile(
+            Pattern.quote(PREFIX) + PROVIDER_ID.pattern() + "\\.(?:" + String.join("|", new TreeSet<>(KEYS).stream()
+                    .map(Pattern::quote).toList()) + "|" + Pattern.quote(HEADER) + ".+)"),
+            "an HTTP provider sent to as bot <id> (its bot.<id>.token is the API key); see HttpProviderConfig");
     /** Set by the JDK HttpClient; it refuses them from callers. */
     private static final Set<String> RESTRICTED_HEADERS = Set.of("connection", "content-length", "expect", "host",
             "upgrade");
@@ -217,11 +223,18 @@ public final class HttpProviderConfig {
         return new HttpProviderConfig(id, s);
     }
 
+    /** Provider id → its budget key ({@code limit.key}), for {@link dev.sluice.sender.budget.LimitKeyBudget}. */
+    public static Map<String, String> limitKeys(Map<String, HttpProviderConfig> providers) {
+        Map<String, String> keys = new TreeMap<>();
+        providers.values().forEach(p -> keys.put(p.id(), p.limitKey()));
+        return Collections.unmodifiableMap(keys);
+    }
+
     /**
      * The budget config with each provider's limits set under its id (the sender paces per bot id) and under
-     * its limit key (the budget decides per key; see {@link LimitKeyBudget}). An HTTP provider has no
-     * per-recipient limit: the recipient and group limits are set to the provider's own rate and burst, so
-     * only the key's limit binds.
+     * its limit key (the budget decides per key; see {@link dev.sluice.sender.budget.LimitKeyBudget}). An HTTP
+     * provider has no per-recipient limit: the recipient and group limits are set to the provider's own rate and
+     * burst, so only the key's limit binds.
      */
     public static BudgetConfig withProviderLimits(BudgetConfig budget, Map<String, HttpProviderConfig> providers) {
         if (providers.isEmpty()) {

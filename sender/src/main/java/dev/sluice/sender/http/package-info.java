@@ -7,7 +7,7 @@
  *     {@code Retry-After} ({@link dev.sluice.sender.http.RetryAfterHeader}), a JSON field, or
  *     {@link dev.sluice.sender.http.FullJitterBackoff}; a 2xx failing the
  *     {@link dev.sluice.sender.http.ResponseCheck} is a soft limit (a throttle signal, never a delivery).</li>
- * <li>{@link dev.sluice.sender.http.LimitKeyBudget}: the budget decides under the provider's limit key (the
+ * <li>{@link dev.sluice.sender.budget.LimitKeyBudget}: the budget decides under the provider's limit key (the
  *     provider plus its API key or plan), shared by every process that spends that key.</li>
  * <li>{@link dev.sluice.sender.http.RoutingTransport}: provider ids to HTTP, every other bot to Telegram.</li>
  * </ul>

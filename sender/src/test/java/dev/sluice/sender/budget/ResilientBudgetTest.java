@@ -204,4 +204,23 @@ class ResilientBudgetTest {
             assertThat(sharedWrites).as("resumed once").hasSize(3);
         }
     }
+
+    @Test
+    void a_drained_start_asked_of_the_stack_reaches_redis_now_or_when_shared_mode_resumes() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.LOCAL_FALLBACK, clock)) {
+            b.startDrained("now");
+            assertThat(sharedWrites).containsExactly("drained:now");
+            down.set(true);
+            b.tryAcquire("bot", "1");
+            b.startDrained("later");
+            assertThat(sharedWrites).containsExactly("drained:now");
+            down.set(false);
+            await().atMost(Duration.ofSeconds(2)).until(() -> {
+                b.tryAcquire("bot", "probe");
+                return b.state() == BudgetState.SHARED;
+            });
+            assertThat(sharedWrites).containsExactlyInAnyOrder("drained:now", "drained:bot", "drained:later");
+        }
+    }
 }

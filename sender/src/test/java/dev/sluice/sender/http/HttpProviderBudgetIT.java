@@ -9,6 +9,7 @@ import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetListener;
 import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.sender.budget.BudgetPort;
+import dev.sluice.sender.budget.LimitKeyBudget;
 import dev.sluice.sender.budget.LocalGcraBudget;
 import dev.sluice.sender.budget.ResilientBudget;
 import dev.sluice.testkit.MockHttpProvider;
@@ -94,7 +95,7 @@ class HttpProviderBudgetIT {
     /** One instance's budget client on the shared redis-server, deciding under the limit key. */
     private BudgetPort sharedBudget(Map<String, HttpProviderConfig> providers) {
         BudgetPort b = LimitKeyBudget.wrap(ResilientBudget.connect(redis.url(), budgetConfig(providers),
-                Duration.ofMillis(500), BudgetListener.NONE, Clock.systemUTC()), providers);
+                Duration.ofMillis(500), BudgetListener.NONE, Clock.systemUTC()), HttpProviderConfig.limitKeys(providers));
         open.add(b);
         return b;
     }
@@ -156,7 +157,7 @@ class HttpProviderBudgetIT {
         List<ProviderClient> clients = new ArrayList<>();
         for (String name : List.of("a", "b")) {
             BudgetPort local = LimitKeyBudget.wrap(new LocalGcraBudget(budgetConfig(providers), Clock.systemUTC()),
-                    providers);
+                    HttpProviderConfig.limitKeys(providers));
             open.add(local);
             clients.add(client(ProviderClient.throughBudget(name, local, transport(providers), PROVIDER, 12)));
         }

@@ -1,21 +1,21 @@
 package dev.sluice.sender.budget.client;
 
 import dev.sluice.avro.Lane;
+import dev.sluice.config.ConfigKey;
+import dev.sluice.config.ConfigKeySet;
 import dev.sluice.config.Settings;
 import dev.sluice.metrics.BudgetState;
 import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetKeys;
 import dev.sluice.sender.budget.BudgetLimits;
-import dev.sluice.sender.budget.BudgetListener;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.PenaltyScope;
-import dev.sluice.sender.budget.RedisGcraBudget;
+import dev.sluice.sender.budget.RedisConnectionConfig;
 import dev.sluice.sender.budget.ResilientBudget;
-import dev.sluice.sender.quota.PostgresQuota;
-import dev.sluice.sender.quota.QuotaBudget;
-import dev.sluice.sender.quota.QuotaConfig;
+import dev.sluice.sender.budget.quota.QuotaConfig;
+import dev.sluice.sender.budget.stack.BudgetStack;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -54,7 +54,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code budget.redis.outage.mode=local-fallback} this client decides alone at rate /
  * {@code budget.max.replicas} (count it as one replica), with {@code fail-closed} it refuses with
  * {@code UNAVAILABLE} every {@code budget.redis.probe.interval.ms}. With {@code quota.jdbc.url} set, a
- * contractual quota in PostgreSQL is also enforced ({@link QuotaBudget}).
+ * contractual quota in PostgreSQL is also enforced ({@code QuotaBudget}).
  *
  * <p>Thread-safe; one instance per process is enough (one Redis connection, pipelined). Close it.
  *
@@ -75,9 +75,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * </table>
  */
 public final class BudgetClient implements AutoCloseable {
-    public static final String REDIS_URL = "redis.url";
-    public static final String REDIS_COMMAND_TIMEOUT_MS = "redis.command.timeout.ms";
-    public static final String LANE = "budget.client.lane";
+    /** {@code budget.client.lane}: a key of this client only (the senders take the lane from the topic). */
+    public static final ConfigKey<Lane> LANE = ConfigKey.oneOf("budget.client.lane", Lane.class, Lane.LIVE,
+            "live (default) or backfill: backfill only uses budget above budget.backfill.headroom, so live senders "
+                    + "always go first");
+    /** Every key {@link #fromSettings} reads. */
+    public static final ConfigKeySet KEYS = RedisConnectionConfig.KEYS.plus(BudgetConfig.KEYS).plus(QuotaConfig.KEYS)
+            .plus(ConfigKeySet.of(LANE));
     /** Prefix of the synthetic chat ids of key-only requests; real chat ids never start with it. */
     static final String KEY_ONLY_CHAT_PREFIX = "~";
 
@@ -105,16 +109,10 @@ public final class BudgetClient implements AutoCloseable {
      * @throws dev.sluice.config.ConfigException naming the key and value of a missing or invalid setting
      */
     public static BudgetClient fromSettings(Settings s) {
-        String url = s.required(REDIS_URL);
-        if (!url.startsWith("redis://") && !url.startsWith("rediss://") && !url.startsWith("redis-sentinel://")) {
-            throw Settings.invalid(REDIS_URL, url, "a redis:// or rediss:// URL");
-        }
-        Builder b = builder().redisUrl(url).config(BudgetConfig.from(s))
-                .commandTimeout(Duration.ofMillis(s.positiveLong(REDIS_COMMAND_TIMEOUT_MS, 250)))
-                .lane(s.enumValue(LANE, Lane.class, Lane.LIVE));
-        if (s.has(QuotaConfig.JDBC_URL)) {
-            b.quota(QuotaConfig.from(s));
-        }
+        Builder b = builder().redisUrl(RedisConnectionConfig.URL.require(s)).config(BudgetConfig.from(s))
+                .commandTimeout(RedisConnectionConfig.COMMAND_TIMEOUT_MS.read(s))
+                .lane(LANE.read(s));
+        QuotaConfig.fromIfSet(s).ifPresent(b::quota);
         return b.build();
     }
 
@@ -281,7 +279,7 @@ public final class BudgetClient implements AutoCloseable {
     public static final class Builder {
         private String redisUrl;
         private BudgetConfig config = BudgetConfig.of(BudgetLimits.telegramDefaults());
-        private Duration commandTimeout = Duration.ofMillis(250);
+        private Duration commandTimeout = RedisConnectionConfig.COMMAND_TIMEOUT_MS.defaultValue();
         private Lane lane = Lane.LIVE;
         private Clock clock = Clock.systemUTC();
         private Sleeper sleeper = Sleeper.SYSTEM;
@@ -329,7 +327,7 @@ public final class BudgetClient implements AutoCloseable {
             return this;
         }
 
-        /** Also enforce contractual quotas in PostgreSQL ({@link QuotaBudget}). */
+        /** Also enforce contractual quotas in PostgreSQL ({@code QuotaBudget}). */
         public Builder quota(QuotaConfig quota) {
             this.quota = Objects.requireNonNull(quota, "quota");
             return this;
@@ -342,21 +340,15 @@ public final class BudgetClient implements AutoCloseable {
         }
 
         public BudgetClient build() {
-            BudgetPort port = budget;
-            if (port == null) {
-                if (redisUrl == null) {
-                    throw new IllegalStateException("redisUrl: required (or a budget port)");
-                }
-                String url = redisUrl;
-                BudgetConfig c = config;
-                Duration timeout = commandTimeout;
-                port = new ResilientBudget(() -> new RedisGcraBudget(url, c, timeout), config,
-                        BudgetListener.NONE, clock);
+            BudgetStack stack = BudgetStack.of(config).clock(clock).quota(java.util.Optional.ofNullable(quota));
+            if (budget != null) {
+                stack.pacing(budget);
+            } else if (redisUrl != null) {
+                stack.redis(redisUrl, commandTimeout);
+            } else {
+                throw new IllegalStateException("redisUrl: required (or a budget port)");
             }
-            if (quota != null) {
-                port = new QuotaBudget(port, new PostgresQuota(quota));
-            }
-            return new BudgetClient(port, lane, clock, sleeper);
+            return new BudgetClient(stack.build(), lane, clock, sleeper);
         }
     }
 }

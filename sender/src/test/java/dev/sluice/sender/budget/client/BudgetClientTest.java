@@ -104,7 +104,10 @@ class BudgetClientTest {
             assertThat(elapsedMs).as("4 grants at 20/s, burst 1").isGreaterThanOrEqualTo(145);
             assertThat(grants.stream().mapToInt(g -> g.join().attempts()).max().orElseThrow())
                     .as("never a polling loop: few attempts each").isLessThanOrEqualTo(4);
-            CompletableFuture<Grant> tooLate = c.acquireAsync("k", null, Duration.ZERO);
+            // a wait certainly beyond the deadline: a gate of 10 s (the next global slot, 50 ms away, was a race on
+            // a loaded host)
+            c.penalize("k", dev.sluice.sender.budget.PenaltyScope.CHAT, "gated", Duration.ofSeconds(10));
+            CompletableFuture<Grant> tooLate = c.acquireAsync("k", "gated", Duration.ZERO);
             assertThatThrownBy(() -> tooLate.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(BudgetDeadlineException.class);
         }

@@ -1,8 +1,8 @@
-package dev.sluice.sender.quota;
+package dev.sluice.sender.budget.quota;
 
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
-import dev.sluice.sender.quota.QuotaConfig.QuotaLimit;
+import dev.sluice.sender.budget.quota.QuotaConfig.QuotaLimit;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

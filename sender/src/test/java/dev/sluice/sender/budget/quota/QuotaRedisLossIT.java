@@ -1,4 +1,4 @@
-package dev.sluice.sender.quota;
+package dev.sluice.sender.budget.quota;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

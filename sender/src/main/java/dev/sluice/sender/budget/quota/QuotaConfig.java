@@ -1,9 +1,13 @@
-package dev.sluice.sender.quota;
+package dev.sluice.sender.budget.quota;
 
+import dev.sluice.config.ConfigFamily;
+import dev.sluice.config.ConfigKey;
+import dev.sluice.config.ConfigKeySet;
 import dev.sluice.config.Settings;
 import dev.sluice.sender.budget.BudgetKeys;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -12,41 +16,43 @@ import java.util.regex.Pattern;
 
 /**
  * Contractual quotas kept in PostgreSQL ({@link PostgresQuota}). Immutable; built from {@link Settings} and
- * validated (a {@code ConfigException} names the key and the value; the password is never printed).
- *
- * <table>
- * <caption>Keys</caption>
- * <tr><td>{@code quota.jdbc.url}</td><td>required for quota mode, e.g.
- *     {@code jdbc:postgresql://db:5432/sluice}</td></tr>
- * <tr><td>{@code quota.jdbc.user}, {@code quota.jdbc.password}</td><td>credentials (secret; also accepted in
- *     the URL)</td></tr>
- * <tr><td>{@code quota.<key>.limit}</td><td>the contractual number of requests of budget key {@code <key>} per
- *     window, &ge; 1; a key without one has no quota</td></tr>
- * <tr><td>{@code quota.<key>.window.ms}</td><td>that key's window, default {@code quota.window.ms}</td></tr>
- * <tr><td>{@code quota.window.ms}</td><td>default window, 86400000 (one day). Windows are fixed, aligned to the
- *     epoch in PostgreSQL server time (a day runs from 00:00 UTC)</td></tr>
- * <tr><td>{@code quota.lease.size}</td><td>units a process takes from PostgreSQL per round trip and hands out
- *     locally, default 10; 1 = one round trip per request. Units a process dies holding are lost for that
- *     window (counted as used), never granted twice</td></tr>
- * <tr><td>{@code quota.table}</td><td>table name, default {@code sluice_quota} (created if missing)</td></tr>
- * <tr><td>{@code quota.timeout.ms}</td><td>connect and socket timeout of PostgreSQL calls, default 2000 (whole
- *     seconds for the driver, rounded up)</td></tr>
- * <tr><td>{@code quota.probe.interval.ms}</td><td>after a PostgreSQL error, refuse ({@code UNAVAILABLE}) this
- *     long before trying again, default 1000</td></tr>
- * </table>
+ * validated (a {@code ConfigException} names the key and the value; the password is never printed). Every key is
+ * defined once below ({@link #KEYS}); quota mode is on when {@link #JDBC_URL} is set ({@link #fromIfSet}).
  */
 public final class QuotaConfig {
-    public static final String JDBC_URL = "quota.jdbc.url";
-    public static final String JDBC_USER = "quota.jdbc.user";
-    public static final String JDBC_PASSWORD = "quota.jdbc.password";
-    public static final String WINDOW_MS = "quota.window.ms";
-    public static final String LEASE_SIZE = "quota.lease.size";
-    public static final String TABLE = "quota.table";
-    public static final String TIMEOUT_MS = "quota.timeout.ms";
-    public static final String PROBE_INTERVAL_MS = "quota.probe.interval.ms";
+    private static final Pattern TABLE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    public static final ConfigKey<String> JDBC_URL = ConfigKey.string("quota.jdbc.url", null,
+            v -> v.startsWith("jdbc:postgresql:"), "a jdbc:postgresql:// URL",
+            "the PostgreSQL of quota mode, e.g. jdbc:postgresql://db:5432/sluice; unset: no quota mode");
+    public static final ConfigKey<String> JDBC_USER = ConfigKey.string("quota.jdbc.user", null,
+            "PostgreSQL user (also accepted in the URL)");
+    public static final ConfigKey<String> JDBC_PASSWORD = ConfigKey.string("quota.jdbc.password", null,
+            "PostgreSQL password; secret, never printed (also accepted in the URL)");
+    public static final ConfigKey<Duration> WINDOW_MS = ConfigKey.positiveMillis("quota.window.ms", 86_400_000L,
+            "default window of quota.<key>.limit (one day). Windows are fixed, aligned to the epoch in PostgreSQL "
+                    + "server time (a day runs from 00:00 UTC)");
+    public static final ConfigKey<Long> LEASE_SIZE = ConfigKey.integer("quota.lease.size", 10L,
+            n -> n >= 1 && n <= Integer.MAX_VALUE, "an integer >= 1", "units a process takes from PostgreSQL per round "
+                    + "trip and hands out locally; 1 = one round trip per request. Units a process dies holding are "
+                    + "lost for that window (counted as used), never granted twice");
+    public static final ConfigKey<String> TABLE = ConfigKey.string("quota.table", "sluice_quota",
+            t -> TABLE_NAME.matcher(t).matches(), "a lower-case SQL identifier", "table name (created if missing)");
+    public static final ConfigKey<Duration> TIMEOUT_MS = ConfigKey.millis("quota.timeout.ms", Duration.ofSeconds(2),
+            d -> d.toMillis() >= 1, "a positive number of milliseconds",
+            "connect and socket timeout of PostgreSQL calls (whole seconds for the driver, rounded up)");
+    public static final ConfigKey<Duration> PROBE_INTERVAL_MS = ConfigKey.millis("quota.probe.interval.ms",
+            Duration.ofSeconds(1), d -> d.toMillis() >= 1, "a positive number of milliseconds",
+            "after a PostgreSQL error, refuse (UNAVAILABLE) this long before trying again");
     static final String LIMIT_SUFFIX = ".limit";
     static final String WINDOW_SUFFIX = ".window.ms";
-    private static final Pattern TABLE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    /** The keys above and the per-key families {@code quota.<key>.limit}, {@code quota.<key>.window.ms}. */
+    public static final ConfigKeySet KEYS = ConfigKeySet.of(List.of(JDBC_URL, JDBC_USER, JDBC_PASSWORD, WINDOW_MS,
+            LEASE_SIZE, TABLE, TIMEOUT_MS, PROBE_INTERVAL_MS), List.of(
+            ConfigFamily.perId("quota.", BudgetKeys.BOT_ID.pattern(), LIMIT_SUFFIX,
+                    "the contractual number of requests of budget key <key> per window, >= 1; a key without one has "
+                            + "no quota"),
+            ConfigFamily.perId("quota.", BudgetKeys.BOT_ID.pattern(), WINDOW_SUFFIX,
+                    "that key's window, default quota.window.ms")));
 
     /**
      * One key's contract.
@@ -83,30 +89,30 @@ public final class QuotaConfig {
         this.table = b.table;
         this.timeout = b.timeout;
         this.probeInterval = b.probeInterval;
-        if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
-            throw Settings.invalid(JDBC_URL, String.valueOf(jdbcUrl), "a jdbc:postgresql:// URL");
+        if (jdbcUrl == null) {
+            throw Settings.invalid(JDBC_URL.name(), "null", JDBC_URL.rule());
         }
-        check(leaseSize >= 1, LEASE_SIZE, leaseSize, "an integer >= 1");
-        check(TABLE_NAME.matcher(table).matches(), TABLE, table, "a lower-case SQL identifier");
-        check(timeout.toMillis() >= 1, TIMEOUT_MS, timeout.toMillis(), "a positive number of milliseconds");
-        check(probeInterval.toMillis() >= 1, PROBE_INTERVAL_MS, probeInterval.toMillis(), "a positive number of milliseconds");
+        JDBC_URL.check(jdbcUrl);
+        LEASE_SIZE.check((long) leaseSize);
+        TABLE.check(table);
+        TIMEOUT_MS.check(timeout);
+        PROBE_INTERVAL_MS.check(probeInterval);
     }
 
-    private static void check(boolean ok, String key, Object value, String rule) {
-        if (!ok) {
-            throw Settings.invalid(key, String.valueOf(value), rule);
-        }
+    /** Quota mode's config when {@code quota.jdbc.url} is set; empty otherwise. */
+    public static Optional<QuotaConfig> fromIfSet(Settings s) {
+        return s.has(JDBC_URL.name()) ? Optional.of(from(s)) : Optional.empty();
     }
 
-    /** Reads the keys of the class comment; {@code quota.jdbc.url} is required. */
+    /** Reads the keys of {@link #KEYS}; {@code quota.jdbc.url} is required. */
     public static QuotaConfig from(Settings s) {
-        Builder b = builder(s.required(JDBC_URL))
-                .credentials(s.string(JDBC_USER, null), s.string(JDBC_PASSWORD, null))
-                .leaseSize(s.positiveInt(LEASE_SIZE, 10))
-                .table(s.string(TABLE, "sluice_quota"))
-                .timeout(Duration.ofMillis(s.positiveLong(TIMEOUT_MS, 2000)))
-                .probeInterval(Duration.ofMillis(s.positiveLong(PROBE_INTERVAL_MS, 1000)));
-        Duration defaultWindow = Duration.ofMillis(s.positiveLong(WINDOW_MS, 86_400_000L));
+        Builder b = builder(JDBC_URL.require(s))
+                .credentials(JDBC_USER.read(s), JDBC_PASSWORD.read(s))
+                .leaseSize(Math.toIntExact(LEASE_SIZE.read(s)))
+                .table(TABLE.read(s))
+                .timeout(TIMEOUT_MS.read(s))
+                .probeInterval(PROBE_INTERVAL_MS.read(s));
+        Duration defaultWindow = WINDOW_MS.read(s);
         Map<String, String> rest = s.withPrefix("quota.");
         rest.forEach((name, value) -> {
             if (name.endsWith(LIMIT_SUFFIX)) {
@@ -185,10 +191,10 @@ public final class QuotaConfig {
         private String user;
         private String password;
         private final Map<String, QuotaLimit> limits = new TreeMap<>();
-        private int leaseSize = 10;
-        private String table = "sluice_quota";
-        private Duration timeout = Duration.ofSeconds(2);
-        private Duration probeInterval = Duration.ofSeconds(1);
+        private int leaseSize = Math.toIntExact(LEASE_SIZE.defaultValue());
+        private String table = TABLE.defaultValue();
+        private Duration timeout = TIMEOUT_MS.defaultValue();
+        private Duration probeInterval = PROBE_INTERVAL_MS.defaultValue();
 
         private Builder(String jdbcUrl) {
             this.jdbcUrl = jdbcUrl;

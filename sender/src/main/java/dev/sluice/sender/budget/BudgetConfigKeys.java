@@ -1,0 +1,87 @@
+package dev.sluice.sender.budget;
+
+import dev.sluice.config.ConfigFamily;
+import dev.sluice.config.ConfigKey;
+import dev.sluice.config.ConfigKeySet;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The keys of {@link BudgetConfig}, each defined once: name, default, rule and doc. {@link BudgetConfig#from}
+ * reads through them and its builder checks values with the same rules. Constants only.
+ */
+public final class BudgetConfigKeys {
+    private static final BudgetLimits TELEGRAM = BudgetLimits.telegramDefaults();
+    public static final ConfigKey<Double> GLOBAL_RATE = ConfigKey.positiveNumber("budget.global.rate.per.s",
+            TELEGRAM.globalRatePerS(), "a bot's global rate (Telegram FAQ: about 30 messages per second per bot)");
+    public static final ConfigKey<Long> GLOBAL_BURST = ConfigKey.positiveInt("budget.global.burst",
+            TELEGRAM.globalBurst(), "a bot's global burst");
+    public static final ConfigKey<Double> CHAT_RATE = ConfigKey.positiveNumber("budget.chat.rate.per.s",
+            TELEGRAM.chatRatePerS(), "per chat (Telegram FAQ: about 1 message per second per chat)");
+    public static final ConfigKey<Long> CHAT_BURST = ConfigKey.positiveInt("budget.chat.burst", TELEGRAM.chatBurst(),
+            "per chat: short bursts tolerated");
+    public static final ConfigKey<Double> GROUP_RATE = ConfigKey.positiveNumber("budget.group.rate.per.min",
+            TELEGRAM.groupRatePerMin(), "per group (Telegram FAQ: 20 messages per minute per group); applies to "
+                    + "negative chat ids and @channel names");
+    public static final ConfigKey<Long> GROUP_BURST = ConfigKey.positiveInt("budget.group.burst", TELEGRAM.groupBurst(),
+            "per group");
+    public static final String BOT_RATE_SUFFIX = ".rate.per.s";
+    public static final String BOT_PAID_SUFFIX = ".paid.broadcast";
+    /** Telegram Bot API: with {@code allow_paid_broadcast} up to 1000 messages per second. */
+    public static final double TELEGRAM_PAID_BROADCAST_RATE_PER_S = 1000;
+    public static final ConfigKey<Double> PAID_RATE = ConfigKey.number("budget.paid.broadcast.rate.per.s",
+            TELEGRAM_PAID_BROADCAST_RATE_PER_S, r -> r > 0 && r <= 1_000_000, "0 < r <= 1000000",
+            "the global rate of a bot with bot.<id>.paid.broadcast=true (Telegram's paid limit)");
+    public static final ConfigKey<Double> BACKFILL_HEADROOM = ConfigKey.number("budget.backfill.headroom", 0.2,
+            h -> h >= 0 && h < 1, "0 <= h < 1", "share of the global rate reserved for live traffic; see "
+                    + "RedisGcraBudget for the exact rule");
+    public static final ConfigKey<Double> AIMD_DECREASE = ConfigKey.number("budget.aimd.decrease.factor", 0.5,
+            f -> f > 0 && f <= 1, "0 < f <= 1", "after a bot-wide 429 the rate is multiplied by this");
+    public static final ConfigKey<Double> AIMD_INCREASE = ConfigKey.number("budget.aimd.increase.per.s", 0.05,
+            x -> x > 0 && x <= 1000, "0 < x <= 1000", "then it climbs back by this share of the configured rate per "
+                    + "second (0.05: from half to full in 10 s)");
+    public static final ConfigKey<Double> AIMD_FLOOR = ConfigKey.number("budget.aimd.floor", 0.1,
+            f -> f >= 0.001 && f <= 1, "0.001 <= floor <= 1", "the lowest multiplier");
+    public static final ConfigKey<BudgetConfig.OutageMode> OUTAGE_MODE = ConfigKey.oneOf("budget.redis.outage.mode",
+            BudgetConfig.OutageMode.class, BudgetConfig.OutageMode.LOCAL_FALLBACK, "what a sender does while Redis cannot decide");
+    public static final ConfigKey<Long> MAX_REPLICAS = ConfigKey.integer("budget.max.replicas", 3L,
+            n -> n >= 1 && n <= Integer.MAX_VALUE, "an integer >= 1",
+            "sender replicas that may fall back at once: in local fallback each decides at global rate / this");
+    public static final ConfigKey<Duration> PROBE_INTERVAL_MS = ConfigKey.millis("budget.redis.probe.interval.ms",
+            Duration.ofSeconds(1), d -> d.toMillis() > 0, "a positive number of milliseconds",
+            "how long the circuit stays open before a half-open probe of Redis; also the wait of a fail-closed refusal");
+    public static final ConfigKey<Long> CIRCUIT_MINIMUM_CALLS = ConfigKey.integer("budget.circuit.minimum.calls", 3L,
+            n -> n >= 1 && n <= Integer.MAX_VALUE, "an integer >= 1", "failed calls in a row that open the circuit");
+    public static final ConfigKey<Duration> RESERVATION_MAX_MS = ConfigKey.millis("budget.reservation.max.ms",
+            Duration.ZERO, d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
+            "how far ahead the sender may take the bot's next global slot instead of a refusal (live messages whose "
+                    + "chat and group limits pass now; see budget.lua), so replicas asking for the same bot do not "
+                    + "collide and waiting lanes are decided in batches; 0 = never reserve. With reservations the bot "
+                    + "runs at exactly its configured rate: configure it with a margin below the provider's limit "
+                    + "(the demo: 25 of 30/s), or turn on the arrival guard");
+    public static final ConfigKey<Duration> RESERVATION_LATE_MAX_MS = ConfigKey.millis("budget.reservation.late.max.ms",
+            null, d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
+            "how late after its reserved slot a send may still go out; later, the slot passes unused and the lane "
+                    + "asks again. A provider counting arrivals in a sliding window (Telegram: 30 per second) "
+                    + "refuses the 31st call in any second, so a send later than the window's slack, 30 x (1000/rate "
+                    + "- 1000/30) ms, costs a bot-wide 429: set about half that slack near the limit. Default: one "
+                    + "interval of the bot's rate");
+    public static final ConfigKey<Long> ARRIVAL_GUARD_LIMIT = ConfigKey.integer("budget.arrival.guard.limit.per.s", 0L,
+            n -> n >= 0 && n <= 1_000_000, "0 (off) <= N <= 1000000",
+            "the arrival guard, for a provider that counts calls as they arrive in a sliding second (Telegram: 30 "
+                    + "per bot): set it to that limit N, and a call answered later after its slot than the window's "
+                    + "slack makes the bot's N-th grant after it wait until one second after the answer "
+                    + "(BudgetPort.reportLateAnswer). Costs one Redis round trip per late answer. 0 = off");
+    /** Every budget key and the per-bot families ({@code bot.<id>.rate.per.s}, {@code bot.<id>.paid.broadcast}). */
+    public static final ConfigKeySet ALL = ConfigKeySet.of(List.of(GLOBAL_RATE, GLOBAL_BURST, CHAT_RATE, CHAT_BURST,
+            GROUP_RATE, GROUP_BURST, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
+            MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_LATE_MAX_MS,
+            ARRIVAL_GUARD_LIMIT), List.of(
+            ConfigFamily.perId("bot.", BudgetKeys.BOT_ID.pattern(), BOT_RATE_SUFFIX,
+                    "this bot's global rate, overriding budget.global.rate.per.s"),
+            ConfigFamily.perId("bot.", BudgetKeys.BOT_ID.pattern(), BOT_PAID_SUFFIX, "true: the bot sends with "
+                    + "allow_paid_broadcast; its global rate is budget.paid.broadcast.rate.per.s")));
+
+    private BudgetConfigKeys() {
+    }
+}
