@@ -1,20 +1,24 @@
 package dev.sluice.sender.budget;
 
-import io.lettuce.core.RedisClient;
+import dev.sluice.sender.redis.RedisEndpoint;
+import dev.sluice.sender.redis.RedisSession;
+import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
 /**
- * Reads a budget key's state from Redis without changing it (TIME, GET, SCAN only): the packed keys of
+ * Reads a budget key's state from Redis without changing it (TIME, GET, SCAN only; TIME by a script that reads no key, so it runs on the node that owns the key): the packed keys of
  * {@link BudgetKeys} ({@code sluice:{key}:bot}, {@code :chat:<id>}, {@code :group:<id>}) interpreted with the
  * same rules as {@code budget.lua} (GCRA, AIMD climb, gates), on Redis server time. For {@code sluice budget status} and for operators; never used for decisions.
  *
@@ -24,27 +28,28 @@ import java.util.Objects;
 public final class BudgetInspector implements AutoCloseable {
     /** At most this many gate keys are listed (SCAN stops there). */
     public static final int MAX_GATES = 1000;
+    /** Reads nothing and writes nothing: TIME on the node that owns KEYS[1]. */
+    private static final String NODE_TIME = "return redis.call('TIME')";
 
     private final BudgetConfig config;
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
-    private final RedisCommands<String, String> redis;
+    private final ClientResources resources;
+    private final RedisSession<String, String> session;
+    private final RedisClusterCommands<String, String> redis;
 
     /**
      * @throws BudgetUnavailableException if Redis cannot be reached
      */
     public BudgetInspector(String redisUrl, BudgetConfig config, Duration timeout) {
         this.config = Objects.requireNonNull(config, "config");
-        RedisURI uri = RedisURI.create(redisUrl);
-        uri.setTimeout(timeout);
-        this.client = RedisClient.create(uri);
+        RedisEndpoint endpoint = RedisEndpoint.parse(redisUrl);
+        this.resources = DefaultClientResources.create();
         try {
-            this.connection = client.connect();
+            this.session = RedisSession.connect(endpoint, StringCodec.UTF8, timeout, resources);
         } catch (RedisException e) {
-            client.shutdown();
-            throw new BudgetUnavailableException("cannot connect to Redis: " + e.getMessage(), e);
+            resources.shutdown(0, 1, TimeUnit.SECONDS);
+            throw new BudgetUnavailableException(e.getMessage(), e);
         }
-        this.redis = connection.sync();
+        this.redis = session.sync();
     }
 
     /** A GCRA's state at Redis time. TAT null = key absent (a full bucket). */
@@ -84,8 +89,9 @@ public final class BudgetInspector implements AutoCloseable {
     public Status status(String key, String chatId) {
         String tag = BudgetKeys.tag(key);
         try {
-            List<String> time = redis.time();
-            long now = Long.parseLong(time.get(0)) * 1_000_000L + Long.parseLong(time.get(1));
+            // Redis TIME of the node that holds the key (on a cluster, the primary of the bot's slot), as the script reads it
+            List<Object> time = redis.eval(NODE_TIME, ScriptOutputType.MULTI, BudgetKeys.botState(key));
+            long now = Long.parseLong(String.valueOf(time.get(0))) * 1_000_000L + Long.parseLong(String.valueOf(time.get(1)));
             BudgetLimits limits = config.limitsFor(key);
             // "<global TAT>|<bot gate>|<AIMD m ppm>|<AIMD climb start>|<backfill TAT>", empty fields absent
             Long[] bot = fields(redis.get(BudgetKeys.botState(key)), 5);
@@ -181,9 +187,9 @@ public final class BudgetInspector implements AutoCloseable {
     @Override
     public void close() {
         try {
-            connection.close();
+            session.close();
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            resources.shutdown(0, 2, TimeUnit.SECONDS);
         }
     }
 }

@@ -1,16 +1,12 @@
 package dev.sluice.sender.budget;
 
 import dev.sluice.metrics.BudgetState;
-import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
+import dev.sluice.sender.redis.RedisEndpoint;
+import dev.sluice.sender.redis.RedisSession;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import java.io.IOException;
@@ -56,8 +52,9 @@ import org.slf4j.LoggerFactory;
  * next free slot instead ({@link Decision#isReservation()}). Keys are packed strings (see {@link BudgetKeys}): a
  * refusal costs TIME and one GET per key, and writes nothing.
  *
- * <p>One Lettuce connection per instance; Lettuce connections are thread-safe and pipeline concurrent
- * callers. Commands fail fast while disconnected (no buffering) and time out after the command timeout (the
+ * <p>One Lettuce connection per instance, to a server, a Sentinel set or a Redis Cluster ({@link RedisEndpoint}:
+ * on a cluster each call goes to the primary of its bot's slot); Lettuce connections are thread-safe and pipeline
+ * concurrent callers. Commands fail fast while disconnected (no buffering) and time out after the command timeout (the
  * synchronous API waits at most that long; no per-command timer task is scheduled). The client never reads its
  * own clock for a decision.
  *
@@ -91,9 +88,8 @@ public final class RedisGcraBudget implements BudgetPort {
     }
 
     private final ClientResources resources;
-    private final RedisClient client;
-    private final StatefulRedisConnection<byte[], byte[]> connection;
-    private final RedisCommands<byte[], byte[]> redis;
+    private final RedisSession<byte[], byte[]> session;
+    private final RedisClusterCommands<byte[], byte[]> redis;
     private final BudgetConfig config;
     private final String script;
     private final String sha;
@@ -132,24 +128,15 @@ public final class RedisGcraBudget implements BudgetPort {
         this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
         this.script = loadScript();
         this.sha = sha1(script);
-        RedisURI uri = RedisURI.create(redisUrl);
-        uri.setTimeout(commandTimeout);
+        RedisEndpoint endpoint = RedisEndpoint.parse(redisUrl);
         this.resources = LettuceResources.create(registry, "budget");
-        this.client = RedisClient.create(resources, uri);
-        client.setOptions(ClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
-                // the sync API bounds each call by the command timeout itself: no timer task per command
-                .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
-                .build());
         try {
-            this.connection = client.connect(ByteArrayCodec.INSTANCE);
+            this.session = RedisSession.connect(endpoint, ByteArrayCodec.INSTANCE, commandTimeout, resources);
         } catch (RedisException e) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             resources.shutdown(0, 1, TimeUnit.SECONDS);
-            throw new BudgetUnavailableException("cannot connect to Redis for the budget: " + e.getMessage(), e);
+            throw new BudgetUnavailableException("budget: " + e.getMessage(), e);
         }
-        this.redis = connection.sync();
+        this.redis = session.sync();
         log.info("budget script sha {}, {}", sha, config);
     }
 
@@ -358,11 +345,12 @@ public final class RedisGcraBudget implements BudgetPort {
                 roundTrips.increment();
                 return redis.evalsha(sha, ScriptOutputType.MULTI, keys, args);
             } catch (RedisNoScriptException e) {
-                // SCRIPT FLUSH, a restart or a failover to a node without the script: load it again once.
-                log.warn("budget script missing in Redis (NOSCRIPT); loading it again");
-                redis.scriptLoad(script);
+                // SCRIPT FLUSH, a restart, or a failover to a node that never ran it: EVAL runs it on the node
+                // that owns the keys (routed by the bot's slot on a cluster) and caches it there, so the next
+                // EVALSHA finds it.
+                log.warn("budget script missing in Redis (NOSCRIPT); running it by EVAL, which loads it again");
                 roundTrips.increment();
-                return redis.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+                return redis.eval(script, ScriptOutputType.MULTI, keys, args);
             }
         } catch (RedisException e) {
             throw new BudgetUnavailableException("Redis budget decision failed: " + e.getMessage(), e);
@@ -392,9 +380,8 @@ public final class RedisGcraBudget implements BudgetPort {
     @Override
     public void close() {
         try {
-            connection.close();
+            session.close();
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             resources.shutdown(0, 2, TimeUnit.SECONDS);
         }
     }

@@ -28,8 +28,9 @@ import java.util.Objects;
  * reconnect attempts and every {@value #PERIODIC_REFRESH_S} s, so a promoted replica is found soon after a
  * failover. Through Sentinel, a reconnect asks the Sentinels for the primary again.
  *
- * <p>Commands fail fast while disconnected (no buffering: the caller decides what an outage means) and are
- * bounded by the command timeout. Lettuce connections are thread-safe; this object is shared by every thread of
+ * <p>On a server or a Sentinel set, commands fail fast while disconnected (no buffering: the caller decides what
+ * an outage means); on a cluster, where Lettuce opens each node's connection on first use, a command waits for
+ * that connection and is cancelled unwritten at the command timeout. Every command is bounded by the timeout. Lettuce connections are thread-safe; this object is shared by every thread of
  * its owner and closed once by it.
  */
 public final class RedisSession<K, V> implements AutoCloseable {
@@ -67,8 +68,11 @@ public final class RedisSession<K, V> implements AutoCloseable {
             if (endpoint.topology() == RedisEndpoint.Topology.CLUSTER) {
                 RedisClusterClient client = RedisClusterClient.create(resources, endpoint.uris());
                 client.setOptions(ClusterClientOptions.builder()
-                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                        .socketOptions(socket).timeoutOptions(timeouts)
+                        // The connection to each node opens on its first command (and again after a failover), so
+                        // commands are accepted while it connects; each is cancelled at the command timeout if it
+                        // could not be written by then, so none runs late.
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.ACCEPT_COMMANDS)
+                        .socketOptions(socket).timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                         .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                                 .enablePeriodicRefresh(Duration.ofSeconds(PERIODIC_REFRESH_S))
                                 .enableAllAdaptiveRefreshTriggers()
