@@ -54,6 +54,13 @@ class AlertRulesPromtoolTest {
     }
 
     @Test
+    void prometheusAcceptsTheComposeConfigWithItsAlertmanager() throws Exception {
+        // Syntax only: the rule file path in it is the container's (/etc/prometheus/alerts.yml).
+        Result check = promtool(List.of("check", "config", "--syntax-only", rules.resolveSibling("prometheus.yml").toString()));
+        assertThat(check.exitCode).as(check.output).isZero();
+    }
+
+    @Test
     void everyAlertHasATestFileThatSeesItFireAndNotFire() throws IOException {
         for (String alert : alertNames()) {
             Path file = tests.resolve(alert + ".test.yml");
