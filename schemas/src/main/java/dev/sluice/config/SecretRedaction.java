@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * exceptions, in three ways:
  * <ol>
  *   <li>by key ({@link #isSecretKey}): keys naming a token, password, passphrase, secret, credential,
- *       user info, private key, API key, JAAS config, or ending in {@code .key} (e.g.
+ *       user info, private key, API key, JAAS config, an Authorization or Cookie header, or ending in {@code .key} (e.g.
  *       {@code kafka.ssl.keystore.key}, the inline PEM private key) are never echoed;</li>
  *   <li>by shape ({@link #redact}): the user info of any {@code scheme://user:pass@host} URL, and
  *       Telegram bot tokens ({@link TokenRedaction});</li>
@@ -36,16 +36,20 @@ public final class SecretRedaction {
     /** What a secret is replaced with. */
     public static final String REDACTED = TokenRedaction.REDACTED;
     /** Remembered values shorter than this are ignored (they would redact ordinary words). */
-    public static final int MIN_REMEMBERED_LENGTH = 5;
+    public static final int MIN_REMEMBERED_LENGTH = 6;
 
     private static final Pattern SECRET_KEY = Pattern.compile(
             "token|password|passwd|passphrase|secret|credential|sasl\\.jaas|user\\.info|userinfo|private|api\\.key|apikey"
+                    + "|authorization|cookie"
                     + "|(^|\\.)key$|(^|\\.)key\\.");
     /** Keys that match {@link #SECRET_KEY} but name no secret (the budget's key name, a source setting). */
     private static final Pattern NOT_SECRET_KEY = Pattern.compile(
             "(^|\\.)limit\\.key$|credentials\\.source$|\\.key\\.(de)?serializer$|^key\\.(de)?serializer$|token\\.endpoint\\.url$");
     /** {@code scheme://userinfo@}: the user info ends at the last '@' before the host's '/', whitespace or quote. */
     private static final Pattern URL_USER_INFO = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://)[^/\\s\"'<>@]*(?:@[^/\\s\"'<>@]*)*@");
+
+    /** {@code password=...} in a URL's query or a JDBC URL's properties ({@code jdbc:postgresql://h/db?password=x}). */
+    private static final Pattern URL_PASSWORD_PARAM = Pattern.compile("(?i)([?&;](?:password|passwd|pwd)=)[^&;\\s\"']*");
 
     private static final Set<String> REMEMBERED = ConcurrentHashMap.newKeySet();
     /** {@link #REMEMBERED}, longest first (so a secret is not half-replaced by one it contains); rebuilt on change. */
@@ -74,12 +78,22 @@ public final class SecretRedaction {
         return isSecretKey(key) ? REDACTED : withoutUserInfo(value);
     }
 
-    /** {@code redis://user:pw@host} → {@code redis://[redacted]@host}, for every URL in {@code text}. */
+    /**
+     * {@code redis://user:pw@host} → {@code redis://[redacted]@host} and {@code ?password=pw} →
+     * {@code ?password=[redacted]}, for every URL in {@code text}.
+     */
     public static String withoutUserInfo(String text) {
-        if (text == null || !text.contains("://") || text.indexOf('@') < 0) {
+        if (text == null || !text.contains("://")) {
             return text;
         }
-        return URL_USER_INFO.matcher(text).replaceAll("$1" + Matcher.quoteReplacement(REDACTED) + "@");
+        String out = text;
+        if (out.indexOf('@') >= 0) {
+            out = URL_USER_INFO.matcher(out).replaceAll("$1" + Matcher.quoteReplacement(REDACTED) + "@");
+        }
+        if (out.indexOf('=') >= 0) {
+            out = URL_PASSWORD_PARAM.matcher(out).replaceAll("$1" + Matcher.quoteReplacement(REDACTED));
+        }
+        return out;
     }
 
     /**
@@ -92,6 +106,10 @@ public final class SecretRedaction {
         }
         if (isSecretKey(key)) {
             remember(value);
+        }
+        Matcher param = URL_PASSWORD_PARAM.matcher(value);
+        while (value.contains("://") && param.find()) {
+            remember(value.substring(param.end(1), param.end()));
         }
         if (value.contains("://") && value.indexOf('@') >= 0) {
             Matcher m = URL_USER_INFO.matcher(value);

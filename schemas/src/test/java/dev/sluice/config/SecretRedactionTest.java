@@ -19,6 +19,8 @@ class SecretRedactionTest {
         assertThat(SecretRedaction.isSecretKey("bot.alerts.token")).isTrue();
         assertThat(SecretRedaction.isSecretKey("quota.jdbc.password")).isTrue();
         assertThat(SecretRedaction.isSecretKey("provider.x.api.key")).isTrue();
+        assertThat(SecretRedaction.isSecretKey("provider.sms.header.Authorization")).isTrue();
+        assertThat(SecretRedaction.isSecretKey("provider.sms.header.X-Api-Key")).isTrue();
 
         assertThat(SecretRedaction.isSecretKey("provider.sms.limit.key")).isFalse();
         assertThat(SecretRedaction.isSecretKey("basic.auth.credentials.source")).isFalse();
@@ -47,6 +49,8 @@ class SecretRedactionTest {
         assertThat(SecretRedaction.redact(uriError)).isEqualTo(
                 "java.net.URISyntaxException: Malformed escape pair at index 11: redis://[redacted]@redis:6379");
         assertThat(SecretRedaction.redact("a@b.c and http://host:8081/x?mail=a@b")).isEqualTo("a@b.c and http://host:8081/x?mail=a@b");
+        assertThat(SecretRedaction.redact("jdbc:postgresql://pg:5432/sluice?user=sluice&password=pg-pass-1&ssl=true"))
+                .isEqualTo("jdbc:postgresql://pg:5432/sluice?user=sluice&password=[redacted]&ssl=true");
     }
 
     @Test

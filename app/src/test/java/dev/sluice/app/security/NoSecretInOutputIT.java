@@ -157,6 +157,19 @@ class NoSecretInOutputIT {
     }
 
     @Test
+    void replayConfigErrorAndRunPrintNoSecret() throws Exception {
+        Run error = run(List.of("replay", "--from", "delivery.results", "--dry-run", "-D",
+                "schema.registry.url=https://svc:" + REGISTRY_URL_PASSWORD + "@"), out -> false, Duration.ofSeconds(60));
+        assertThat(error.exitCode).isNotZero();
+        assertNoSecret(error);
+
+        Run dryRun = run(List.of("replay", "--from", "delivery.results", "--dry-run", "--progress", "NONE"), out -> false,
+                Duration.ofSeconds(90));
+        assertThat(dryRun.exitCode).as(dryRun.stderr).isZero();
+        assertNoSecret(dryRun);
+    }
+
+    @Test
     void parameterErrorsPrintNoSecret() throws Exception {
         // "-D" without '=' echoes the argument; a bot token typed there is redacted by its shape.
         Run bad = run(List.of("sender", "-D", BOT_TOKEN), out -> false, Duration.ofSeconds(60));
@@ -173,6 +186,12 @@ class NoSecretInOutputIT {
             assertThat(run.stdout).as("stdout of %s", run.args).doesNotContain(secret);
             assertThat(run.stderr).as("stderr of %s", run.args).doesNotContain(secret);
         }
+        // Checked clean above, so safe to show: what each run said (its error line, or that it ran).
+        String said = (run.stderr.isBlank() ? run.stdout : run.stderr).strip().lines().filter(l -> !l.isBlank())
+                .filter(l -> l.contains("sluice") || l.contains("redacted") || l.contains("error") || l.contains(":"))
+                .findFirst().orElse("");
+        System.out.printf("NoSecretInOutputIT %s -> exit %d, %d+%d bytes checked: %s%n", run.args, run.exitCode,
+                run.stdout.length(), run.stderr.length(), said.length() > 240 ? said.substring(0, 240) + "..." : said);
     }
 
     /** The config file every run reads: secrets that must not break a PLAINTEXT start. */
