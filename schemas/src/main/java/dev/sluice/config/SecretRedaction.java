@@ -37,6 +37,8 @@ public final class SecretRedaction {
     public static final String REDACTED = TokenRedaction.REDACTED;
     /** Remembered values shorter than this are ignored (they would redact ordinary words). */
     public static final int MIN_REMEMBERED_LENGTH = 6;
+    /** URL user info without a colon is remembered from this length on (shorter: a user name like "default"). */
+    static final int MIN_REMEMBERED_TOKEN_LENGTH = 12;
 
     private static final Pattern SECRET_KEY = Pattern.compile(
             "token|password|passwd|passphrase|secret|credential|sasl\\.jaas|user\\.info|userinfo|private|api\\.key|apikey"
@@ -44,7 +46,7 @@ public final class SecretRedaction {
                     + "|(^|\\.)key$|(^|\\.)key\\.");
     /** Keys that match {@link #SECRET_KEY} but name no secret (the budget's key name, a source setting). */
     private static final Pattern NOT_SECRET_KEY = Pattern.compile(
-            "(^|\\.)limit\\.key$|credentials\\.source$|\\.key\\.(de)?serializer$|^key\\.(de)?serializer$|token\\.endpoint\\.url$");
+            "(^|\\.)limit\\.key$|credentials\\.source$|credentials\\.client\\.id$|\\.key\\.(de)?serializer$|^key\\.(de)?serializer$|token\\.endpoint\\.url$");
     /** {@code scheme://userinfo@}: the user info ends at the last '@' before the host's '/', whitespace or quote. */
     private static final Pattern URL_USER_INFO = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://)[^/\\s\"'<>@]*(?:@[^/\\s\"'<>@]*)*@");
 
@@ -116,8 +118,12 @@ public final class SecretRedaction {
             while (m.find()) {
                 String userInfo = value.substring(m.end(1), m.end() - 1);
                 int colon = userInfo.indexOf(':');
-                remember(colon >= 0 ? userInfo.substring(colon + 1) : userInfo);
-                remember(userInfo);
+                if (colon >= 0) {
+                    remember(userInfo.substring(colon + 1));
+                    remember(userInfo);
+                } else if (userInfo.length() >= MIN_REMEMBERED_TOKEN_LENGTH) {
+                    remember(userInfo); // a token or a Redis password alone; a short one is a user name
+                }
             }
         }
     }

@@ -58,9 +58,10 @@ class SecretRedactionTest {
         Settings.of(Map.of("bot.sms.token", "sk-remembered+/=K1"));
         assertThat(SecretRedaction.redact("body: {\"key\":\"sk-remembered+/=K1\"} url ?k=sk-remembered%2B%2F%3DK1"))
                 .isEqualTo("body: {\"key\":\"[redacted]\"} url ?k=[redacted]");
-        // Short values are not remembered: they would eat ordinary words.
-        Settings.of(Map.of("x.password", "abc"));
-        assertThat(SecretRedaction.redact("abc")).isEqualTo("abc");
+        // Short values, user names and client ids are not remembered: they would eat ordinary words.
+        Settings.of(Map.of("x.password", "abc", "redis.url", "redis://default@redis:6379",
+                "kafka.sasl.oauthbearer.client.credentials.client.id", "sluice-app"));
+        assertThat(SecretRedaction.redact("abc default sluice-app")).isEqualTo("abc default sluice-app");
     }
 
     @Test
