@@ -21,7 +21,11 @@ RUN --mount=type=cache,target=/root/.m2 mvn -B -q -pl app -am package -DskipTest
 
 # ---- runtime: JRE only, non-root ----
 FROM eclipse-temurin:17-jre
-RUN groupadd --system sluice && useradd --system --gid sluice --home-dir /var/lib/sluice --create-home sluice
+# The topology's state directory (state.dir; compose mounts a named volume there) exists and belongs to the
+# image's user: Docker initialises a new named volume with the image directory's owner, so it is writable.
+RUN groupadd --system sluice && useradd --system --gid sluice --home-dir /var/lib/sluice --create-home sluice \
+ && mkdir -p /var/lib/sluice/streams \
+ && chown -R sluice:sluice /var/lib/sluice
 COPY --from=build /sluice.jar /app/sluice.jar
 USER sluice
 WORKDIR /var/lib/sluice

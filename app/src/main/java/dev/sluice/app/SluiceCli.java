@@ -16,12 +16,14 @@ import picocli.CommandLine.Command;
 public final class SluiceCli implements Runnable {
 
     public static void main(String[] args) {
+        dev.sluice.app.logging.RedactingOutputStream.installOnSystemStreams(); // no secret on stdout/stderr (F8)
         System.exit(run(args));
     }
 
     public static int run(String... args) {
         AvroTrust.ensure();
-        return new CommandLine(new SluiceCli()).setCaseInsensitiveEnumValuesAllowed(true).execute(args);
+        CommandLine cli = new CommandLine(new SluiceCli()).setCaseInsensitiveEnumValuesAllowed(true);
+        return dev.sluice.app.logging.RedactingCliErrors.install(cli).execute(args); // no secret on stderr (F8)
     }
 
     @Override

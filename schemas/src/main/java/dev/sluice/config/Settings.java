@@ -27,6 +27,8 @@ public final class Settings {
 
     private Settings(Map<String, String> values) {
         this.values = Collections.unmodifiableMap(new TreeMap<>(values));
+        // Whatever secret this process is given is removed from its logs and error output from now on.
+        this.values.forEach(SecretRedaction::rememberEntry);
     }
 
     public static Settings of(Map<String, String> values) {
@@ -210,11 +212,13 @@ public final class Settings {
                 + "' (env " + envName(key) + "): expected " + expected);
     }
 
-    /** Keys that hold credentials never echo their value. */
+    /**
+     * Keys that hold credentials never echo their value ({@link SecretRedaction#isSecretKey}: tokens,
+     * passwords, passphrases, secrets, credentials, user info, private and API keys, JAAS configs, keys
+     * ending in {@code .key}); other values lose the user info of any URL in them.
+     */
     public static String redactIfSecret(String key, String value) {
-        String k = key.toLowerCase();
-        boolean secret = k.contains("token") || k.contains("password") || k.contains("secret") || k.contains("sasl.jaas");
-        return secret ? "[redacted]" : value;
+        return SecretRedaction.redactValue(key, value);
     }
 
     @Override

@@ -8,42 +8,44 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import dev.sluice.testkit.RegistryStore.ApiError;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.avro.Schema;
-import org.apache.avro.SchemaParseException;
 
 /**
- * An in-process schema registry serving the Confluent Schema Registry REST subset Sluice uses, on
- * 127.0.0.1 and a free port (JDK {@code com.sun.net.httpserver}), for tests and the embedded demo.
+ * An in-process schema registry serving the Confluent Schema Registry REST endpoints common clients call
+ * (Confluent's Java serializers, {@code @kafkajs/confluent-schema-registry}, Sluice's own client), on
+ * 127.0.0.1 and a free port (JDK {@code com.sun.net.httpserver}), for tests, the embedded demo and dev runs.
  *
- * <p>Endpoints (bodies {@code application/vnd.schemaregistry.v1+json}):
+ * <p>Endpoints (bodies {@code application/vnd.schemaregistry.v1+json}; schema bodies
+ * {@code {"schema":"...","schemaType":"AVRO","references":[{"name","subject","version"}]}}):
  * <ul>
- *   <li>{@code POST /subjects/{s}/versions} {@code {"schema":"..."}} → {@code {"id":N}}: ids are global
- *       and increasing from 1; the same schema (after parsing, so whitespace does not matter) gets the
- *       same id under every subject; registering again under the same subject is idempotent.</li>
- *   <li>{@code GET /schemas/ids/{id}} → {@code {"schema":"..."}}</li>
- *   <li>{@code GET /subjects} → {@code ["s1",...]}; {@code GET /subjects/{s}/versions} → {@code [1,2]}</li>
- *   <li>{@code GET /subjects/{s}/versions/{v|latest}} and {@code POST /subjects/{s}} (lookup) →
- *       {@code {"subject","version","id","schema"}}</li>
+ *   <li>{@code GET /subjects}; {@code GET /subjects/{s}/versions}; {@code GET /subjects/{s}/versions/{v|latest}}
+ *       (and {@code .../schema}, the bare schema); {@code POST /subjects/{s}/versions} → {@code {"id":N}};
+ *       {@code POST /subjects/{s}} (is this schema registered?) → {@code {"subject","version","id","schema"}}</li>
+ *   <li>{@code GET /schemas/ids/{id}} → {@code {"schema","references"?}}; {@code GET /schemas/ids/{id}/versions}
+ *       → {@code [{"subject","version"}]}; {@code GET /schemas/ids/{id}/subjects}; {@code GET /schemas/types}</li>
+ *   <li>{@code GET /config} → {@code {"compatibilityLevel"}}; {@code PUT /config} {@code {"compatibility"}};
+ *       {@code GET|PUT|DELETE /config/{s}} ({@code ?defaultToGlobal=true} falls back to the global level)</li>
+ *   <li>{@code POST /compatibility/subjects/{s}/versions/{v|latest}} and {@code .../versions} (what the
+ *       level requires) → {@code {"is_compatible":bool}}, with {@code "messages"} when {@code ?verbose=true}</li>
+ *   <li>{@code GET /mode} and {@code /mode/{s}} → {@code {"mode":"READWRITE"}}</li>
  * </ul>
- * Errors in Confluent style, e.g. HTTP 404 {@code {"error_code":40403,"message":"Schema not found"}};
- * 40401 subject not found, 40402 version not found, 42201 invalid schema, 42202 invalid version.
- * Only Avro; no compatibility checks, no deletes, state in memory only.
+ * Semantics and error codes as in Confluent ({@link RegistryStore}): global ids, references, compatibility
+ * levels (default {@code BACKWARD}) enforced on register (409). Only Avro; no deletes of schemas; state in
+ * memory only. Other paths: 404 with error code 404; a known path with another method: 405.
  *
  * <p>For fault-injection tests: {@link #requireBasicAuth}, {@link #failNextRequests} and
- * {@link #requestCount}.
+ * {@link #requestCount}. Threads: a pool of 4 HTTP workers; the state lives in the {@link RegistryStore}
+ * (synchronized), the fault-injection fields are atomics or volatile.
  */
 public final class InProcessSchemaRegistry implements AutoCloseable {
     static {
@@ -57,11 +59,7 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
     private HttpServer server;
     private ExecutorService executor;
 
-    // Guarded by "this".
-    private final Map<String, Integer> idBySchemaText = new HashMap<>();
-    private final Map<Integer, String> schemaTextById = new HashMap<>();
-    private final Map<String, List<Integer>> versionsBySubject = new TreeMap<>();
-    private int nextId = 1;
+    private final RegistryStore store = new RegistryStore();
 
     private final AtomicLong requests = new AtomicLong();
     private final AtomicInteger failuresLeft = new AtomicInteger();
@@ -131,8 +129,8 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
     }
 
     /** Number of distinct schemas registered. */
-    public synchronized int schemaCount() {
-        return schemaTextById.size();
+    public int schemaCount() {
+        return store.schemaCount();
     }
 
     @Override
@@ -155,7 +153,7 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
             } catch (RuntimeException e) {
                 reply = new Reply(500, error(50001, "Error in the backend data store: " + e));
             }
-            byte[] body = JSON.writeValueAsBytes(reply.body);
+            byte[] body = reply.body instanceof String raw ? raw.getBytes(StandardCharsets.UTF_8) : JSON.writeValueAsBytes(reply.body);
             exchange.getResponseHeaders().set("Content-Type", CONTENT_TYPE);
             exchange.sendResponseHeaders(reply.status, body.length);
             try (OutputStream out = exchange.getResponseBody()) {
@@ -174,124 +172,176 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
         }
         String method = exchange.getRequestMethod();
         List<String> path = segments(exchange.getRequestURI().getRawPath());
+        String query = exchange.getRequestURI().getRawQuery();
         byte[] body;
         try (InputStream in = exchange.getRequestBody()) {
             body = in.readAllBytes();
         }
-        if (path.size() == 3 && path.get(0).equals("schemas") && path.get(1).equals("ids") && method.equals("GET")) {
-            return new Reply(200, schemaById(parseInt(path.get(2), 40403, "Schema not found")));
+        Reply reply = switch (path.isEmpty() ? "" : path.get(0)) {
+            case "subjects" -> subjects(method, path, body);
+            case "schemas" -> schemas(method, path);
+            case "config" -> config(method, path, body, query);
+            case "compatibility" -> compatibility(method, path, body, query);
+            case "mode" -> method.equals("GET") && path.size() <= 2
+                    ? new Reply(200, JSON.createObjectNode().put("mode", "READWRITE")) : null;
+            default -> throw new ApiError(404, 404, "HTTP 404 Not Found");
+        };
+        if (reply == null) {
+            throw new ApiError(405, 405, "HTTP 405 Method Not Allowed");
         }
-        if (path.size() == 1 && path.get(0).equals("subjects") && method.equals("GET")) {
-            synchronized (this) {
-                return new Reply(200, JSON.valueToTree(new ArrayList<>(versionsBySubject.keySet())));
-            }
+        return reply;
+    }
+
+    private Reply subjects(String method, List<String> path, byte[] body) {
+        if (path.size() == 1) {
+            return method.equals("GET") ? ok(JSON.valueToTree(store.subjects())) : null;
         }
-        if (path.size() >= 2 && path.get(0).equals("subjects")) {
-            String subject = path.get(1);
-            if (path.size() == 2 && method.equals("POST")) {
-                return new Reply(200, lookup(subject, schemaText(body)));
+        String subject = path.get(1);
+        if (path.size() == 2) {
+            if (!method.equals("POST")) {
+                return null;
             }
-            if (path.size() == 3 && path.get(2).equals("versions") && method.equals("POST")) {
-                return new Reply(200, JSON.createObjectNode().put("id", register(subject, schemaText(body))));
-            }
-            if (path.size() == 3 && path.get(2).equals("versions") && method.equals("GET")) {
-                synchronized (this) {
-                    List<Integer> versions = subjectVersions(subject);
-                    List<Integer> numbers = new ArrayList<>();
-                    for (int v = 1; v <= versions.size(); v++) {
-                        numbers.add(v);
-                    }
-                    return new Reply(200, JSON.valueToTree(numbers));
+            SchemaBody b = schemaBody(body);
+            return ok(store.lookup(subject, b.text, b.references));
+        }
+        if (!path.get(2).equals("versions") || path.size() > 5) {
+            throw new ApiError(404, 404, "HTTP 404 Not Found");
+        }
+        if (path.size() == 3) {
+            return switch (method) {
+                case "GET" -> ok(JSON.valueToTree(store.versions(subject)));
+                case "POST" -> {
+                    SchemaBody b = schemaBody(body);
+                    yield ok(JSON.createObjectNode().put("id", store.register(subject, b.text, b.references)));
                 }
+                default -> null;
+            };
+        }
+        if (!method.equals("GET")) {
+            return null;
+        }
+        if (path.size() == 5) {
+            if (!path.get(4).equals("schema")) {
+                throw new ApiError(404, 404, "HTTP 404 Not Found");
             }
-            if (path.size() == 4 && path.get(2).equals("versions") && method.equals("GET")) {
-                return new Reply(200, version(subject, path.get(3)));
+            return new Reply(200, store.versionSchemaText(subject, path.get(3)));
+        }
+        return ok(store.version(subject, path.get(3)));
+    }
+
+    private Reply schemas(String method, List<String> path) {
+        if (!method.equals("GET")) {
+            return null;
+        }
+        if (path.size() == 2 && path.get(1).equals("types")) {
+            return ok(JSON.createArrayNode().add("AVRO"));
+        }
+        if (path.size() < 3 || path.size() > 4 || !path.get(1).equals("ids")) {
+            throw new ApiError(404, 404, "HTTP 404 Not Found");
+        }
+        int id = parseInt(path.get(2), 40403, "Schema " + path.get(2) + " not found");
+        if (path.size() == 3) {
+            return ok(store.schemaById(id));
+        }
+        return switch (path.get(3)) {
+            case "versions" -> ok(store.subjectVersionsOfId(id));
+            case "subjects" -> {
+                List<String> subjects = new ArrayList<>();
+                store.subjectVersionsOfId(id).forEach(n -> {
+                    if (!subjects.contains(n.get("subject").asText())) {
+                        subjects.add(n.get("subject").asText());
+                    }
+                });
+                yield ok(JSON.valueToTree(subjects));
+            }
+            default -> throw new ApiError(404, 404, "HTTP 404 Not Found");
+        };
+    }
+
+    private Reply config(String method, List<String> path, byte[] body, String query) {
+        if (path.size() > 2) {
+            throw new ApiError(404, 404, "HTTP 404 Not Found");
+        }
+        String subject = path.size() == 2 ? path.get(1) : null;
+        return switch (method) {
+            case "GET" -> ok(JSON.createObjectNode().put("compatibilityLevel", subject == null ? store.globalLevel()
+                    : store.subjectLevel(subject, queryFlag(query, "defaultToGlobal"))));
+            case "PUT" -> {
+                JsonNode node = json(body);
+                String level = node.path("compatibility").asText(node.path("compatibilityLevel").asText(null));
+                yield ok(JSON.createObjectNode().put("compatibility",
+                        subject == null ? store.setGlobalLevel(level) : store.setSubjectLevel(subject, level)));
+            }
+            case "DELETE" -> ok(JSON.createObjectNode().put("compatibilityLevel", subject == null
+                    ? store.setGlobalLevel("BACKWARD") : store.deleteSubjectLevel(subject)));
+            default -> null;
+        };
+    }
+
+    private Reply compatibility(String method, List<String> path, byte[] body, String query) {
+        if (path.size() < 4 || path.size() > 5 || !path.get(1).equals("subjects") || !path.get(3).equals("versions")) {
+            throw new ApiError(404, 404, "HTTP 404 Not Found");
+        }
+        if (!method.equals("POST")) {
+            return null;
+        }
+        SchemaBody b = schemaBody(body);
+        List<String> problems = store.compatibility(path.get(2), path.size() == 5 ? path.get(4) : null, b.text, b.references);
+        ObjectNode out = JSON.createObjectNode().put("is_compatible", problems.isEmpty());
+        if (queryFlag(query, "verbose")) {
+            out.set("messages", JSON.valueToTree(problems));
+        }
+        return ok(out);
+    }
+
+    private static Reply ok(Object body) {
+        return new Reply(200, body);
+    }
+
+    private static boolean queryFlag(String query, String name) {
+        if (query == null) {
+            return false;
+        }
+        for (String part : query.split("&")) {
+            if (part.equalsIgnoreCase(name + "=true")) {
+                return true;
             }
         }
-        boolean known = path.size() >= 1 && (path.get(0).equals("subjects") || path.get(0).equals("schemas"));
-        throw known ? new ApiError(405, 405, "HTTP 405 Method Not Allowed") : new ApiError(404, 404, "HTTP 404 Not Found");
+        return false;
     }
 
-    private synchronized int register(String subject, String schemaText) {
-        String canonical = parse(schemaText);
-        Integer id = idBySchemaText.get(canonical);
-        if (id == null) {
-            id = nextId++;
-            idBySchemaText.put(canonical, id);
-            schemaTextById.put(id, canonical);
-        }
-        List<Integer> versions = versionsBySubject.computeIfAbsent(subject, s -> new ArrayList<>());
-        if (!versions.contains(id)) {
-            versions.add(id);
-        }
-        return id;
+    private record SchemaBody(String text, List<RegistryStore.Reference> references) {
     }
 
-    private synchronized JsonNode lookup(String subject, String schemaText) {
-        List<Integer> versions = subjectVersions(subject);
-        Integer id = idBySchemaText.get(parse(schemaText));
-        int index = id == null ? -1 : versions.indexOf(id);
-        if (index < 0) {
-            throw new ApiError(404, 40403, "Schema not found");
-        }
-        return versionNode(subject, index + 1, id);
-    }
-
-    private synchronized JsonNode version(String subject, String versionText) {
-        List<Integer> versions = subjectVersions(subject);
-        int version = versionText.equals("latest") || versionText.equals("-1") ? versions.size() : parseInt(versionText, 42202,
-                "The specified version '" + versionText + "' is not a valid version id. Allowed values are between [1, 2^31-1] and the string \"latest\"");
-        if (version < 1 || version > versions.size()) {
-            throw new ApiError(404, 40402, "Version " + versionText + " not found.");
-        }
-        return versionNode(subject, version, versions.get(version - 1));
-    }
-
-    private synchronized JsonNode schemaById(int id) {
-        String text = schemaTextById.get(id);
-        if (text == null) {
-            throw new ApiError(404, 40403, "Schema " + id + " not found");
-        }
-        return JSON.createObjectNode().put("schema", text);
-    }
-
-    private List<Integer> subjectVersions(String subject) {
-        List<Integer> versions = versionsBySubject.get(subject);
-        if (versions == null) {
-            throw new ApiError(404, 40401, "Subject '" + subject + "' not found.");
-        }
-        return versions;
-    }
-
-    private JsonNode versionNode(String subject, int version, int id) {
-        return JSON.createObjectNode().put("subject", subject).put("version", version).put("id", id)
-                .put("schema", schemaTextById.get(id));
-    }
-
-    private static String schemaText(byte[] body) {
-        JsonNode node;
+    private static JsonNode json(byte[] body) {
         try {
-            node = JSON.readTree(body);
+            JsonNode node = JSON.readTree(body);
+            if (node == null || !node.isObject()) {
+                throw new ApiError(422, 422, "Unrecognized request body: a JSON object is required");
+            }
+            return node;
         } catch (IOException e) {
             throw new ApiError(400, 400, "Unrecognized request body: " + e.getMessage());
         }
-        if (node == null || !node.path("schema").isTextual()) {
+    }
+
+    private static SchemaBody schemaBody(byte[] body) {
+        JsonNode node = json(body);
+        if (!node.path("schema").isTextual()) {
             throw new ApiError(422, 42201, "Invalid schema: the body has no 'schema' text");
         }
         JsonNode type = node.get("schemaType");
         if (type != null && !type.isNull() && !"AVRO".equalsIgnoreCase(type.asText())) {
             throw new ApiError(422, 42201, "Invalid schema: only AVRO is supported, got " + type.asText());
         }
-        return node.get("schema").asText();
-    }
-
-    /** Parses and re-serialises, so the same schema in different whitespace gets the same id. */
-    private static String parse(String schemaText) {
-        try {
-            return new Schema.Parser().parse(schemaText).toString();
-        } catch (SchemaParseException | NullPointerException e) {
-            throw new ApiError(422, 42201, "Invalid schema: " + e.getMessage());
+        List<RegistryStore.Reference> refs = new ArrayList<>();
+        for (JsonNode r : node.path("references")) {
+            if (!r.path("name").isTextual() || !r.path("subject").isTextual() || !r.path("version").canConvertToInt()) {
+                throw new ApiError(422, 42201, "Invalid schema: a reference needs 'name', 'subject' and 'version', got " + r);
+            }
+            refs.add(new RegistryStore.Reference(r.get("name").asText(), r.get("subject").asText(), r.get("version").asInt()));
         }
+        return new SchemaBody(node.get("schema").asText(), refs);
     }
 
     private static int parseInt(String text, int errorCode, String message) {
@@ -316,17 +366,7 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
         return JSON.createObjectNode().put("error_code", code).put("message", message);
     }
 
-    private record Reply(int status, JsonNode body) {
-    }
-
-    private static final class ApiError extends RuntimeException {
-        final int status;
-        final int code;
-
-        ApiError(int status, int code, String message) {
-            super(message);
-            this.status = status;
-            this.code = code;
-        }
+    /** {@code body}: a JsonNode, or a String sent as is (a bare schema). */
+    private record Reply(int status, Object body) {
     }
 }

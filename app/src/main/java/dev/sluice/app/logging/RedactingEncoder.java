@@ -5,13 +5,14 @@ import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.encoder.Encoder;
 import ch.qos.logback.core.encoder.EncoderBase;
-import dev.sluice.config.TokenRedaction;
+import dev.sluice.config.SecretRedaction;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
- * A logback encoder that writes either concise text or one JSON object per line and removes bot
- * tokens from the finished bytes ({@link TokenRedaction}). Redacting the encoded output, rather than
+ * A logback encoder that writes either concise text or one JSON object per line and removes secrets
+ * from the finished bytes ({@link SecretRedaction}: bot tokens, URL user info, and every value of a
+ * secret config key this process holds). Redacting the encoded output, rather than
  * the message, covers every path a token can take at once: the message, its arguments, exception
  * messages and their cause chain, stack traces, MDC values and logger or thread names, in both
  * formats.
@@ -96,7 +97,7 @@ public final class RedactingEncoder extends EncoderBase<ILoggingEvent> {
             return bytes;
         }
         String text = new String(bytes, StandardCharsets.UTF_8);
-        String clean = TokenRedaction.redact(text);
+        String clean = SecretRedaction.redact(text);
         return clean == text || clean.equals(text) ? bytes : clean.getBytes(StandardCharsets.UTF_8);
     }
 }

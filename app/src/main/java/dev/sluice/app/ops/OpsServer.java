@@ -28,12 +28,20 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET /health/ready}: 200 when the process does its job (see {@link HealthCheck}), else 503.</li>
  * </ul>
  * Health bodies are small JSON objects: {@code {"status":"UP","checks":{"streams":"RUNNING"}}}.
- * Two daemon threads answer, so a slow scrape never blocks a probe for long.
+ * Two daemon threads answer, so a slow scrape never blocks a probe for long. A client gets
+ * {@link #MAX_REQUEST_SECONDS} s to send its request line and headers, then the JDK closes the connection
+ * ({@code sun.net.httpserver.maxReqTime}, set by {@code JdkHttpServerNoDelay}): clients that connect and stall
+ * cannot hold the workers and block {@code /health} (tested with stalled sockets in {@code OpsServerTest}).
  */
 public final class OpsServer implements AutoCloseable {
     static {
         dev.sluice.testkit.JdkHttpServerNoDelay.enable(); // before this JVM's first HttpServer: no 40 ms Nagle stalls
     }
+
+    /** Threads answering requests. */
+    public static final int WORKER_THREADS = 2;
+    /** Seconds a client may take to send a request's line and headers; then the connection is closed. */
+    public static final int MAX_REQUEST_SECONDS = dev.sluice.testkit.JdkHttpServerNoDelay.MAX_REQUEST_SECONDS;
 
     private static final Logger log = LoggerFactory.getLogger(OpsServer.class);
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -66,7 +74,7 @@ public final class OpsServer implements AutoCloseable {
                     + " (" + OpsConfig.PORT + " / " + OpsConfig.BIND_ADDRESS + "): " + e.getMessage(), e);
         }
         AtomicInteger n = new AtomicInteger();
-        ExecutorService executor = Executors.newFixedThreadPool(2, r -> {
+        ExecutorService executor = Executors.newFixedThreadPool(WORKER_THREADS, r -> {
             Thread t = new Thread(r, "sluice-ops-http-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;

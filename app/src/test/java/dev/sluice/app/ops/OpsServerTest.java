@@ -37,6 +37,41 @@ class OpsServerTest {
         }
     }
 
+    /**
+     * F13: the JDK server reads request headers on a worker thread with no time limit by default, so clients that
+     * send "G" and stall take every worker and /health stops answering. With the request time bounded, the
+     * stalled connections are closed and /health answers within that bound.
+     */
+    @Test
+    void clientsThatStallMidRequestCannotBlockHealth() throws Exception {
+        metrics = ProcessMetrics.create("sender");
+        server = OpsServer.start(new OpsConfig(true, "127.0.0.1", 0), metrics.registry(), HealthCheck.alwaysUp(), HealthCheck.alwaysUp());
+        List<java.net.Socket> stalled = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < OpsServer.WORKER_THREADS * 2; i++) {
+                java.net.Socket s = new java.net.Socket("127.0.0.1", server.port());
+                s.getOutputStream().write('G');
+                s.getOutputStream().flush();
+                stalled.add(s);
+            }
+            long start = System.nanoTime();
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/health/live"))
+                    .timeout(Duration.ofSeconds(OpsServer.MAX_REQUEST_SECONDS + 4)).build(), HttpResponse.BodyHandlers.ofString());
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(tookMs).as("health answered within the request bound plus the JDK's 1 s timer")
+                    .isLessThan((OpsServer.MAX_REQUEST_SECONDS + 2) * 1000L);
+            // The stalled clients were cut off, not served: their connection is closed by the server.
+            java.net.Socket first = stalled.get(0);
+            first.setSoTimeout(5000);
+            assertThat(first.getInputStream().read()).isEqualTo(-1);
+        } finally {
+            for (java.net.Socket s : stalled) {
+                s.close();
+            }
+        }
+    }
+
     @Test
     void servesPrometheusTextWithSluiceAndJvmMetrics() throws Exception {
         metrics = ProcessMetrics.create("sender");

@@ -1,5 +1,7 @@
 package dev.sluice.app.ops;
 
+import dev.sluice.app.deploy.DeployConfigConsistencyTest;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -61,6 +63,9 @@ class SenderOpsIT {
                     String scrape = get(ops, "/metrics").body();
                     assertThat(scrape).contains("sluice_budget_mode", "sluice_sender_buffered_records",
                             "process=\"sender\"", "jvm_memory_used_bytes");
+                    // The Kafka metrics the alert rules query exist under these names (deploy/prometheus/alerts.yml).
+                    DeployConfigConsistencyTest.KAFKA_METRICS_IN_ALERTS.get("sender")
+                            .forEach(name -> assertThat(scrape).as("alerted metric").contains("\n" + name + "{"));
                 } finally {
                     service.close();
                 }

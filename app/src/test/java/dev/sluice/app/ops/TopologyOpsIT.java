@@ -1,5 +1,7 @@
 package dev.sluice.app.ops;
 
+import dev.sluice.app.deploy.DeployConfigConsistencyTest;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -61,6 +63,9 @@ class TopologyOpsIT {
                 String scrape = get(ops, "/metrics").body();
                 assertThat(MetricsCheck.missing(scrape, "sluice.topology.")).isEmpty();
                 assertThat(scrape).contains("kafka_stream_", "jvm_memory_used_bytes", "process=\"topology\"");
+                // The Kafka metrics the alert rules query exist under these names (deploy/prometheus/alerts.yml).
+                DeployConfigConsistencyTest.KAFKA_METRICS_IN_ALERTS.get("topology")
+                        .forEach(name -> assertThat(scrape).as("alerted metric").contains("\n" + name + "{"));
 
                 service.close();
                 HttpResponse<String> live = get(ops, "/health/live");
