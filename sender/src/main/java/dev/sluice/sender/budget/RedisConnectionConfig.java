@@ -12,7 +12,8 @@ import java.time.Duration;
 public final class RedisConnectionConfig {
     public static final ConfigKey<String> URL = ConfigKey.string("redis.url", null,
             RedisConnectionConfig::isRedisUrl,
-            "a redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or rediss-cluster:// URL",
+            "a redis://, rediss://, redis-sentinel://host:port,...#master, rediss-sentinel://, redis-cluster://host:port,... or "
+                    + "rediss-cluster:// URL (a '%' in a password written as %25)",
             "the Redis of the shared budget and the sent marks: one server (redis://localhost:6379), a Sentinel set "
                     + "(redis-sentinel://h1:26379,h2:26379#mymaster) or a Redis Cluster (redis-cluster://h1:7000,h2:7001, "
                     + "any seed nodes); required in budget.mode=redis (the default)");
