@@ -11,8 +11,15 @@ import picocli.CommandLine.Command;
         description = "Chat-bot notifications through Kafka Streams under one shared provider budget.",
         subcommands = {DemoCommand.class, TopologyCommand.class, SenderCommand.class, PlanCommand.class,
                 FakeTelegramCommand.class, BudgetCommand.class, dev.sluice.app.tools.ProduceCommand.class, dev.sluice.app.tools.ReplayCommand.class,
+                dev.sluice.app.tools.ResultsCommand.class,
                 CommandLine.HelpCommand.class})
-public final class SluiceCli implements Runnable {
+public final class SluiceCli implements java.util.concurrent.Callable<Integer> {
+    /** Exit code of {@code sluice} without a command: it did nothing, so scripts must not read it as success. */
+    public static final int EXIT_NO_COMMAND = 2;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
 
     public static void main(String[] args) {
         System.exit(run(args));
@@ -23,8 +30,11 @@ public final class SluiceCli implements Runnable {
         return new CommandLine(new SluiceCli()).setCaseInsensitiveEnumValuesAllowed(true).execute(args);
     }
 
+    /** {@code sluice} alone: the usage on stderr, and a non-zero exit. */
     @Override
-    public void run() {
-        new CommandLine(this).usage(System.out);
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        spec.commandLine().getErr().flush();
+        return EXIT_NO_COMMAND;
     }
 }
