@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
         description = "Chat-bot notifications through Kafka Streams under one shared provider budget.",
         subcommands = {DemoCommand.class, TopologyCommand.class, SenderCommand.class, PlanCommand.class,
                 FakeTelegramCommand.class, BudgetCommand.class, dev.sluice.app.tools.ProduceCommand.class, dev.sluice.app.tools.ReplayCommand.class,
-                dev.sluice.app.tools.ResultsCommand.class,
+                dev.sluice.app.tools.ResultsCommand.class, dev.sluice.app.dev.DevCommand.class,
                 CommandLine.HelpCommand.class})
 public final class SluiceCli implements java.util.concurrent.Callable<Integer> {
     /** Exit code of {@code sluice} without a command: it did nothing, so scripts must not read it as success. */
