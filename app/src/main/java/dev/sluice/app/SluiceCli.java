@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
         subcommands = {DemoCommand.class, TopologyCommand.class, SenderCommand.class, PlanCommand.class,
                 FakeTelegramCommand.class, BudgetCommand.class, dev.sluice.app.tools.ProduceCommand.class, dev.sluice.app.tools.ReplayCommand.class,
                 dev.sluice.app.tools.ResultsCommand.class, dev.sluice.app.dev.DevCommand.class,
+                dev.sluice.app.tools.SchemaCommand.class,
                 CommandLine.HelpCommand.class})
 public final class SluiceCli implements java.util.concurrent.Callable<Integer> {
     /** Exit code of {@code sluice} without a command: it did nothing, so scripts must not read it as success. */

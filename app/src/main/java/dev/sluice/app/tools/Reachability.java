@@ -36,6 +36,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 public final class Reachability {
     /** How long a tool waits for Kafka or the registry before it gives up: a person is waiting. */
     public static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /** How long closing the check's Admin client may wait for its pending calls before it aborts them. */
+    private static final Duration CLOSE_BOUND = Duration.ofSeconds(1);
 
     private Reachability() {
     }
@@ -50,7 +52,8 @@ public final class Reachability {
         long deadline = System.nanoTime() + timeout.toNanos();
         tcp(bootstrap, timeout);
         Map<String, Object> admin = adminProps(clientProps, remaining(deadline));
-        try (Admin client = Admin.create(admin)) {
+        Admin client = Admin.create(admin);
+        try {
             client.describeCluster().nodes().get(remaining(deadline).toMillis(), TimeUnit.MILLISECONDS);
             Set<String> existing = client.listTopics().names().get(remaining(deadline).toMillis(), TimeUnit.MILLISECONDS);
             Set<String> missing = new TreeSet<>(topics);
@@ -69,6 +72,9 @@ public final class Reachability {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ToolException("interrupted while checking Kafka at " + bootstrap, e);
+        } finally {
+            // close() alone waits without a bound for calls still pending against a broker that never answers
+            client.close(CLOSE_BOUND);
         }
     }
 
