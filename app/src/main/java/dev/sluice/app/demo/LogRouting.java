@@ -17,19 +17,27 @@ import org.slf4j.LoggerFactory;
  * registry notes) to a file instead of the terminal, so {@code sluice demo} and {@code sluice dev} show only their
  * own lines, a progress bar and the report. Replaces the root logger's appenders (the console one of
  * {@code logback.xml}) by one file appender with the same redacting encoder and format; levels stay as
- * configured. Called once, on the command's thread, before anything logs; logback then owns the appender.
+ * configured. {@link #close()} puts the old appenders back (the demo runs inside tests' JVMs too). Created and
+ * closed on the command's thread; logback owns the appender in between.
  */
-public final class LogRouting {
-    private LogRouting() {
+public final class LogRouting implements AutoCloseable {
+    private final ch.qos.logback.classic.Logger root;
+    private final List<Appender<ILoggingEvent>> previous;
+    private final FileAppender<ILoggingEvent> file;
+
+    private LogRouting(ch.qos.logback.classic.Logger root, List<Appender<ILoggingEvent>> previous, FileAppender<ILoggingEvent> file) {
+        this.root = root;
+        this.previous = previous;
+        this.file = file;
     }
 
     /**
-     * @return true when the lines now go to {@code file}; false when logback is not the SLF4J backend (then
+     * @return the routing, to close when the command ends; null when logback is not the SLF4J backend (then
      *     nothing changed)
      */
-    public static boolean toFile(Path file) {
+    public static LogRouting toFile(Path file) {
         if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx)) {
-            return false;
+            return null;
         }
         ch.qos.logback.classic.Logger root = ctx.getLogger(Logger.ROOT_LOGGER_NAME);
         String format = "text";
@@ -56,8 +64,15 @@ public final class LogRouting {
         root.addAppender(appender);
         for (Appender<ILoggingEvent> a : old) {
             root.detachAppender(a);
-            a.stop();
         }
-        return true;
+        return new LogRouting(root, old, appender);
+    }
+
+    /** Puts the previous appenders back and closes the file. */
+    @Override
+    public void close() {
+        previous.forEach(root::addAppender);
+        root.detachAppender(file);
+        file.stop();
     }
 }
