@@ -95,7 +95,7 @@ public final class ProduceCommand implements Callable<Integer> {
         }
 
         Map<String, Object> producerProps = KafkaClients.producer(s, "sluice-produce");
-        Reachability.registry(s, Reachability.TIMEOUT);
+        Reachability.registry(s, Reachability.REGISTRY_TIMEOUT);
         Reachability.kafka(producerProps, List.of(target), Reachability.TIMEOUT);
         CachedSchemaRegistryClient registry = CachedSchemaRegistryClient.fromSettings(s);
         AtomicLong written = new AtomicLong();

@@ -36,6 +36,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 public final class Reachability {
     /** How long a tool waits for Kafka or the registry before it gives up: a person is waiting. */
     public static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /** How long one registry URL may take to answer {@code GET /subjects}: an idle registry answers in milliseconds. */
+    public static final Duration REGISTRY_TIMEOUT = Duration.ofSeconds(5);
     /** How long closing the check's Admin client may wait for its pending calls before it aborts them. */
     private static final Duration CLOSE_BOUND = Duration.ofSeconds(1);
 

@@ -126,7 +126,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 needed.add(target);
             }
             if (fromResults) {
-                Reachability.registry(s, Reachability.TIMEOUT);
+                Reachability.registry(s, Reachability.REGISTRY_TIMEOUT);
                 needed.addAll(originals != null ? originals : List.of(topics.notifications(), topics.notificationsBackfill()));
             }
             Reachability.kafka(KafkaClients.reader(s, "sluice-replay"), needed, Reachability.TIMEOUT);

@@ -101,7 +101,7 @@ public final class ResultsCommand implements Callable<Integer> {
         Topics topics = Topics.from(s);
         List<String> read = dlq ? List.of(topics.deliveryResults(), topics.dlq()) : List.of(topics.deliveryResults());
         Map<String, Object> props = KafkaClients.reader(s, "sluice-results");
-        Reachability.registry(s, Reachability.TIMEOUT);
+        Reachability.registry(s, Reachability.REGISTRY_TIMEOUT);
         Reachability.kafka(props, read, Reachability.TIMEOUT);
 
         CachedSchemaRegistryClient registry = CachedSchemaRegistryClient.fromSettings(s);

@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.app.SluiceCli;
 import dev.sluice.testkit.InProcessSchemaRegistry;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ServerSocket;
@@ -28,8 +31,8 @@ class FailFastTest {
     @TempDir
     Path dir;
 
+    /** @param err the command's stderr and whatever else reached System.err meanwhile (framework logs) */
     private record Run(int exit, String out, String err, Duration took) {
-        /** Lines on stderr that are not progress lines. */
         List<String> errorLines() {
             return err.lines().filter(l -> !l.isBlank()).toList();
         }
@@ -38,10 +41,18 @@ class FailFastTest {
     private static Run run(Callable<Integer> command, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
+        ByteArrayOutputStream systemErr = new ByteArrayOutputStream();
+        PrintStream original = System.err;
+        System.setErr(new PrintStream(systemErr, true, StandardCharsets.UTF_8));
         long start = System.nanoTime();
-        int exit = new CommandLine(command).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
-                .setCaseInsensitiveEnumValuesAllowed(true).execute(args);
-        return new Run(exit, out.toString(), err.toString(), Duration.ofNanos(System.nanoTime() - start));
+        int exit;
+        try {
+            exit = new CommandLine(command).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+                    .setCaseInsensitiveEnumValuesAllowed(true).execute(args);
+        } finally {
+            System.setErr(original);
+        }
+        return new Run(exit, out.toString(), err + systemErr.toString(StandardCharsets.UTF_8), Duration.ofNanos(System.nanoTime() - start));
     }
 
     private Path events() throws IOException {
@@ -97,6 +108,18 @@ class FailFastTest {
             assertThat(r.err()).contains("Kafka at " + kafka + " (bootstrap.servers) accepts connections but did not answer within 10 s");
             assertThat(r.errorLines()).hasSize(1);
             assertThat(r.took()).isLessThan(Reachability.TIMEOUT.plusSeconds(3));
+        }
+    }
+
+    @Test
+    void aRegistryThatAcceptsButNeverAnswersFailsWithinItsTimeout() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0)) {
+            Run r = run(new ResultsCommand(), "-D", "bootstrap.servers=127.0.0.1:" + closedPort(),
+                    "-D", "schema.registry.url=http://127.0.0.1:" + silent.getLocalPort());
+            assertThat(r.exit()).isEqualTo(ToolErrors.EXIT_CANNOT_RUN);
+            assertThat(r.errorLines()).containsExactly("results: cannot reach the schema registry at http://127.0.0.1:" + silent.getLocalPort()
+                    + " (schema.registry.url) within 5 s: no answer (timed out) (--verbose for details)");
+            assertThat(r.took()).isLessThan(Reachability.REGISTRY_TIMEOUT.plusSeconds(3));
         }
     }
 
