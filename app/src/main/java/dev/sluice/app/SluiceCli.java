@@ -9,18 +9,16 @@ import picocli.CommandLine.Command;
 /** The {@code sluice} command line. */
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0",
         description = "Chat-bot notifications through Kafka Streams under one shared provider budget.",
-        subcommands = {DemoCommand.class, TopologyCommand.class, SenderCommand.class, PlanCommand.class,
-                FakeTelegramCommand.class, BudgetCommand.class, dev.sluice.app.tools.ProduceCommand.class, dev.sluice.app.tools.ReplayCommand.class,
-                dev.sluice.app.tools.ResultsCommand.class, dev.sluice.app.dev.DevCommand.class,
-                dev.sluice.app.tools.SchemaCommand.class,
-                CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, dev.sluice.app.dev.DevCommand.class, TopologyCommand.class, SenderCommand.class,
+                dev.sluice.app.tools.ProduceCommand.class, dev.sluice.app.tools.ResultsCommand.class,
+                dev.sluice.app.tools.ReplayCommand.class, dev.sluice.app.tools.SchemaCommand.class, PlanCommand.class,
+                BudgetCommand.class, FakeTelegramCommand.class, CommandLine.HelpCommand.class})
 public final class SluiceCli implements java.util.concurrent.Callable<Integer> {
     /** Exit code of {@code sluice} without a command: it did nothing, so scripts must not read it as success. */
     public static final int EXIT_NO_COMMAND = 2;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
-
 
     public static void main(String[] args) {
         System.exit(run(args));

@@ -83,7 +83,7 @@ class DevCommandIT {
 
         List<ProcessHandle> started = child.descendants().toList();
         assertThat(started).as("redis-server runs as a child process").isNotEmpty();
-        stopAndCheckNothingLeft(started, ports, out1);
+        stopAndCheckNothingLeft(started, withOpsPorts(ports, ready), out1);
 
         // the terminal: the command's own lines, framework logs in the file
         List<String> terminal = Files.readAllLines(out1);
@@ -97,7 +97,8 @@ class DevCommandIT {
         Path out2 = tmp.resolve("dev2.out");
         Path err2 = tmp.resolve("dev2.err");
         start(args, out2, err2);
-        assertThat(awaitReady(out2, err2)).contains("restored ").contains("schema versions");
+        String ready2 = awaitReady(out2, err2);
+        assertThat(ready2).contains("restored ").contains("schema versions");
         Run before = cli(new ResultsCommand(), "--config", config.toString());
         assertThat(before.out()).as(before.err()).contains("results: 3 shown (DELIVERED 3)").contains("id=dev-2 chat=1002");
         Files.write(events, List.of(event("dev-4", "1003")));
@@ -105,7 +106,7 @@ class DevCommandIT {
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1))
                 .until(() -> cli(new ResultsCommand(), "--config", config.toString(), "--id", "dev-4").out().contains("results: 1 shown (DELIVERED 1)"));
         assertThat(cli(new ResultsCommand(), "--config", config.toString()).out()).contains("results: 4 shown (DELIVERED 4)");
-        stopAndCheckNothingLeft(child.descendants().toList(), ports, out2);
+        stopAndCheckNothingLeft(child.descendants().toList(), withOpsPorts(ports, ready2), out2);
     }
 
     private void start(List<String> args, Path out, Path err) throws IOException {
@@ -140,6 +141,17 @@ class DevCommandIT {
                 s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port)); // throws if anything still listens
             }
         }
+    }
+
+    /** The fixed ports plus the ops servers' (free ports, read from the "ops" line). */
+    private static List<Integer> withOpsPorts(List<Integer> fixed, String ready) {
+        List<Integer> all = new ArrayList<>(fixed);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("http://127\\.0\\.0\\.1:(\\d+)/metrics").matcher(ready);
+        while (m.find()) {
+            all.add(Integer.parseInt(m.group(1)));
+        }
+        assertThat(all).hasSize(fixed.size() + 2); // the topology and one sender
+        return all;
     }
 
     private static String event(String id, String chat) {
