@@ -57,31 +57,31 @@ public final class DevCommand implements Callable<Integer> {
     /** How long the topology and the senders may take to report ready (stream threads running) after start. */
     static final Duration READY_BOUND = Duration.ofSeconds(120);
 
-    @Option(names = "--senders", defaultValue = "2", description = "Sender instances (default ${DEFAULT-VALUE}).")
+    @Option(names = "--senders", defaultValue = "2", paramLabel = "N", description = "Sender instances (default ${DEFAULT-VALUE}).")
     int senders;
 
     @Option(names = "--data-dir", paramLabel = "DIR", description = "Keep topics, state, Redis data and schemas here across restarts (default: a temporary dir, deleted at exit).")
     Path dataDir;
 
-    @Option(names = "--kafka-port", defaultValue = "0", description = "Kafka's port (default: a free one).")
+    @Option(names = "--kafka-port", defaultValue = "0", paramLabel = "PORT", description = "Kafka's port (default: a free one).")
     int kafkaPort;
 
-    @Option(names = "--registry-port", defaultValue = "0", description = "The schema registry's port (default: a free one).")
+    @Option(names = "--registry-port", defaultValue = "0", paramLabel = "PORT", description = "The schema registry's port (default: a free one).")
     int registryPort;
 
-    @Option(names = "--redis-port", defaultValue = "0", description = "Redis' port (default: a free one).")
+    @Option(names = "--redis-port", defaultValue = "0", paramLabel = "PORT", description = "Redis' port (default: a free one).")
     int redisPort;
 
-    @Option(names = "--telegram-port", defaultValue = "0", description = "FakeTelegram's port (default: a free one).")
+    @Option(names = "--telegram-port", defaultValue = "0", paramLabel = "PORT", description = "FakeTelegram's port (default: a free one).")
     int telegramPort;
 
-    @Option(names = "--partitions", defaultValue = "3", description = "Partitions of each Sluice topic, when created (default ${DEFAULT-VALUE}).")
+    @Option(names = "--partitions", defaultValue = "3", paramLabel = "N", description = "Partitions of each Sluice topic, when created (default ${DEFAULT-VALUE}).")
     int partitions;
 
     @Option(names = "--bot", defaultValue = "alerts", paramLabel = "BOT_ID", description = "The bot id FakeTelegram gets a token for; notifications name it in bot_id (default ${DEFAULT-VALUE}).")
     String bot;
 
-    @Option(names = "--budget", defaultValue = "redis", description = "redis: the senders share one budget in Redis; local: a limiter per sender, no Redis (default ${DEFAULT-VALUE}).")
+    @Option(names = "--budget", defaultValue = "redis", paramLabel = "redis|local", description = "redis: the senders share one budget in Redis; local: a limiter per sender, no Redis (default ${DEFAULT-VALUE}).")
     String budget;
 
     @Mixin
@@ -226,11 +226,28 @@ public final class DevCommand implements Callable<Integer> {
         if (!budget.equals("redis") && !budget.equals("local")) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--budget " + budget + ": expected redis or local");
         }
-        for (int port : new int[]{kafkaPort, registryPort, redisPort, telegramPort}) {
+        Map<String, Integer> ports = new java.util.LinkedHashMap<>();
+        ports.put("--kafka-port", kafkaPort);
+        ports.put("--registry-port", registryPort);
+        ports.put("--redis-port", redisPort);
+        ports.put("--telegram-port", telegramPort);
+        Set<Integer> seen = new java.util.HashSet<>();
+        ports.forEach((option, port) -> {
             if (port < 0 || port > 65535) {
-                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "port " + port + ": expected 0 (a free one) or 1..65535");
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), option + " " + port + ": expected 0 (a free one) or 1..65535");
             }
-        }
+            if (port > 0 && !seen.add(port)) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), option + " " + port + ": given twice");
+            }
+            if (port > 0) {
+                // checked before anything starts: a taken port would otherwise fail deep inside Kafka's socket server
+                try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+                    probe.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+                } catch (IOException e) {
+                    throw new dev.sluice.app.tools.ToolException(option + " " + port + ": 127.0.0.1:" + port + " is in use (" + e.getMessage() + ")");
+                }
+            }
+        });
         if (partitions < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--partitions " + partitions + ": expected at least 1");
         }
