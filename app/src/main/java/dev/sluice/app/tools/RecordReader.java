@@ -24,12 +24,17 @@ final class RecordReader {
     private static final Duration POLL = Duration.ofMillis(500);
     /** Without follow: give up when no record and no end is reached for this long (the broker went away). */
     static final Duration STALL = Duration.ofSeconds(30);
+    /** With follow: after this long without a record, ask the broker for the end offsets, so a lost broker is noticed. */
+    static final Duration FOLLOW_CHECK = Duration.ofSeconds(10);
 
     private RecordReader() {
     }
 
+    /**
+     * @param caughtUp runs once, with follow, when every partition has reached the end offsets taken at start
+     */
     static long read(Map<String, Object> readerProps, List<String> topics, Instant since, boolean follow, BooleanSupplier stop,
-                     Consumer<ConsumerRecord<byte[], byte[]>> each) {
+                     Runnable caughtUp, Consumer<ConsumerRecord<byte[], byte[]>> each) {
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(readerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<TopicPartition> parts = new ArrayList<>();
             for (String topic : topics) {
@@ -51,6 +56,7 @@ final class RecordReader {
             parts.forEach(p -> consumer.seek(p, start.get(p)));
             long read = 0;
             long lastProgress = System.nanoTime();
+            boolean announced = false;
             while (!stop.getAsBoolean()) {
                 int got = 0;
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
@@ -59,6 +65,21 @@ final class RecordReader {
                     each.accept(r);
                 }
                 if (follow) {
+                    if (!announced && parts.stream().allMatch(p -> consumer.position(p) >= end.get(p))) {
+                        announced = true;
+                        caughtUp.run();
+                    }
+                    if (got > 0) {
+                        lastProgress = System.nanoTime();
+                    } else if (System.nanoTime() - lastProgress > FOLLOW_CHECK.toNanos()) {
+                        try {
+                            consumer.endOffsets(parts, Reachability.TIMEOUT);
+                        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                            throw new ToolException("lost Kafka at " + readerProps.get("bootstrap.servers")
+                                    + " (bootstrap.servers): no answer for " + Reachability.TIMEOUT.toSeconds() + " s", e);
+                        }
+                        lastProgress = System.nanoTime();
+                    }
                     continue;
                 }
                 boolean done = true;

@@ -126,7 +126,10 @@ public final class ResultsCommand implements Callable<Integer> {
         }
         try {
             Instant followUntil = followSeconds == null ? null : Instant.now().plusSeconds(followSeconds);
-            RecordReader.read(props, read, from, follow, () -> stop.get() || (followUntil != null && Instant.now().isAfter(followUntil)), r -> {
+            RecordReader.read(props, read, from, follow, () -> stop.get() || (followUntil != null && Instant.now().isAfter(followUntil)), () -> {
+                err.println("results: following " + String.join(" and ", read) + " (Ctrl-C to stop)");
+                err.flush();
+            }, r -> {
                 ResultLine line;
                 if (r.topic().equals(topics.deliveryResults())) {
                     DeliveryResult result = decode(results, r);

@@ -12,7 +12,9 @@ import picocli.CommandLine.ParameterException;
  * Runs a tool's body and turns the failures a user can fix into one line on stderr: a config error names the
  * key ({@link ConfigException}), an unreachable Kafka or registry names the address ({@link ToolException}).
  * Anything else is one line too, with its type. The stack trace follows only with {@code --verbose}. User info in
- * URLs ({@code http://user:pass@host}) and bot tokens are removed from every line printed here. Stateless.
+ * URLs ({@code http://user:pass@host}) and bot tokens are removed from every line printed here. While the body
+ * runs without {@code --verbose}, the Kafka clients log only errors (their WARN lines repeat every reconnect
+ * attempt); the level is put back afterwards. Stateless.
  */
 public final class ToolErrors {
     /** Exit code when a tool cannot start or go on (config, unreachable Kafka or registry). */
@@ -27,6 +29,23 @@ public final class ToolErrors {
      * @throws ParameterException unchanged: picocli prints usage errors itself
      */
     public static int run(String name, PrintWriter err, boolean verbose, Callable<Integer> body) {
+        ch.qos.logback.classic.Logger kafka = null;
+        ch.qos.logback.classic.Level before = null;
+        if (!verbose && org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext ctx) {
+            kafka = ctx.getLogger("org.apache.kafka");
+            before = kafka.getLevel();
+            kafka.setLevel(ch.qos.logback.classic.Level.ERROR);
+        }
+        try {
+            return call(name, err, verbose, body);
+        } finally {
+            if (kafka != null) {
+                kafka.setLevel(before);
+            }
+        }
+    }
+
+    private static int call(String name, PrintWriter err, boolean verbose, Callable<Integer> body) {
         try {
             return body.call();
         } catch (ParameterException e) {

@@ -158,6 +158,40 @@ class ResultsCommandIT {
         }
     }
 
+    @Test
+    void followEndsWithOneLineWhenTheBrokerGoesAway() throws Exception {
+        AvroTrust.ensure();
+        Topics topics = Topics.defaults();
+        java.io.ByteArrayOutputStream systemErr = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream originalErr = System.err;
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        try (InProcessSchemaRegistry registry = InProcessSchemaRegistry.start()) {
+            EmbeddedKafka kafka = EmbeddedKafka.start();
+            CompletableFuture<Integer> following;
+            try {
+                kafka.createTopics(1, topics.deliveryResults());
+                System.setErr(new java.io.PrintStream(systemErr, true, StandardCharsets.UTF_8));
+                following = CompletableFuture.supplyAsync(() -> new CommandLine(new ResultsCommand())
+                        .setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+                        .execute("--follow", "-D", "bootstrap.servers=" + kafka.bootstrapServers(), "-D", "schema.registry.url=" + registry.url()));
+                await().atMost(Duration.ofSeconds(30)).until(() -> err.toString().contains("results: following delivery.results"));
+            } finally {
+                kafka.close();
+            }
+            long stopped = System.nanoTime();
+            int exit = following.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(exit).isEqualTo(ToolErrors.EXIT_CANNOT_RUN);
+            assertThat(Duration.ofNanos(System.nanoTime() - stopped)).isLessThan(RecordReader.FOLLOW_CHECK.plus(Reachability.TIMEOUT).plusSeconds(10));
+            assertThat(err.toString().lines().toList()).hasSize(2).last().asString()
+                    .startsWith("results: lost Kafka at " + kafka.bootstrapServers() + " (bootstrap.servers): no answer for 10 s");
+            assertThat(out.toString()).isEqualTo("results: 0 shown from delivery.results" + System.lineSeparator());
+        } finally {
+            System.setErr(originalErr);
+        }
+        assertThat(systemErr.toString(StandardCharsets.UTF_8)).as("Kafka's reconnect warnings stay off the terminal").doesNotContain(" WARN ");
+    }
+
     private static String line(String id, String chat, String eventClass, String extra) {
         return "{\"id\":\"" + id + "\",\"bot_id\":\"alerts\",\"chat_id\":\"" + chat + "\",\"kind\":\"quake\",\"event_class\":\""
                 + eventClass + "\",\"text\":\"text of " + id + "\"," + extra + "}";
