@@ -103,6 +103,7 @@ public final class DemoCommand implements Callable<Integer> {
     Path logFile;
 
     private Progress bar;
+    private long replayStartNanos;
     private long barSettled;
     private long nextPlainLine;
 
@@ -227,6 +228,7 @@ public final class DemoCommand implements Callable<Integer> {
         List<Notification> produced = new ArrayList<>(plan.size());
         Deque<DemoScenario.Planned> queue = new ArrayDeque<>(plan);
         long start = System.nanoTime();
+        replayStartNanos = start;
         try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(p, new StringSerializer(),
                 new SpecificAvroSerde<>(client, Notification.class).serializer())) {
             while (!queue.isEmpty()) {
@@ -248,8 +250,8 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     private boolean awaitResults(int expected, ResultCollector collector, FakeTelegram telegram) throws InterruptedException {
-        long start = System.nanoTime();
-        long deadline = start + Duration.ofSeconds(timeoutSeconds).toNanos();
+        long start = replayStartNanos; // t+ keeps counting from the replay's start
+        long deadline = System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos();
         long lastSettled = -1;
         long lastChange = System.nanoTime();
         while (System.nanoTime() < deadline) {
