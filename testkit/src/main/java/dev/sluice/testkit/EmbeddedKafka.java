@@ -61,6 +61,8 @@ public final class EmbeddedKafka implements AutoCloseable {
     private final String clusterId;
     private Admin admin;
     private boolean closed;
+    /** The log dir was given by the caller: close() keeps it, a later start on it finds the topics. */
+    private boolean keepLogDir;
 
     private EmbeddedKafka(KafkaRaftServer server, Path logDir, String bootstrapServers, String clusterId) {
         this.server = server;
@@ -95,6 +97,25 @@ public final class EmbeddedKafka implements AutoCloseable {
         throw new IllegalStateException("embedded Kafka did not start after " + START_ATTEMPTS + " attempts", last);
     }
 
+    /**
+     * Starts a broker whose log dir is kept: on {@code logDir} when it already holds a formatted log (its cluster
+     * id is reused, topics and committed offsets are found again), else formatted there; {@link #close()} leaves
+     * it. For {@code sluice dev --data-dir}.
+     *
+     * @param brokerPort the PLAINTEXT listener's port, or 0 for a free one
+     * @throws IllegalStateException if the broker does not start (one attempt: the port is the caller's)
+     */
+    public static EmbeddedKafka startPersistent(Path logDir, int brokerPort, Map<String, String> brokerOverrides) {
+        try {
+            Files.createDirectories(logDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the Kafka log dir " + logDir, e);
+        }
+        EmbeddedKafka kafka = startOnce(brokerOverrides, logDir, brokerPort, true);
+        kafka.keepLogDir = true;
+        return kafka;
+    }
+
     private static EmbeddedKafka startOnce(Map<String, String> brokerOverrides) {
         Path dir;
         try {
@@ -102,9 +123,13 @@ public final class EmbeddedKafka implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a temp dir for the Kafka log", e);
         }
+        return startOnce(brokerOverrides, dir, 0, false);
+    }
+
+    private static EmbeddedKafka startOnce(Map<String, String> brokerOverrides, Path dir, int fixedBrokerPort, boolean keep) {
         KafkaRaftServer server = null;
         try {
-            int brokerPort = Ports.freePort();
+            int brokerPort = fixedBrokerPort > 0 ? fixedBrokerPort : Ports.freePort();
             int controllerPort = Ports.freePort();
             Map<String, String> props = defaultProps(dir, brokerPort, controllerPort);
             props.putAll(brokerOverrides);
@@ -112,8 +137,11 @@ public final class EmbeddedKafka implements AutoCloseable {
             properties.putAll(props);
             KafkaConfig config = KafkaConfig.fromProps(properties, false);
 
-            String clusterId = Uuid.randomUuid().toString();
-            format(config, clusterId, dir);
+            String clusterId = existingClusterId(dir);
+            if (clusterId == null) {
+                clusterId = Uuid.randomUuid().toString();
+                format(config, clusterId, dir);
+            }
 
             server = new KafkaRaftServer(config, Time.SYSTEM);
             server.startup();
@@ -126,13 +154,17 @@ public final class EmbeddedKafka implements AutoCloseable {
             if (server != null) {
                 shutdownQuietly(server);
             }
-            deleteRecursively(dir);
+            if (!keep) {
+                deleteRecursively(dir);
+            }
             throw e;
         } catch (Exception e) {
             if (server != null) {
                 shutdownQuietly(server);
             }
-            deleteRecursively(dir);
+            if (!keep) {
+                deleteRecursively(dir);
+            }
             throw new IllegalStateException("embedded Kafka failed to start: " + e, e);
         }
     }
@@ -175,6 +207,23 @@ public final class EmbeddedKafka implements AutoCloseable {
         p.put("log.segment.bytes", String.valueOf(16 * 1024 * 1024));
         p.put("log.retention.check.interval.ms", "60000");
         return p;
+    }
+
+    /** The cluster id of a log dir formatted before ({@code meta.properties}), or null for a fresh dir. */
+    private static String existingClusterId(Path dir) throws IOException {
+        Path meta = dir.resolve("meta.properties");
+        if (!Files.exists(meta)) {
+            return null;
+        }
+        Properties p = new Properties();
+        try (var in = Files.newInputStream(meta)) {
+            p.load(in);
+        }
+        String id = p.getProperty("cluster.id");
+        if (id == null || id.isBlank()) {
+            throw new IllegalStateException(meta + " has no cluster.id: not a Kafka log dir this class formatted");
+        }
+        return id;
     }
 
     private static void format(KafkaConfig config, String clusterId, Path dir) throws Exception {
@@ -295,7 +344,7 @@ public final class EmbeddedKafka implements AutoCloseable {
         throw new TimeoutException("topics " + names + " have no leader after 30 s");
     }
 
-    /** Stops the broker (bounded by Kafka's own shutdown) and deletes the log directory. Idempotent. */
+    /** Stops the broker (bounded by Kafka's own shutdown) and deletes the log directory (kept after {@link #startPersistent}). Idempotent. */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -306,7 +355,9 @@ public final class EmbeddedKafka implements AutoCloseable {
             admin.close(Duration.ofSeconds(5));
         }
         shutdownQuietly(server);
-        deleteRecursively(logDir);
+        if (!keepLogDir) {
+            deleteRecursively(logDir);
+        }
     }
 
     private static void shutdownQuietly(KafkaRaftServer server) {

@@ -47,6 +47,8 @@ public final class RedisInstance implements AutoCloseable {
     private final Path binary;
     private final String password;
     private final Path workDir;
+    /** A data dir given by the caller: the server persists to it (append-only file) and close() keeps it. */
+    private boolean persistent;
     private Process process;
     private Thread shutdownHook;
     private boolean closed;
@@ -74,19 +76,30 @@ public final class RedisInstance implements AutoCloseable {
     }
 
     static RedisInstance startProcess(Path binary, String password) {
+        return startProcess(binary, password, 0, null);
+    }
+
+    /**
+     * @param fixedPort the port to listen on, or 0 for a free one (then a taken port is retried with another)
+     * @param dataDir null for a temporary dir deleted on close; else the server keeps its data there (append-only
+     *     file, fsync every second) and {@link #close()} leaves it, so a later start on the same dir finds the keys
+     */
+    static RedisInstance startProcess(Path binary, String password, int fixedPort, Path dataDir) {
         Source source = RedisLauncher.findOnPath("redis-server").filter(binary::equals).isPresent()
                 ? Source.PATH_BINARY : Source.BUNDLED_BINARY;
         RuntimeException last = null;
-        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-            int port = Ports.freePort();
+        int attempts = fixedPort > 0 ? 1 : START_ATTEMPTS;
+        for (int attempt = 1; attempt <= attempts; attempt++) {
+            int port = fixedPort > 0 ? fixedPort : Ports.freePort();
             Path workDir;
             try {
-                workDir = Files.createTempDirectory("sluice-redis-");
+                workDir = dataDir != null ? Files.createDirectories(dataDir) : Files.createTempDirectory("sluice-redis-");
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot create a temp dir for redis-server", e);
+                throw new UncheckedIOException("cannot create a dir for redis-server", e);
             }
             RedisInstance instance = new RedisInstance(source, "127.0.0.1", port,
                     "redis://127.0.0.1:" + port, binary, password, workDir);
+            instance.persistent = dataDir != null;
             try {
                 instance.startProcess();
                 instance.shutdownHook = new Thread(instance::stopQuietly, "sluice-redis-stop-" + port);
@@ -97,7 +110,9 @@ public final class RedisInstance implements AutoCloseable {
                 // most likely the just-probed free port was taken meanwhile: try a fresh one
                 last = e;
                 instance.stopQuietly();
-                deleteRecursively(workDir);
+                if (dataDir == null) {
+                    deleteRecursively(workDir);
+                }
                 LOG.warn("redis-server start attempt {} on port {} failed: {}", attempt, port, e.getMessage());
             }
         }
@@ -109,7 +124,8 @@ public final class RedisInstance implements AutoCloseable {
                 "--port", String.valueOf(port),
                 "--bind", "127.0.0.1",
                 "--save", "",
-                "--appendonly", "no",
+                "--appendonly", persistent ? "yes" : "no",
+                "--appendfsync", "everysec",
                 "--daemonize", "no",
                 "--dir", workDir.toString()));
         if (password != null) {
@@ -302,7 +318,9 @@ public final class RedisInstance implements AutoCloseable {
                 // JVM already shutting down: the hook runs anyway
             }
         }
-        deleteRecursively(workDir);
+        if (!persistent) {
+            deleteRecursively(workDir);
+        }
     }
 
     private static String tail(Path log) {

@@ -96,6 +96,18 @@ public final class RedisLauncher {
         return RedisInstance.startProcess(binary, password);
     }
 
+    /**
+     * Starts a local process (never {@code REDIS_URL}) on a fixed port and, when {@code dataDir} is given, with its
+     * data kept there across restarts (append-only file). For {@code sluice dev}.
+     *
+     * @param port 0 for a free port
+     * @param dataDir null for a temporary dir deleted on close
+     */
+    public RedisInstance launchAt(int port, Path dataDir) {
+        Path binary = usePath ? findOnPath("redis-server").orElseGet(RedisLauncher::bundled) : bundled();
+        return RedisInstance.startProcess(binary, password, port, dataDir);
+    }
+
     private static URI parse(String url) {
         try {
             URI uri = URI.create(url);

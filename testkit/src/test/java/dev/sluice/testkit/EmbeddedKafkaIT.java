@@ -64,6 +64,24 @@ class EmbeddedKafkaIT {
     }
 
     @Test
+    void aPersistentLogDirKeepsTopicsAndRecordsAcrossRestartsOnAFixedPort(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        Path dir = tmp.resolve("kafka");
+        int port = Ports.freePort();
+        try (EmbeddedKafka kafka = EmbeddedKafka.startPersistent(dir, port, Map.of())) {
+            assertThat(kafka.bootstrapServers()).isEqualTo("127.0.0.1:" + port);
+            kafka.createTopics(1, "kept");
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps(kafka, null))) {
+                producer.send(new ProducerRecord<>("kept", "k", "before restart")).get();
+            }
+        }
+        assertThat(dir.resolve("meta.properties")).as("log dir kept on close").exists();
+        try (EmbeddedKafka again = EmbeddedKafka.startPersistent(dir, port, Map.of())) {
+            assertThat(again.admin().listTopics().names().get()).contains("kept");
+            assertThat(consumeAll(again, "kept", "read_committed", 1)).containsExactly("k=before restart");
+        }
+    }
+
+    @Test
     void unknownTopicIsNotAutoCreated() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(Map.of("num.partitions", "3"))) {
             kafka.createTopics(1, "exists");

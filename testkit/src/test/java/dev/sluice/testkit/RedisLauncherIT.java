@@ -36,6 +36,36 @@ class RedisLauncherIT {
     }
 
     @Test
+    void aDataDirKeepsKeysAcrossRestartsOnAFixedPort(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+        java.nio.file.Path dir = tmp.resolve("redis");
+        int port = Ports.freePort();
+        try (RedisInstance redis = RedisLauncher.localProcess().launchAt(port, dir)) {
+            assertThat(redis.port()).isEqualTo(port);
+            assertThat(raw(port, "*3\r\n$3\r\nSET\r\n$4\r\nkept\r\n$3\r\nyes\r\n")).isEqualTo("+OK");
+        } // SIGTERM: redis-server writes its append-only file before it exits
+        assertThat(dir).isDirectory();
+        try (RedisInstance again = RedisLauncher.localProcess().launchAt(port, dir)) {
+            assertThat(raw(port, "*2\r\n$3\r\nGET\r\n$4\r\nkept\r\n")).isEqualTo("$3");
+        }
+    }
+
+    /** Sends one RESP command, returns the first reply line. */
+    private static String raw(int port, String command) throws Exception {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(2000);
+            socket.getOutputStream().write(command.getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            InputStream in = socket.getInputStream();
+            StringBuilder line = new StringBuilder();
+            int c;
+            while ((c = in.read()) != -1 && c != '\r') {
+                line.append((char) c);
+            }
+            return line.toString();
+        }
+    }
+
+    @Test
     void passwordIsRequiredAndNeverPrinted() throws Exception {
         try (RedisInstance redis = RedisLauncher.localProcess().password("s3cret-pw").launch()) {
             assertThat(redis.ping()).as("PING after AUTH").isTrue();

@@ -9,21 +9,12 @@ import dev.sluice.schemas.AvroTrust;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
-import dev.sluice.sender.SenderConfig;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
 import dev.sluice.testkit.InProcessSchemaRegistry;
-import dev.sluice.testkit.RedisInstance;
-import dev.sluice.testkit.RedisLauncher;
-import dev.sluice.topology.TopicBootstrap;
-import dev.sluice.topology.TopologyConfig;
-import dev.sluice.topology.TopologyService;
-import dev.sluice.app.SenderCommand;
 import dev.sluice.sender.SenderService;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
-import dev.sluice.app.TopologyCommand;
-import dev.sluice.app.ops.ProcessOps;
 import dev.sluice.app.report.HtmlReport;
 import dev.sluice.app.tools.Progress;
 import java.nio.file.Files;
@@ -39,8 +30,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -107,7 +96,14 @@ public final class DemoCommand implements Callable<Integer> {
             description = "The topology's digest.flush.interval.ms; short, because the replay compresses 49 h into a minute (default ${DEFAULT-VALUE}).")
     long digestFlushMs;
 
+    @Option(names = "--verbose", description = "Framework logs (Kafka, Streams, the topology's description) on the terminal instead of a file.")
+    boolean verbose;
+
+    @Option(names = "--log-file", paramLabel = "PATH", description = "Where framework logs go (default: a new temporary file, printed at start).")
+    Path logFile;
+
     private Progress bar;
+    private long replayStartNanos;
     private long barSettled;
     private long nextPlainLine;
 
@@ -123,66 +119,35 @@ public final class DemoCommand implements Callable<Integer> {
 
         FakeTelegram.Limits limits = FakeTelegram.Limits.telegram().withGlobalPerSecond(providerBotPerSecond);
         String token = fakeToken();
-        Path stateDir = Files.createTempDirectory("sluice-demo-streams");
+        LogRouting routing = null;
+        if (!verbose) {
+            Path log = logFile != null ? logFile : Files.createTempFile("sluice-demo-", ".log");
+            routing = LogRouting.toFile(log);
+            if (routing != null) {
+                say("framework logs (Kafka, Streams, the topology's description): %s (--verbose shows them here)", log);
+            }
+        }
         List<AutoCloseable> closeables = new ArrayList<>();
         try {
-            say("starting embedded Kafka (KRaft), Redis, schema registry, fake Telegram ...");
-            EmbeddedKafka kafka = EmbeddedKafka.start();
-            closeables.add(kafka);
-            RedisInstance redis = null;
-            if (budget == BudgetMode.redis) {
-                redis = RedisLauncher.start();
-                closeables.add(redis);
-            }
-            InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-            closeables.add(registry);
-            FakeTelegram telegram = FakeTelegram.start(limits);
-            closeables.add(telegram);
+            Settings senderSettings = Settings.of(Map.of(
+                    "bot." + DemoScenario.BOT_ID + ".token", token,
+                    "budget.global.rate.per.s", Double.toString(budgetRatePerSecond),
+                    // FakeTelegram tolerates a chat burst of 3 (1 msg/s); ask for 2 so network jitter never trips it.
+                    "budget.chat.burst", "2",
+                    // The budget (25/s) stays below the provider (30/s): a live request may take the bot's next
+                    // slot within 500 ms instead of a refusal, so replicas stop racing for one slot.
+                    "budget.reservation.max.ms", "500"));
+            EmbeddedStack stack = EmbeddedStack.start(new EmbeddedStack.Options(null, 0, 0, 0, 0, 6, senders,
+                    budget == BudgetMode.redis, limits, "sluice-demo-topology", senderSettings,
+                    Settings.of(Map.of("digest.flush.interval.ms", Long.toString(digestFlushMs)))), st -> { }, line -> say("%s", line));
+            closeables.add(stack);
+            EmbeddedKafka kafka = stack.kafka();
+            InProcessSchemaRegistry registry = stack.registry();
+            FakeTelegram telegram = stack.telegram();
             audience.blockedChats().forEach(chat -> telegram.blockChat(chat));
-
             Topics topics = Topics.defaults();
-            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
-                TopicBootstrap.ensureTopics(admin, topics, 6, (short) 1);
-            }
-
-            Settings common = Settings.of(Map.of(
-                    "bootstrap.servers", kafka.bootstrapServers(),
-                    "schema.registry.url", registry.url()));
-            Settings opsLocal = Settings.of(Map.of("ops.port", "0", "ops.bind.address", "127.0.0.1"));
-            ProcessOps topologyOps = ProcessOps.create("topology", opsLocal, 0);
-            closeables.add(topologyOps);
-            TopologyService topology = TopologyCommand.start(TopologyConfig.from(common
-                    .with("application.id", "sluice-demo-topology")
-                    .with("state.dir", stateDir.toString())
-                    .with("commit.interval.ms", "100")
-                    .with("digest.flush.interval.ms", Long.toString(digestFlushMs))), topologyOps);
-            closeables.add(topology);
-            List<String> metricsUrls = new ArrayList<>();
-            List<MeterRegistry> senderRegistries = new ArrayList<>();
-            metricsUrls.add("topology http://127.0.0.1:" + topologyOps.port() + "/metrics");
-
-            for (int i = 0; i < senders; i++) {
-                Settings s = common
-                        .with("sender.instance.id", "sender-" + (i + 1))
-                        .with("telegram.api.url", telegram.apiUrl())
-                        .with("bot." + DemoScenario.BOT_ID + ".token", token)
-                        .with("budget.mode", budget.name())
-                        .with("budget.global.rate.per.s", Double.toString(budgetRatePerSecond))
-                        // FakeTelegram tolerates a chat burst of 3 (1 msg/s); ask for 2 so network jitter never trips it.
-                        .with("budget.chat.burst", "2")
-                        // The budget (25/s) stays below the provider (30/s): a live request may take the bot's next
-                        // slot within 500 ms instead of a refusal, so replicas stop racing for one slot.
-                        .with("budget.reservation.max.ms", "500");
-                if (redis != null) {
-                    s = s.with("redis.url", redis.url());
-                }
-                ProcessOps senderOps = ProcessOps.create("sender", opsLocal, 0);
-                closeables.add(senderOps);
-                closeables.add(SenderCommand.start(SenderConfig.from(s), senderOps));
-                senderRegistries.add(senderOps.registry());
-                metricsUrls.add("sender-" + (i + 1) + " http://127.0.0.1:" + senderOps.port() + "/metrics");
-            }
-            say("metrics: %s", String.join(", ", metricsUrls));
+            List<MeterRegistry> senderRegistries = stack.senderRegistries();
+            say("metrics: %s", String.join(", ", stack.opsUrls()));
 
             SchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
             SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(client, DeliveryResult.class);
@@ -210,12 +175,13 @@ public final class DemoCommand implements Callable<Integer> {
                             redisRoundTripsBeforeSend(senderRegistries)));
             System.out.println();
             System.out.print(report.toText());
+            System.out.flush();
             if (reportJson != null) {
                 report.writeJson(reportJson);
                 say("report written to %s", reportJson);
             }
             if (reportHtml != null) {
-                HtmlReport.builder("Sluice demo: " + senders + " sender(s), budget=" + budget)
+                HtmlReport.Builder html = HtmlReport.builder("Sluice demo: " + senders + " sender(s), budget=" + budget)
                         .startedAtMillis(started.toEpochMilli())
                         .bot(DemoScenario.BOT_ID, providerBotPerSecond, accepted.stream().map(ProviderMessage::acceptedAtMillis).toList())
                         .results(collector.results())
@@ -226,8 +192,10 @@ public final class DemoCommand implements Callable<Integer> {
                         .summary("duplicates", report.duplicates())
                         .summary("unaccounted", report.unaccounted())
                         .summary("folded", report.folded())
-                        .summary("digests", report.digests())
-                        .build().write(reportHtml);
+                        .summary("digests", report.digests());
+                report.lagMsByClass().forEach((c, l) -> html.summary("lag_ms " + c + " (due->sent)",
+                        l.delivered() == 0 ? "none delivered" : "p50 " + l.p50() + ", p99 " + l.p99() + ", max " + l.max() + " (" + l.delivered() + " delivered)"));
+                html.build().write(reportHtml);
                 say("HTML report written to %s", reportHtml);
             }
             return completed ? 0 : 2;
@@ -243,7 +211,9 @@ public final class DemoCommand implements Callable<Integer> {
                     say("while stopping %s: %s", closeables.get(i).getClass().getSimpleName(), e.getMessage());
                 }
             }
-            deleteQuietly(stateDir);
+            if (routing != null) {
+                routing.close();
+            }
         }
     }
 
@@ -258,6 +228,7 @@ public final class DemoCommand implements Callable<Integer> {
         List<Notification> produced = new ArrayList<>(plan.size());
         Deque<DemoScenario.Planned> queue = new ArrayDeque<>(plan);
         long start = System.nanoTime();
+        replayStartNanos = start;
         try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(p, new StringSerializer(),
                 new SpecificAvroSerde<>(client, Notification.class).serializer())) {
             while (!queue.isEmpty()) {
@@ -279,8 +250,8 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     private boolean awaitResults(int expected, ResultCollector collector, FakeTelegram telegram) throws InterruptedException {
-        long start = System.nanoTime();
-        long deadline = start + Duration.ofSeconds(timeoutSeconds).toNanos();
+        long start = replayStartNanos; // t+ keeps counting from the replay's start
+        long deadline = System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos();
         long lastSettled = -1;
         long lastChange = System.nanoTime();
         while (System.nanoTime() < deadline) {
@@ -334,14 +305,6 @@ public final class DemoCommand implements Callable<Integer> {
             sb.append(alphabet.charAt(r.nextInt(alphabet.length())));
         }
         return sb.toString();
-    }
-
-    private static void deleteQuietly(Path dir) {
-        try (var walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (Exception ignored) {
-            // temp dir; best effort
-        }
     }
 
     private static void say(String format, Object... args) {

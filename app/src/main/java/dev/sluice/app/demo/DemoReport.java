@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -32,7 +33,18 @@ public record DemoReport(
         @JsonProperty("expired") long expired,
         @JsonProperty("skipped_inactive") long skippedInactive,
         @JsonProperty("lag_ms") Lag lagMs,
+        @JsonProperty("lag_ms_by_class") Map<String, ClassLag> lagMsByClass,
         @JsonProperty("run") RunInfo run) {
+
+    /** The class of a digest's result in {@link #lagMsByClass}: the COLLAPSIBLE notifications it folded. */
+    public static final String DIGEST_CLASS = "COLLAPSIBLE-digest";
+    /** The classes always listed, in the order shown: critical first, since they must go first. */
+    public static final List<String> LAG_CLASSES = List.of("CRITICAL", "ROUTINE", "COLLAPSIBLE", DIGEST_CLASS);
+
+    /** Due-to-sent lag of the delivered messages of one class, milliseconds; {@code delivered} counts them. */
+    public record ClassLag(@JsonProperty("delivered") long delivered, @JsonProperty("p50") long p50,
+                           @JsonProperty("p99") long p99, @JsonProperty("max") long max) {
+    }
 
     /** Due-to-sent lag of delivered messages, milliseconds. */
     public record Lag(@JsonProperty("p50") long p50, @JsonProperty("p99") long p99, @JsonProperty("max") long max) {
@@ -94,6 +106,8 @@ public record DemoReport(
         row(sb, "expired", expired, "past their deadline");
         row(sb, "skipped_inactive", skippedInactive, "to chats that blocked the bot, no budget spent");
         sb.append(String.format(Locale.ROOT, "  %-24s p50=%d p99=%d max=%d%n", "lag_ms (due->sent)", lagMs.p50(), lagMs.p99(), lagMs.max()));
+        lagMsByClass.forEach((c, l) -> sb.append(String.format(Locale.ROOT, "    %-22s %8d  p50=%d p99=%d max=%d%n",
+                c, l.delivered(), l.p50(), l.p99(), l.max())));
         if (run.redisRoundTripsBeforeSend() > 0 && providerAccepted > 0) {
             double perSent = (double) run.redisRoundTripsBeforeSend() / providerAccepted;
             sb.append(String.format(Locale.ROOT, "  %-24s %8d  %.2f per accepted message (budget decisions and sent-mark reads)%n",

@@ -41,6 +41,8 @@ public final class ReportAnalyzer {
         }
         Map<String, Integer> fates = new HashMap<>();
         List<Long> lags = new ArrayList<>();
+        Map<String, List<Long>> lagsByClass = new java.util.LinkedHashMap<>();
+        DemoReport.LAG_CLASSES.forEach(c -> lagsByClass.put(c, new ArrayList<>()));
         for (DeliveryResult r : results) {
             byStatus.merge(r.getStatus().name(), 1L, Long::sum);
             if (r.getFoldedIds().isEmpty()) {
@@ -49,7 +51,9 @@ public final class ReportAnalyzer {
                 r.getFoldedIds().forEach(id -> fates.merge(id, 1, Integer::sum));
             }
             if (r.getStatus() == DeliveryStatus.DELIVERED && r.getSentAt() != null && r.getDueAt() != null) {
-                lags.add(Math.max(0, r.getSentAt().toEpochMilli() - r.getDueAt().toEpochMilli()));
+                long lag = Math.max(0, r.getSentAt().toEpochMilli() - r.getDueAt().toEpochMilli());
+                lags.add(lag);
+                lagsByClass.computeIfAbsent(lagClass(r), k -> new ArrayList<>()).add(lag);
             }
         }
         deadLetteredIds.forEach(id -> fates.merge(id, 1, Integer::sum));
@@ -61,7 +65,7 @@ public final class ReportAnalyzer {
                 SlidingWindows.maxPerWindow(accepted.stream().map(ProviderMessage::acceptedAtMillis).toList(), 1_000),
                 maxPerChat(accepted, false, 1_000), maxPerChat(accepted, true, 60_000),
                 orderViolations(produced, accepted), duplicates(accepted), unaccounted, folded, digests,
-                byStatus.get(DeliveryStatus.EXPIRED.name()), byStatus.get(DeliveryStatus.SKIPPED_INACTIVE.name()), lag(lags), run);
+                byStatus.get(DeliveryStatus.EXPIRED.name()), byStatus.get(DeliveryStatus.SKIPPED_INACTIVE.name()), lag(lags), lagByClass(lagsByClass), run);
     }
 
     private static long maxPerChat(List<ProviderMessage> accepted, boolean groupsOnly, long windowMillis) {
@@ -106,6 +110,23 @@ public final class ReportAnalyzer {
     static long duplicates(List<ProviderMessage> accepted) {
         Set<String> seen = new HashSet<>();
         return accepted.stream().filter(m -> !seen.add(m.chatId() + '\u0000' + m.text())).count();
+    }
+
+    /** A digest's result is COLLAPSIBLE-digest; a single message its class (UNCLASSIFIED without one). */
+    static String lagClass(DeliveryResult r) {
+        if (!r.getFoldedIds().isEmpty()) {
+            return DemoReport.DIGEST_CLASS;
+        }
+        return r.getEventClass() == null ? "UNCLASSIFIED" : r.getEventClass().name();
+    }
+
+    static Map<String, DemoReport.ClassLag> lagByClass(Map<String, List<Long>> lagsByClass) {
+        Map<String, DemoReport.ClassLag> out = new java.util.LinkedHashMap<>();
+        lagsByClass.forEach((c, l) -> {
+            DemoReport.Lag lag = lag(l);
+            out.put(c, new DemoReport.ClassLag(l.size(), lag.p50(), lag.p99(), lag.max()));
+        });
+        return out;
     }
 
     static DemoReport.Lag lag(List<Long> lags) {

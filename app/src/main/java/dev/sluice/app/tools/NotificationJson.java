@@ -1,6 +1,7 @@
 package dev.sluice.app.tools;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.avro.Notification;
@@ -36,7 +37,7 @@ public final class NotificationJson {
     static final List<String> REQUIRED = List.of("id", "bot_id", "chat_id", "kind", "text");
     private static final int MAX_VALUE_ECHO = 80;
 
-    private final ObjectMapper json = new ObjectMapper();
+    private final ObjectMapper json = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private final Clock clock;
 
     public NotificationJson(Clock clock) {
@@ -52,7 +53,7 @@ public final class NotificationJson {
         try {
             node = json.readTree(line);
         } catch (JsonProcessingException e) {
-            throw new InvalidLineException(lineNumber, "(line)", "not JSON: " + e.getOriginalMessage());
+            throw new InvalidLineException(lineNumber, "(line)", "not JSON: " + jsonProblem(line, e));
         }
         if (node == null || !node.isObject()) {
             throw new InvalidLineException(lineNumber, "(line)", "expected a JSON object, got " + (node == null ? "nothing" : node.getNodeType()));
@@ -92,6 +93,23 @@ public final class NotificationJson {
             throw new InvalidLineException(lineNumber, e.field(), e.getMessage());
         }
         return n;
+    }
+
+    /** Where and what, in the line's own terms: no parser class names, token lists or source descriptions. */
+    static String jsonProblem(String line, JsonProcessingException e) {
+        int column = e.getLocation() == null ? -1 : e.getLocation().getColumnNr(); // 1-based
+        if (e instanceof com.fasterxml.jackson.core.io.JsonEOFException || column > line.strip().length()) {
+            return "the line ends before the JSON object is complete";
+        }
+        if (column < 1) {
+            return "cannot be read as JSON";
+        }
+        int end = column - 1;
+        while (end < line.length() && end - (column - 1) < 20 && !Character.isWhitespace(line.charAt(end))
+                && (end == column - 1 || ",:{}[]\"".indexOf(line.charAt(end)) < 0)) {
+            end++;
+        }
+        return "unexpected '" + line.substring(column - 1, end) + "' at column " + column;
     }
 
     private Instant orNow(Instant t) {

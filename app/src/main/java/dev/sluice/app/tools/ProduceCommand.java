@@ -13,6 +13,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -51,11 +53,18 @@ public final class ProduceCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions config;
 
+    @Mixin
+    Verbosity verbosity;
+
     @Spec
     CommandSpec spec;
 
     @Override
-    public Integer call() throws Exception {
+    public Integer call() {
+        return ToolErrors.run("produce", spec.commandLine().getErr(), verbosity.verbose(), this::produce);
+    }
+
+    private int produce() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (!isStdin() && !Files.isReadable(file)) {
@@ -85,12 +94,15 @@ public final class ProduceCommand implements Callable<Integer> {
             }
         }
 
+        Map<String, Object> producerProps = KafkaClients.producer(s, "sluice-produce");
+        Reachability.registry(s, Reachability.REGISTRY_TIMEOUT);
+        Reachability.kafka(producerProps, List.of(target), Reachability.TIMEOUT);
         CachedSchemaRegistryClient registry = CachedSchemaRegistryClient.fromSettings(s);
         AtomicLong written = new AtomicLong();
         AtomicReference<Exception> sendError = new AtomicReference<>();
         long bad = 0;
         long total = 0;
-        try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(KafkaClients.producer(s, "sluice-produce"),
+        try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(producerProps,
                 new StringSerializer(), new SpecificAvroSerde<>(registry, Notification.class).serializer());
              Progress bar = Progress.open(progress, "produce", lines, err);
              BufferedReader in = open()) {

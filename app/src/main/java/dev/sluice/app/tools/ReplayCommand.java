@@ -96,11 +96,18 @@ public final class ReplayCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions config;
 
+    @Mixin
+    Verbosity verbosity;
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() {
+        return ToolErrors.run("replay", spec.commandLine().getErr(), verbosity.verbose(), this::replay);
+    }
+
+    private int replay() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Settings s = config.load();
@@ -112,8 +119,20 @@ public final class ReplayCommand implements Callable<Integer> {
         if (target.equals(from)) {
             throw new ParameterException(spec.commandLine(), "--to " + target + " is the --from topic");
         }
+        boolean fromResults = from.equals(topics.deliveryResults());
+        if (fromResults || from.equals(topics.dlq())) {
+            List<String> needed = new ArrayList<>(List.of(from));
+            if (!dryRun) {
+                needed.add(target);
+            }
+            if (fromResults) {
+                Reachability.registry(s, Reachability.REGISTRY_TIMEOUT);
+                needed.addAll(originals != null ? originals : List.of(topics.notifications(), topics.notificationsBackfill()));
+            }
+            Reachability.kafka(KafkaClients.reader(s, "sluice-replay"), needed, Reachability.TIMEOUT);
+        }
         int rc;
-        if (from.equals(topics.deliveryResults())) {
+        if (fromResults) {
             rc = replayResults(s, topics, target, out, err);
         } else if (from.equals(topics.dlq())) {
             rc = replayDeadLetters(s, target, out, err);

@@ -6,6 +6,7 @@ import dev.sluice.app.demo.ReportAnalyzer.ProviderMessage;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
 import dev.sluice.testkit.SlidingWindows;
 import java.time.Instant;
 import java.util.List;
@@ -60,6 +61,29 @@ class ReportAnalyzerTest {
         DemoReport report = ReportAnalyzer.analyze(in, List.of(digest), Set.of("x"), List.of(), 0, RUN);
         assertThat(report.unaccounted()).isZero();
         assertThat(report.deadLettered()).isEqualTo(1);
+    }
+
+    @Test
+    void lagIsReportedPerClassWithDigestsApart() {
+        DeliveryResult critical = r("c1", "1", DeliveryStatus.DELIVERED, 0, 40);
+        critical.setEventClass(NotificationClass.CRITICAL);
+        DeliveryResult critical2 = r("c2", "2", DeliveryStatus.DELIVERED, 0, 60);
+        critical2.setEventClass(NotificationClass.CRITICAL);
+        DeliveryResult routine = r("r1", "1", DeliveryStatus.DELIVERED, 0, 5_000);
+        routine.setEventClass(NotificationClass.ROUTINE);
+        DeliveryResult digest = r("digest-1", "1", DeliveryStatus.DELIVERED, 0, 9_000);
+        digest.setEventClass(NotificationClass.COLLAPSIBLE);
+        digest.setFoldedIds(List.of("a", "b"));
+        DeliveryResult expired = r("e1", "3", DeliveryStatus.EXPIRED, 0, 1);
+        expired.setEventClass(NotificationClass.CRITICAL);
+        DemoReport report = ReportAnalyzer.analyze(List.of(), List.of(critical, critical2, routine, digest, expired), Set.of(), List.of(), 0, RUN);
+        assertThat(report.lagMsByClass()).containsOnlyKeys("CRITICAL", "ROUTINE", "COLLAPSIBLE", "COLLAPSIBLE-digest");
+        assertThat(report.lagMsByClass().get("CRITICAL")).isEqualTo(new DemoReport.ClassLag(2, 40, 60, 60));
+        assertThat(report.lagMsByClass().get("ROUTINE")).isEqualTo(new DemoReport.ClassLag(1, 5_000, 5_000, 5_000));
+        assertThat(report.lagMsByClass().get("COLLAPSIBLE")).isEqualTo(new DemoReport.ClassLag(0, 0, 0, 0));
+        assertThat(report.lagMsByClass().get("COLLAPSIBLE-digest")).isEqualTo(new DemoReport.ClassLag(1, 9_000, 9_000, 9_000));
+        assertThat(report.toText()).contains("    CRITICAL                      2  p50=40 p99=60 max=60")
+                .contains("    COLLAPSIBLE-digest            1  p50=9000 p99=9000 max=9000");
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,15 +42,32 @@ class DemoMetricsIT {
         Path json = dir.resolve("report.json");
         ScrapingTee tee = new ScrapingTee(System.out);
         PrintStream original = System.out;
+        PrintStream originalErr = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        Path log = dir.resolve("demo.log");
         System.setOut(new PrintStream(tee, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
         int exit;
         try {
             exit = new CommandLine(new DemoCommand()).setCaseInsensitiveEnumValuesAllowed(true).execute(
                     "--private-chats", "60", "--groups", "1", "--blocked", "1", "--replay-seconds", "5",
-                    "--report-json", json.toString());
+                    "--report-json", json.toString(), "--log-file", log.toString());
         } finally {
             System.setOut(original);
+            System.setErr(originalErr);
         }
+        // A quiet terminal: the demo's own lines and the report; Kafka's and the topology's logs went to the file.
+        String stderr = err.toString(StandardCharsets.UTF_8);
+        assertThat(stderr).as("stderr of the demo").doesNotContain(" WARN ", " INFO ", "org.apache.kafka", "Topologies:");
+        int reportAt = tee.lines.indexOf("Sluice demo report");
+        assertThat(reportAt).isPositive();
+        List<String> ownLines = new ArrayList<>(tee.lines.subList(0, reportAt));
+        tee.lines.subList(reportAt, tee.lines.size()).stream().filter(l -> l.startsWith("[demo]")).forEach(ownLines::add);
+        assertThat(ownLines.size() + stderr.lines().count()).as("lines besides the report: %s", ownLines).isLessThanOrEqualTo(60);
+        assertThat(tee.lines).noneMatch(l -> l.contains(" INFO ") || l.contains(" WARN "));
+        assertThat(Files.readString(log)).contains("Topologies:");
+        assertThat(tee.lines).anyMatch(l -> l.startsWith("    CRITICAL ") && l.contains("p50="))
+                .anyMatch(l -> l.startsWith("    COLLAPSIBLE-digest ") && l.contains("p99="));
         assertThat(exit).as("demo exit code (0: every notification settled)").isZero();
         assertThat(tee.scrapes).as("scrapes taken when the report was printed").containsKeys("topology", "sender-1", "sender-2", "sender-3");
         JsonNode report = new ObjectMapper().readTree(json.toFile());
@@ -120,6 +138,7 @@ class DemoMetricsIT {
         private final PrintStream through;
         private final ByteArrayOutputStream line = new ByteArrayOutputStream();
         private final Map<String, String> urls = new LinkedHashMap<>();
+        final List<String> lines = new ArrayList<>();
         final Map<String, String> scrapes = new LinkedHashMap<>();
         private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -136,6 +155,7 @@ class DemoMetricsIT {
             }
             String text = line.toString(StandardCharsets.UTF_8);
             line.reset();
+            lines.add(text);
             Matcher m = METRICS_LINE.matcher(text);
             if (m.find()) {
                 Matcher u = URL.matcher(m.group(1));

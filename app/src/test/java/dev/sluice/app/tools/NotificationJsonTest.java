@@ -55,6 +55,18 @@ class NotificationJsonTest {
         assertThatThrownBy(() -> json.parse(7, line)).isInstanceOf(InvalidLineException.class).hasMessageStartingWith(message);
     }
 
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "not json|line 3, field '(line)': not JSON: unexpected 'not' at column 1",
+            "{\"id\" 1}|line 3, field '(line)': not JSON: unexpected '1' at column 7",
+            "{'id':1}|line 3, field '(line)': not JSON: unexpected ''id'' at column 2",
+            "{\"id\":1,|line 3, field '(line)': not JSON: the line ends before the JSON object is complete",
+            "{\"id\":\"a\"}}|line 3, field '(line)': not JSON: unexpected '}' at column 11"})
+    void malformedJsonIsReportedByColumnWithoutParserInternals(String line, String message) {
+        assertThatThrownBy(() -> json.parse(3, line)).isInstanceOf(InvalidLineException.class).hasMessage(message)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("Source", "code 49", "JSON String, Number", "REDACTED"));
+    }
+
     @Test
     void plainProgressLinesCountRecordsAndShowTheMessage() {
         StringWriter out = new StringWriter();
