@@ -87,6 +87,14 @@ public final class SluiceMetrics {
     public static final String BACKPRESSURE_PAUSES = "sluice.sender.backpressure.pauses";
     /** Counter per kind: Redis errors (timeout, connection, script, other). */
     public static final String REDIS_ERRORS = "sluice.redis.errors";
+    /** Counter per cause (registry, broker, other): result writes that failed and are retried in memory. */
+    public static final String RESULTS_WRITE_FAILED = "sluice.results.write.failed";
+    /** Counter per reason: outbox records a sender could never read, written to its dead-letter topic. */
+    public static final String OUTBOX_DEAD_LETTERED = "sluice.sender.dead.lettered";
+    /** Counter: reads of outbox records that failed for a transient cause (registry down) and are retried. */
+    public static final String OUTBOX_READ_RETRIES = "sluice.sender.read.retries";
+    /** Counter per bot: outbox records not buffered because their bot's backlog was full, read again later. */
+    public static final String BACKLOG_DEFERRED = "sluice.sender.backlog.deferred";
 
     // ---- topology ----
     /** Counter per class: notifications folded into the digest store instead of sent. */

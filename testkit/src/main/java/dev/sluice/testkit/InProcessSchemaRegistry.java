@@ -42,8 +42,8 @@ import org.apache.avro.SchemaParseException;
  * 40401 subject not found, 40402 version not found, 42201 invalid schema, 42202 invalid version.
  * Only Avro; no compatibility checks, no deletes, state in memory only.
  *
- * <p>For fault-injection tests: {@link #requireBasicAuth}, {@link #failNextRequests} and
- * {@link #requestCount}.
+ * <p>For fault-injection tests: {@link #requireBasicAuth}, {@link #failNextRequests}, {@link #injectFaults}
+ * and {@link #requestCount}.
  */
 public final class InProcessSchemaRegistry implements AutoCloseable {
     static {
@@ -67,6 +67,7 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
     private final AtomicInteger failuresLeft = new AtomicInteger();
     private volatile int failureStatus = 500;
     private volatile String expectedAuthorization;
+    private volatile java.util.function.BiFunction<String, String, Integer> faults = (method, path) -> null;
 
     private InProcessSchemaRegistry(int port) {
         this.requestedPort = port;
@@ -125,6 +126,23 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
         failuresLeft.set(n);
     }
 
+    /**
+     * From now on {@code rule} sees each request's method and raw path first: a status it returns is answered
+     * instead (Confluent error code {@code status * 100 + 3}), {@link #UNREACHABLE} drops the connection without
+     * an answer (the client sees an I/O error, as when the registry is down), null serves the request.
+     */
+    public void injectFaults(java.util.function.BiFunction<String, String, Integer> rule) {
+        faults = java.util.Objects.requireNonNull(rule);
+    }
+
+    /** Ends {@link #injectFaults}: every request is served again. */
+    public void clearFaults() {
+        faults = (method, path) -> null;
+    }
+
+    /** For {@link #injectFaults}: drop the connection without an answer. */
+    public static final int UNREACHABLE = 0;
+
     /** Requests received since start (including failed ones). */
     public long requestCount() {
         return requests.get();
@@ -147,13 +165,21 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
     private void handle(HttpExchange exchange) throws IOException {
         try (exchange) {
             requests.incrementAndGet();
+            Integer injected = faults.apply(exchange.getRequestMethod(), exchange.getRequestURI().getRawPath());
+            if (injected != null && injected == UNREACHABLE) {
+                return; // closing the exchange before any answer closes the connection
+            }
             Reply reply;
-            try {
-                reply = route(exchange);
-            } catch (ApiError e) {
-                reply = new Reply(e.status, error(e.code, e.getMessage()));
-            } catch (RuntimeException e) {
-                reply = new Reply(500, error(50001, "Error in the backend data store: " + e));
+            if (injected != null) {
+                reply = new Reply(injected, error(injected * 100 + 3, "Injected fault"));
+            } else {
+                try {
+                    reply = route(exchange);
+                } catch (ApiError e) {
+                    reply = new Reply(e.status, error(e.code, e.getMessage()));
+                } catch (RuntimeException e) {
+                    reply = new Reply(500, error(50001, "Error in the backend data store: " + e));
+                }
             }
             byte[] body = JSON.writeValueAsBytes(reply.body);
             exchange.getResponseHeaders().set("Content-Type", CONTENT_TYPE);

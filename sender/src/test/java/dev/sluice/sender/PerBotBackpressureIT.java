@@ -1,0 +1,97 @@
+package dev.sluice.sender;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.config.Settings;
+import dev.sluice.sender.budget.PenaltyScope;
+import dev.sluice.sender.budget.client.BudgetClient;
+import dev.sluice.testkit.FakeTelegram;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 15 / finding F5 (last part): bot A is under a 10-minute bot-wide penalty (written to the shared budget
+ * as another replica's 429 would be) with a backlog of 4 times {@code sender.buffer.max.records} on the same
+ * partitions as bot B. B's messages, produced one by one while A waits, keep their usual latency; the records
+ * buffered never exceed the bound, and A's backlog is still all there (no result, nothing sent) afterwards.
+ */
+class PerBotBackpressureIT {
+    private static final String BOT_A = "held";
+    private static final String TOKEN_A = "750000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String BOT_B = "free";
+    private static final String TOKEN_B = "750000002:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+
+    @Test
+    void a_bot_held_by_a_long_penalty_with_a_large_backlog_never_holds_back_another_bot() throws Exception {
+        String prefix = "perbot";
+        SenderIt.topics(prefix, 3);
+        int bound = 100;
+        int backlogA = 4 * bound;
+        int countB = 20;
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+            Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(),
+                    Map.of(BOT_A, TOKEN_A, BOT_B, TOKEN_B));
+            s.put("budget.global.rate.per.s", "100");
+            s.put("sender.buffer.max.records", Integer.toString(bound));
+            try (BudgetClient budget = BudgetClient.fromSettings(Settings.of(s))) {
+                budget.penalize(BOT_A, PenaltyScope.BOT, null, Duration.ofMinutes(10));
+            }
+            List<OutboundMessage> held = new ArrayList<>();
+            for (int i = 0; i < backlogA; i++) {
+                held.add(SenderIt.message("a" + i, BOT_A, Integer.toString(70_000 + i)).build());
+            }
+            SenderIt.produce(prefix + ".outbox.live", held);
+            AtomicInteger maxBuffered = new AtomicInteger();
+            AtomicBoolean sampling = new AtomicBoolean(true);
+            try (SenderService sender = SenderIt.sender(s);
+                 SenderIt.Results results = new SenderIt.Results(prefix + ".delivery.results");
+                 KafkaProducer<String, OutboundMessage> producer = SenderIt.producer()) {
+                Thread sampler = new Thread(() -> {
+                    while (sampling.get()) {
+                        maxBuffered.accumulateAndGet(sender.bufferedRecords(), Math::max);
+                        LockSupport.parkNanos(200_000);
+                    }
+                });
+                sampler.setDaemon(true);
+                sampler.start();
+                sender.start();
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+                        .until(() -> sender.backlog(BOT_A) > 0);
+                // B's messages arrive one by one behind A's backlog, on the same partitions (chats spread over them)
+                List<Long> latenciesMs = new ArrayList<>();
+                for (int i = 0; i < countB; i++) {
+                    OutboundMessage m = SenderIt.message("b" + i, BOT_B, Integer.toString(80_000 + i)).build();
+                    long sentAt = System.currentTimeMillis();
+                    producer.send(new ProducerRecord<>(prefix + ".outbox.live", m.getChatId(), m)).get();
+                    String id = m.getId();
+                    results.awaitUntil(r -> r.byId.containsKey(id), Duration.ofSeconds(20));
+                    latenciesMs.add(System.currentTimeMillis() - sentAt);
+                }
+                sampling.set(false);
+                sampler.join();
+                latenciesMs.sort(null);
+                System.out.printf("per-bot backpressure: B latency p50 %d ms max %d ms; max buffered %d of %d; A backlog %d%n",
+                        latenciesMs.get(countB / 2), latenciesMs.get(countB - 1), maxBuffered.get(), bound,
+                        sender.backlog(BOT_A));
+                assertThat(latenciesMs.get(countB - 1)).as("B's slowest message, produce to result").isLessThan(2_000);
+                assertThat(maxBuffered.get()).as("records buffered").isLessThanOrEqualTo(bound);
+                List<DeliveryResult> forB = results.all.stream().filter(r -> r.getBotId().equals(BOT_B)).toList();
+                assertThat(forB).hasSize(countB).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
+                assertThat(results.all.stream().filter(r -> r.getBotId().equals(BOT_A))).as("A is held").isEmpty();
+                assertThat(telegram.accepted()).hasSize(countB);
+            }
+        }
+    }
+}
