@@ -142,6 +142,9 @@ public final class DeliveryProcessor {
      * pool message asks its bots in turn.
      */
     public Step process(PendingMessage p) {
+        if (p.acceptedAs() != null) {
+            return resultOfAccepted(p);
+        }
         if (p.message().getBotPool().isEmpty()) {
             return processBatch(p.message().getBotId(), List.of(p)).get(0).run();
         }
@@ -197,12 +200,21 @@ public final class DeliveryProcessor {
         Next[] out = new Next[batch.size()];
         List<Ask> asks = new ArrayList<>(batch.size());
         List<Integer> positions = new ArrayList<>(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            PendingMessage p = batch.get(i);
+        for (PendingMessage p : batch) { // checked before any message takes a slot or a permit
             if (!p.message().getBotPool().isEmpty() || !p.message().getBotId().equals(botId)) {
                 throw new IllegalArgumentException("a batch of bot " + botId + " holds " + p);
             }
-            Object prepared = prepare(p, now);
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            PendingMessage p = batch.get(i);
+            Object prepared;
+            try {
+                prepared = p.acceptedAs() != null ? resultOfAccepted(p) : prepare(p, now);
+            } catch (RuntimeException e) {
+                // One message's failure never drops the others' steps (and the slots and permits they hold).
+                log.error("preparing {} failed; its lane retries in {} ms", p, backoff.toMillis(), e);
+                prepared = new Step.RetryAt(now + backoff.toMillis());
+            }
             if (prepared instanceof Step step) {
                 out[i] = Next.of(step);
             } else if (prepared instanceof Next next) {
@@ -221,9 +233,12 @@ public final class DeliveryProcessor {
         long askedAt = clock.millis(); // the arrival guard counts a slot from here: never after Redis's instant
         try {
             decisions = budget.tryAcquireAll(botId, requests);
-        } catch (BudgetUnavailableException e) {
-            metrics.redisError("connection");
-            log.warn("budget unavailable for bot {} ({}); {} chats wait {} ms", botId, e.getMessage(), asks.size(),
+        } catch (RuntimeException e) {
+            // BudgetUnavailableException, or anything else: the asks give their breaker permits back and wait.
+            if (e instanceof BudgetUnavailableException) {
+                metrics.redisError("connection");
+            }
+            log.warn("budget unavailable for bot {} ({}); {} chats wait {} ms", botId, e.toString(), asks.size(),
                     BUDGET_UNAVAILABLE_WAIT.toMillis());
             for (int j = 0; j < asks.size(); j++) {
                 breakers.release(botId);
@@ -232,7 +247,14 @@ public final class DeliveryProcessor {
             return List.of(out);
         }
         for (int j = 0; j < asks.size(); j++) {
-            out[positions.get(j)] = decided(asks.get(j), decisions.get(j), now, askedAt);
+            Ask a = asks.get(j);
+            try {
+                out[positions.get(j)] = decided(a, decisions.get(j), now, askedAt);
+            } catch (RuntimeException e) {
+                breakers.release(botId); // decided() takes a bot slot only as its last step: nothing else is held
+                log.error("deciding {} failed; its lane retries in {} ms", a.p(), backoff.toMillis(), e);
+                out[positions.get(j)] = Next.of(retryAt(now + backoff.toMillis(), a.expiresAt()));
+            }
         }
         return List.of(out);
     }
@@ -708,6 +730,13 @@ public final class DeliveryProcessor {
         } finally {
             slots.release(bot);
         }
+        // Recorded first: whatever fails after this point writes the result again, never calls the provider again.
+        if (outcome instanceof SendOutcome.Delivered d) {
+            p.accepted(DeliveryStatus.DELIVERED, d.providerMessageId());
+        } else if (outcome instanceof SendOutcome.TransientFailure t && t.maybeDelivered()
+                && !resendUncertain.contains(m.getEventClass())) {
+            p.accepted(DeliveryStatus.UNCERTAIN, null);
+        }
         long after = clock.millis();
         reportIfAnsweredLate(p, bot, after);
         long took = after - start;
@@ -761,6 +790,16 @@ public final class DeliveryProcessor {
                     + t.description(), t.errorCode(), null);
         }
         return retryAt(after + fullJitterBackoffMs(p.transientFailures()), expiresAt);
+    }
+
+    /**
+     * A message the provider already accepted whose result step failed (an exception while building or writing
+     * it): its result again, never a second provider call.
+     */
+    private Step resultOfAccepted(PendingMessage p) {
+        String reason = p.acceptedAs() == DeliveryStatus.UNCERTAIN
+                ? "no answer after the request was sent; may have been delivered, not resent" : null;
+        return finish(p, p.acceptedAs(), reason, null, p.acceptedProviderMessageId());
     }
 
     private void markSent(PendingMessage p, DeliveryStatus status, Long providerMessageId) {

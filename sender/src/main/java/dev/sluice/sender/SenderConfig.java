@@ -44,6 +44,18 @@ import dev.sluice.avro.NotificationClass;
  *     {@code budget.max.replicas}, {@code budget.redis.probe.interval.ms}</td><td>see {@link BudgetConfig}</td></tr>
  * <tr><td>{@code sender.max.in.flight}</td><td>concurrent budget+provider calls per instance, default 16</td></tr>
  * <tr><td>{@code sender.buffer.max.records}</td><td>records held in lanes before partitions pause, default 10000</td></tr>
+ * <tr><td>{@code sender.buffer.max.records.per.bot}</td><td>records of one bot held in lanes; the bot's further records
+ *     are deferred (read again later) while the partitions go on for other bots; default: the high-water mark less
+ *     one poll ({@code sender.buffer.max.records} − 2 × max.poll.records) when several bots are configured, the whole
+ *     buffer with one bot</td></tr>
+ * <tr><td>{@code sender.deferred.max.records}</td><td>deferred offsets remembered (no payload); at the cap the
+ *     partitions holding them pause; default 10 × {@code sender.buffer.max.records}</td></tr>
+ * <tr><td>{@code sender.unreadable.schema.grace.ms}</td><td>how long an outbox record whose writer schema id the
+ *     registry does not know (40403) is read again before it is dead-lettered, default 60000 (a replica that
+ *     lags)</td></tr>
+ * <tr><td>{@code schema.registry.auto.register}</td><td>{@code false}: look the sender's schemas up
+ *     ({@code POST /subjects/{s}}) instead of registering them, for read-only registry credentials; default
+ *     true</td></tr>
  * <tr><td>{@code sender.request.timeout.ms}</td><td>whole provider call, default 10000</td></tr>
  * <tr><td>{@code sender.connect.timeout.ms}</td><td>provider connect, default 5000</td></tr>
  * <tr><td>{@code redis.command.timeout.ms}</td><td>each budget decision, default 250 (short: an outage must
@@ -106,6 +118,10 @@ public final class SenderConfig {
     public static final String CIRCUIT_MINIMUM_CALLS = BudgetConfig.CIRCUIT_MINIMUM_CALLS;
     public static final String MAX_IN_FLIGHT = "sender.max.in.flight";
     public static final String BUFFER_MAX_RECORDS = "sender.buffer.max.records";
+    public static final String BUFFER_MAX_RECORDS_PER_BOT = "sender.buffer.max.records.per.bot";
+    public static final String DEFERRED_MAX_RECORDS = "sender.deferred.max.records";
+    public static final String UNREADABLE_SCHEMA_GRACE_MS = "sender.unreadable.schema.grace.ms";
+    public static final String SCHEMA_REGISTRY_AUTO_REGISTER = dev.sluice.schemas.SpecificAvroSerializer.AUTO_REGISTER_CONFIG;
     public static final String REQUEST_TIMEOUT_MS = "sender.request.timeout.ms";
     public static final String CONNECT_TIMEOUT_MS = "sender.connect.timeout.ms";
     public static final String REDIS_COMMAND_TIMEOUT_MS = "redis.command.timeout.ms";
@@ -143,6 +159,10 @@ public final class SenderConfig {
     private final BudgetConfig budgetConfig;
     private final int maxInFlight;
     private final int bufferMaxRecords;
+    private final int bufferMaxRecordsPerBot;
+    private final int deferredMaxRecords;
+    private final Duration unreadableSchemaGrace;
+    private final boolean schemaAutoRegister;
     private final Duration requestTimeout;
     private final Duration connectTimeout;
     private final Duration redisCommandTimeout;
@@ -199,6 +219,15 @@ public final class SenderConfig {
         this.maxInFlight = s.positiveInt(MAX_IN_FLIGHT, 16);
         this.bufferMaxRecords = Math.toIntExact(s.longValue(BUFFER_MAX_RECORDS, 10_000,
                 v -> v >= 2 && v <= Integer.MAX_VALUE, "an integer >= 2"));
+        int maxPoll = maxPollRecords(bufferMaxRecords);
+        int perBotDefault = bots.size() <= 1 ? bufferMaxRecords : Math.max(1, bufferMaxRecords - 2 * maxPoll);
+        this.bufferMaxRecordsPerBot = Math.toIntExact(s.longValue(BUFFER_MAX_RECORDS_PER_BOT, perBotDefault,
+                v -> v >= 1 && v <= bufferMaxRecords, "an integer from 1 to " + BUFFER_MAX_RECORDS + " (" + bufferMaxRecords + ")"));
+        this.deferredMaxRecords = Math.toIntExact(s.longValue(DEFERRED_MAX_RECORDS,
+                Math.min(Integer.MAX_VALUE, 10L * bufferMaxRecords), v -> v >= 1 && v <= Integer.MAX_VALUE,
+                "an integer >= 1"));
+        this.unreadableSchemaGrace = s.millis(UNREADABLE_SCHEMA_GRACE_MS, Duration.ofMinutes(1));
+        this.schemaAutoRegister = s.bool(SCHEMA_REGISTRY_AUTO_REGISTER, true);
         this.requestTimeout = positiveMillis(s, REQUEST_TIMEOUT_MS, 10_000);
         this.connectTimeout = positiveMillis(s, CONNECT_TIMEOUT_MS, 5_000);
         this.redisCommandTimeout = positiveMillis(s, REDIS_COMMAND_TIMEOUT_MS, 250);
@@ -396,6 +425,35 @@ public final class SenderConfig {
 
     public int bufferMaxRecords() {
         return bufferMaxRecords;
+    }
+
+    /** {@code max.poll.records} of the outbox consumer: a quarter of the buffer, at most 500. */
+    public int maxPollRecords() {
+        return maxPollRecords(bufferMaxRecords);
+    }
+
+    private static int maxPollRecords(int bufferMaxRecords) {
+        return Math.max(1, Math.min(500, bufferMaxRecords / 4));
+    }
+
+    /** {@code sender.buffer.max.records.per.bot}: one bot's buffered records before its further ones are deferred. */
+    public int bufferMaxRecordsPerBot() {
+        return bufferMaxRecordsPerBot;
+    }
+
+    /** {@code sender.deferred.max.records}: deferred offsets remembered before their partitions pause. */
+    public int deferredMaxRecords() {
+        return deferredMaxRecords;
+    }
+
+    /** {@code sender.unreadable.schema.grace.ms}: how long an unknown writer schema id counts as a lagging replica. */
+    public Duration unreadableSchemaGrace() {
+        return unreadableSchemaGrace;
+    }
+
+    /** {@code schema.registry.auto.register}: register the schemas the sender writes (true) or only look them up. */
+    public boolean schemaAutoRegister() {
+        return schemaAutoRegister;
     }
 
     public Duration requestTimeout() {

@@ -60,6 +60,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.WakeupException;
+import dev.sluice.metrics.SluiceMetrics;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -80,8 +82,14 @@ import org.slf4j.LoggerFactory;
  * <p>Offsets: per partition only up to the lowest message without an acknowledged result, committed every
  * {@code sender.commit.interval.ms}, on revocation (after in-flight work of the partition finished) and on
  * close. The commit metadata lists finished records above that offset, so the next owner skips them
- * instead of sending them twice (see {@link OffsetTracker}). Backpressure: above the high-water mark of buffered records all assigned partitions are paused,
- * below the low-water mark resumed, so buffered records never exceed {@code sender.buffer.max.records}.
+ * instead of sending them twice (see {@link OffsetTracker}).
+ *
+ * <p>Backpressure, per bot first: a bot with {@code sender.buffer.max.records.per.bot} messages buffered has its
+ * further records deferred (read again later, see {@link DeferredRecords}) while its partitions go on being read
+ * for the other bots. Then the global bound: above the high-water mark of buffered records (plus results waiting
+ * to be written, {@link KafkaResultSink}) all assigned partitions are paused, below the low-water mark resumed, so
+ * buffered records never exceed {@code sender.buffer.max.records}. A record that cannot be read is held or
+ * dead-lettered, never skipped ({@link UnreadableRecords}).
  */
 public final class SenderService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SenderService.class);
@@ -112,6 +120,12 @@ public final class SenderService implements AutoCloseable {
     private final SentMarks sentMarks;
     private final ResultLookup resultLookup;
     private final OffsetTracker offsets = new OffsetTracker();
+    private final KafkaResultSink resultSink;
+    private final KafkaProducer<byte[], byte[]> dlqProducer;
+    private final UnreadableRecords unreadable;
+    private final DeferredRecords deferred;
+    private final Map<String, Counter> deferredByBot = new HashMap<>();
+    private final Serializer<DeliveryResult> resultSerializer;
     private final DeliveryProcessor processor;
     private final BotSlots botSlots;
     private final ScheduledExecutorService statusTimer;
@@ -140,6 +154,7 @@ public final class SenderService implements AutoCloseable {
     private volatile boolean started;
     private boolean closed;
     private boolean paused;
+    private boolean pausedForDeferred;
     private long lastCommitMs;
 
     /**
@@ -193,8 +208,8 @@ public final class SenderService implements AutoCloseable {
 
     private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener,
                                MeterRegistry registry) {
-        return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas),
-                Serdes.statusSerializer(schemas),
+        return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas, config.schemaAutoRegister()),
+                Serdes.statusSerializer(schemas, config.schemaAutoRegister()),
                 LimitKeyBudget.wrap(budgetFor(config, listener, registry), config.providers()),
                 transportFor(config),
                 sentMarksFor(config, registry), Serdes.resultDeserializer(schemas));
@@ -216,7 +231,7 @@ public final class SenderService implements AutoCloseable {
         });
         this.skipped = Counter.builder("sluice.sender.redelivered.skipped")
                 .description("Redelivered records skipped because they already had their result").register(registry);
-        int maxPollRecords = Math.max(1, Math.min(500, config.bufferMaxRecords() / 4));
+        int maxPollRecords = config.maxPollRecords();
         this.highWater = config.bufferMaxRecords() - maxPollRecords;
         this.lowWater = highWater / 2;
         this.consumer = new KafkaConsumer<>(consumerProperties(config, maxPollRecords), new StringDeserializer(),
@@ -233,8 +248,19 @@ public final class SenderService implements AutoCloseable {
         this.producerMetrics = SluiceBinders.kafkaProducer(producer, registry);
         this.botSlots = new BotSlots(config.maxInFlightPerBot());
         this.botSlots.onRelease(this::wakeParked);
-        this.processor = new DeliveryProcessor(config, budget, transport,
-                new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
+        this.resultSerializer = ports.resultSerializer();
+        this.resultSink = new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks,
+                config.retryBackoff(), registry, config.instanceId());
+        Map<String, Object> dlqProps = producerProperties(config);
+        dlqProps.put(ProducerConfig.CLIENT_ID_CONFIG, "sluice-sender-dlq-" + config.instanceId());
+        this.dlqProducer = new KafkaProducer<>(dlqProps, new ByteArraySerializer(), new ByteArraySerializer());
+        this.unreadable = new UnreadableRecords(consumer, dlqProducer, config.topics().outboxDlq(), resultSink, offsets,
+                clock, config.unreadableSchemaGrace(), config.retryBackoff(), config.instanceId(), registry);
+        this.deferred = new DeferredRecords(config.bufferMaxRecordsPerBot(), config.deferredMaxRecords());
+        config.bots().keySet().forEach(bot -> deferredByBot.put(bot, Counter.builder(SluiceMetrics.BACKLOG_DEFERRED)
+                .tag(SluiceMetrics.TAG_BOT, bot).description("Outbox records deferred because their bot's backlog was "
+                        + "at sender.buffer.max.records.per.bot (read again later)").register(registry)));
+        this.processor = new DeliveryProcessor(config, budget, transport, resultSink, sentMarks, metrics,
                 clock, THREAD_SAFE_RANDOM, botSlots, new ChatRegistry(100_000));
         // Priority inheritance: a lane holding an urgent message (live CRITICAL) is served before routine lanes.
         this.scheduler = new LaneScheduler<>(processor::isUrgent, PendingMessage::waitsForTurnOnly);
@@ -344,8 +370,40 @@ public final class SenderService implements AutoCloseable {
         log.info("starting sender {}", config);
         dispatchThread.start();
         pollThread.start();
+        statusTimer.execute(() -> checkResultSchema(1));
         long period = config.statusInterval().toMillis();
         statusTimer.scheduleAtFixedRate(this::publishStatus, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Registers (or, with {@code schema.registry.auto.register=false}, looks up) the result schema at start, so a
+     * registry that refuses it shows at once and the ids are cached before the first result. Tried again with
+     * backoff while it fails; result writes retry on their own anyway ({@link KafkaResultSink}).
+     */
+    private void checkResultSchema(int attempt) {
+        if (closed || !running) {
+            return;
+        }
+        try {
+            Instant now = clock.instant();
+            resultSerializer.serialize(config.topics().deliveryResults(), DeliveryResult.newBuilder()
+                    .setMessageId("schema-check").setBotId("schema-check").setChatId("0")
+                    .setStatus(dev.sluice.avro.DeliveryStatus.FAILED).setResultAt(now).build());
+            if (attempt > 1) {
+                log.info("sender {}: the registry has the result schema now (attempt {})", config.instanceId(), attempt);
+            }
+        } catch (RuntimeException e) {
+            long waitMs = Math.min(KafkaResultSink.RETRY_BACKOFF_MAX.toMillis() * 6,
+                    config.retryBackoff().toMillis() << Math.min(20, attempt));
+            log.warn("sender {}: the result schema of {} is not available from the registry ({}); results wait until "
+                    + "it is; checking again in {} ms", config.instanceId(), config.topics().deliveryResults(),
+                    e.toString(), waitMs);
+            try {
+                statusTimer.schedule(() -> checkResultSchema(attempt + 1), waitMs, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                // closing
+            }
+        }
     }
 
     /** True from {@link #start} until the consumer loop ended (closed, or failed): a liveness/readiness input. */
@@ -443,15 +501,16 @@ public final class SenderService implements AutoCloseable {
                 try {
                     records = consumer.poll(POLL_TIMEOUT);
                 } catch (RecordDeserializationException e) {
-                    skipUnreadable(e);
-                    continue;
+                    unreadable.handle(e);
+                    records = ConsumerRecords.empty();
                 } catch (WakeupException e) {
                     break;
                 }
                 if (!records.isEmpty()) {
                     enqueue(records);
                 }
-                applyBackpressure();
+                rewindDeferred();
+                applyPauses();
                 if (clock.millis() - lastCommitMs >= config.commitInterval().toMillis()) {
                     commit(offsets.toCommit());
                 }
@@ -471,6 +530,11 @@ public final class SenderService implements AutoCloseable {
         try {
             for (ConsumerRecord<String, OutboundMessage> r : records) {
                 TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                String bot = r.value() == null ? null : r.value().getBotId();
+                if (deferred.handledBefore(tp, r.offset(), bot)) {
+                    continue; // read again after a rewind: buffered or finished the first time
+                }
+                unreadable.readPast(tp, r.offset());
                 offsets.received(tp, r.offset());
                 if (offsets.isAlreadyDone(tp, r.offset())) {
                     offsets.done(tp, r.offset()); // the previous owner wrote its result (commit metadata)
@@ -480,6 +544,11 @@ public final class SenderService implements AutoCloseable {
                 if (r.value() == null) {
                     offsets.done(tp, r.offset()); // tombstone: nothing to send
                     continue;
+                }
+                if (!deferred.admit(tp, r.offset(), bot, backlogByBot.getOrDefault(bot, 0))) {
+                    deferredByBot.computeIfAbsent(bot, b -> Counter.builder(SluiceMetrics.BACKLOG_DEFERRED)
+                            .tag(SluiceMetrics.TAG_BOT, b).register(registry)).increment();
+                    continue; // its offset stays pending: read again when the bot's backlog has room
                 }
                 PendingMessage p = new PendingMessage(tp, r.offset(), r.value());
                 scheduler.add(p.laneKey(), p, now);
@@ -491,20 +560,30 @@ public final class SenderService implements AutoCloseable {
         }
     }
 
-    /**
-     * A value that cannot be decoded has no message id to report; the topology validated it, so this is a
-     * producer bug. It is logged and skipped, never retried forever.
-     */
-    private void skipUnreadable(RecordDeserializationException e) {
-        TopicPartition tp = e.topicPartition();
-        log.error("skipping unreadable record {}@{}: {}", tp, e.offset(), e.getMessage());
-        offsets.received(tp, e.offset());
-        offsets.done(tp, e.offset());
-        consumer.seek(tp, e.offset() + 1);
+    /** Partitions holding deferred records of a bot whose backlog has room again are read again from there. */
+    private void rewindDeferred() {
+        Map<TopicPartition, Long> rewinds;
+        lock.lock();
+        try {
+            rewinds = deferred.rewinds(bot -> backlogByBot.getOrDefault(bot, 0));
+        } finally {
+            lock.unlock();
+        }
+        Set<TopicPartition> assignment = consumer.assignment();
+        rewinds.forEach((tp, offset) -> {
+            if (assignment.contains(tp)) {
+                consumer.seek(tp, offset);
+            }
+        });
     }
 
-    private void applyBackpressure() {
-        int buffered = bufferedRecords();
+    /**
+     * Pauses exactly the partitions that must wait and resumes the others: all of them above the high-water mark
+     * (until the low-water mark), those holding an unreadable record until its next read, those holding deferred
+     * records while the deferred offsets are at their cap.
+     */
+    private void applyPauses() {
+        int buffered = bufferedRecords() + resultSink.awaitingWrite();
         Set<TopicPartition> assignment = consumer.assignment();
         if (buffered >= highWater) {
             if (!paused) {
@@ -512,12 +591,37 @@ public final class SenderService implements AutoCloseable {
                 log.info("sender {}: {} records buffered (high-water {}), pausing {} partitions",
                         config.instanceId(), buffered, highWater, assignment.size());
             }
-            consumer.pause(assignment); // also pauses partitions assigned since
             paused = true;
         } else if (paused && buffered <= lowWater) {
             log.info("sender {}: {} records buffered (low-water {}), resuming", config.instanceId(), buffered, lowWater);
-            consumer.resume(consumer.paused());
             paused = false;
+        }
+        Set<TopicPartition> want = new HashSet<>(paused ? assignment : Set.of());
+        want.addAll(unreadable.held(clock.millis()));
+        Set<TopicPartition> forDeferred;
+        lock.lock();
+        try {
+            forDeferred = deferred.toPause();
+        } finally {
+            lock.unlock();
+        }
+        if (!forDeferred.isEmpty() && !pausedForDeferred) {
+            metrics.backpressurePaused();
+            log.info("sender {}: {} deferred records (sender.deferred.max.records), pausing {}", config.instanceId(),
+                    config.deferredMaxRecords(), forDeferred);
+        }
+        pausedForDeferred = !forDeferred.isEmpty();
+        want.addAll(forDeferred);
+        want.retainAll(assignment);
+        Set<TopicPartition> current = consumer.paused();
+        Set<TopicPartition> toResume = new HashSet<>(current);
+        toResume.removeAll(want);
+        want.removeAll(current);
+        if (!want.isEmpty()) {
+            consumer.pause(want);
+        }
+        if (!toResume.isEmpty()) {
+            consumer.resume(toResume);
         }
     }
 
@@ -586,9 +690,11 @@ public final class SenderService implements AutoCloseable {
                 lost.forEach(p -> backlogByBot.merge(p.message().getBotId(), -1, (a, b) -> a + b <= 0 ? null : a + b));
             }
             awaitNoInFlight(gone, config.requestTimeout().plusSeconds(5));
+            deferred.forget(gone);
         } finally {
             lock.unlock();
         }
+        unreadable.forget(gone);
         if (commit) {
             producer.flush();
             Map<TopicPartition, OffsetAndMetadata> toCommit = new HashMap<>(offsets.toCommit());
@@ -887,6 +993,8 @@ public final class SenderService implements AutoCloseable {
         }
         consumerMetrics.close();
         producerMetrics.close();
+        resultSink.close();
+        dlqProducer.close(Duration.ofSeconds(5));
         try {
             consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
         } catch (RuntimeException e) {
@@ -915,6 +1023,8 @@ public final class SenderService implements AutoCloseable {
             consumerMetrics.close();
             producerMetrics.close();
             consumer.close();
+            resultSink.close();
+            dlqProducer.close(Duration.ofSeconds(5));
             producer.close(Duration.ofSeconds(5));
         }
         senders.shutdown();
