@@ -104,6 +104,11 @@ final class DeferredRecords {
         return bots == null ? null : bots.get(bot);
     }
 
+    /** A record handled without being buffered (dead-lettered): a rewind reads past it as handled. */
+    void seen(TopicPartition tp, long offset) {
+        readUpTo.merge(tp, offset + 1, Math::max);
+    }
+
     /** Deferred records remembered now. */
     int size() {
         return total;

@@ -64,7 +64,7 @@ final class KafkaResultSink implements ResultSink, AutoCloseable {
         this.sentMarks = sentMarks;
         this.backoff = backoff.compareTo(RETRY_BACKOFF_MAX) > 0 ? RETRY_BACKOFF_MAX : backoff;
         this.registry = registry;
-        for (String cause : new String[] {"registry", "broker", "other"}) {
+        for (String cause : SluiceMetrics.RESULT_WRITE_FAILURE_CAUSES) {
             failed.put(cause, counter(cause));
         }
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {

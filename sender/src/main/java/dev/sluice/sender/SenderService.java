@@ -501,7 +501,7 @@ public final class SenderService implements AutoCloseable {
                 try {
                     records = consumer.poll(POLL_TIMEOUT);
                 } catch (RecordDeserializationException e) {
-                    unreadable.handle(e);
+                    onUnreadable(e);
                     records = ConsumerRecords.empty();
                 } catch (WakeupException e) {
                     break;
@@ -545,9 +545,12 @@ public final class SenderService implements AutoCloseable {
                     offsets.done(tp, r.offset()); // tombstone: nothing to send
                     continue;
                 }
+                int deferredBefore = deferred.size();
                 if (!deferred.admit(tp, r.offset(), bot, backlogByBot.getOrDefault(bot, 0))) {
-                    deferredByBot.computeIfAbsent(bot, b -> Counter.builder(SluiceMetrics.BACKLOG_DEFERRED)
-                            .tag(SluiceMetrics.TAG_BOT, b).register(registry)).increment();
+                    if (deferred.size() > deferredBefore) { // deferred now, not again after a rewind
+                        deferredByBot.computeIfAbsent(bot, b -> Counter.builder(SluiceMetrics.BACKLOG_DEFERRED)
+                                .tag(SluiceMetrics.TAG_BOT, b).register(registry)).increment();
+                    }
                     continue; // its offset stays pending: read again when the bot's backlog has room
                 }
                 PendingMessage p = new PendingMessage(tp, r.offset(), r.value());
@@ -557,6 +560,30 @@ public final class SenderService implements AutoCloseable {
             changed.signalAll();
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * A record that could not be read: read again after a rewind although it was dead-lettered the first time, it
+     * is passed over; else {@link UnreadableRecords} holds or dead-letters it.
+     */
+    private void onUnreadable(RecordDeserializationException e) {
+        lock.lock();
+        try {
+            if (deferred.handledBefore(e.topicPartition(), e.offset(), null)) {
+                consumer.seek(e.topicPartition(), e.offset() + 1);
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (unreadable.handle(e)) {
+            lock.lock();
+            try {
+                deferred.seen(e.topicPartition(), e.offset());
+            } finally {
+                lock.unlock();
+            }
         }
     }
 

@@ -95,7 +95,7 @@ final class UnreadableRecords {
         this.retries = Counter.builder(SluiceMetrics.OUTBOX_READ_RETRIES)
                 .description("Outbox reads that failed for a transient cause (registry) and are read again")
                 .register(registry);
-        for (String reason : List.of("not_wire_format", "invalid_record", "schema_not_found", "invalid_writer_schema")) {
+        for (String reason : SluiceMetrics.OUTBOX_DEAD_LETTER_REASONS) {
             deadLettered(reason);
         }
     }
@@ -107,8 +107,12 @@ final class UnreadableRecords {
                 .register(registry));
     }
 
-    /** A poll failed on this record: hold its partition (transient) or dead-letter it and move past (permanent). */
-    void handle(RecordDeserializationException e) {
+    /**
+     * A poll failed on this record: hold its partition (transient) or dead-letter it and move past (permanent).
+     *
+     * @return true when the record was dead-lettered (its partition moves past it)
+     */
+    boolean handle(RecordDeserializationException e) {
         TopicPartition tp = e.topicPartition();
         long offset = e.offset();
         long now = clock.millis();
@@ -118,11 +122,11 @@ final class UnreadableRecords {
         offsets.received(tp, offset); // never committed past until it is read or dead-lettered
         if (permanent == null) {
             hold(tp, offset, firstMs, previous, now, e);
-            return;
+            return false;
         }
         if (!deadLetter(e, permanent)) {
             hold(tp, offset, firstMs, previous, now, e);
-            return;
+            return false;
         }
         holds.remove(tp);
         deadLettered(permanent).increment();
@@ -138,6 +142,7 @@ final class UnreadableRecords {
                 decoded == null ? " (no id readable, no result)" : " with a FAILED result for " + decoded.getId(),
                 describe(e));
         consumer.seek(tp, offset + 1);
+        return true;
     }
 
     private void hold(TopicPartition tp, long offset, long firstMs, Hold previous, long now,

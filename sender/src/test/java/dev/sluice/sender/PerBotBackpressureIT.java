@@ -46,7 +46,12 @@ class PerBotBackpressureIT {
             s.put("budget.global.rate.per.s", "100");
             s.put("sender.buffer.max.records", Integer.toString(bound));
             try (BudgetClient budget = BudgetClient.fromSettings(Settings.of(s))) {
-                budget.penalize(BOT_A, PenaltyScope.BOT, null, Duration.ofMinutes(10));
+                // written to Redis (a first call may time out while the client connects: then written again)
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                    budget.penalize(BOT_A, PenaltyScope.BOT, null, Duration.ofMinutes(10));
+                    return budget.state() == dev.sluice.metrics.BudgetState.SHARED
+                            && budget.tryAcquire(BOT_A).limit() == dev.sluice.sender.budget.Limit.GATE_BOT;
+                });
             }
             List<OutboundMessage> held = new ArrayList<>();
             for (int i = 0; i < backlogA; i++) {
@@ -69,28 +74,36 @@ class PerBotBackpressureIT {
                 sender.start();
                 await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
                         .until(() -> sender.backlog(BOT_A) > 0);
-                // B's messages arrive one by one behind A's backlog, on the same partitions (chats spread over them)
+                // B's messages arrive one by one behind A's backlog, on the same partitions (chats spread over them);
+                // the first one warms the clients up (producer metadata, B's first budget call) and is not measured
                 List<Long> latenciesMs = new ArrayList<>();
-                for (int i = 0; i < countB; i++) {
+                for (int i = -1; i < countB; i++) {
                     OutboundMessage m = SenderIt.message("b" + i, BOT_B, Integer.toString(80_000 + i)).build();
                     long sentAt = System.currentTimeMillis();
                     producer.send(new ProducerRecord<>(prefix + ".outbox.live", m.getChatId(), m)).get();
                     String id = m.getId();
                     results.awaitUntil(r -> r.byId.containsKey(id), Duration.ofSeconds(20));
-                    latenciesMs.add(System.currentTimeMillis() - sentAt);
+                    if (i >= 0) {
+                        latenciesMs.add(System.currentTimeMillis() - sentAt);
+                    }
                 }
                 sampling.set(false);
                 sampler.join();
+                System.out.printf("per-bot backpressure: B latencies %s ms; max buffered %d of %d; A backlog %d, "
+                        + "deferred %d; results of A %s%n", latenciesMs, maxBuffered.get(), bound, sender.backlog(BOT_A),
+                        Meters.sum(sender, "sluice.sender.backlog.deferred"), results.all.stream()
+                                .filter(r -> r.getBotId().equals(BOT_A)).map(r -> r.getStatus() + " " + r.getReason()).toList());
                 latenciesMs.sort(null);
-                System.out.printf("per-bot backpressure: B latency p50 %d ms max %d ms; max buffered %d of %d; A backlog %d%n",
-                        latenciesMs.get(countB / 2), latenciesMs.get(countB - 1), maxBuffered.get(), bound,
-                        sender.backlog(BOT_A));
-                assertThat(latenciesMs.get(countB - 1)).as("B's slowest message, produce to result").isLessThan(2_000);
+                // usual: one poll, one budget call, one provider call, one result (about 60 ms here)
+                assertThat(latenciesMs.get(countB / 2)).as("B's median, produce to result").isLessThan(300);
+                assertThat(latenciesMs.get(countB - 1)).as("B's slowest message, produce to result").isLessThan(1_000);
                 assertThat(maxBuffered.get()).as("records buffered").isLessThanOrEqualTo(bound);
                 List<DeliveryResult> forB = results.all.stream().filter(r -> r.getBotId().equals(BOT_B)).toList();
-                assertThat(forB).hasSize(countB).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
+                assertThat(forB).hasSize(countB + 1).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
                 assertThat(results.all.stream().filter(r -> r.getBotId().equals(BOT_A))).as("A is held").isEmpty();
-                assertThat(telegram.accepted()).hasSize(countB);
+                assertThat(telegram.accepted()).hasSize(countB + 1);
+                assertThat(sender.backlog(BOT_A)).as("A's share of the buffer").isPositive()
+                        .isLessThanOrEqualTo(bound - 2 * (bound / 4));
             }
         }
     }
