@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * backoff from {@code sender.retry.backoff.ms} up to {@link #RETRY_BACKOFF_MAX}, until it lands or the sender
  * closes: never by calling the provider again. Until then the message's offset stays pending, so the
  * partition's commit moves on as soon as the write lands. Results waiting for a (re)write count towards the
- * sender's buffer bound ({@link #awaitingWrite}), so their number stays bounded too. A sender that closes
+ * sender's buffer bound ({@link #awaitingWrite}), so their number stays bounded too. A result that can never be
+ * written (a serializer bug) is retried the same way and shows in the alert on that counter. A sender that closes
  * with results still unwritten leaves their offsets uncommitted: the next owner finds the sent marks and writes
  * them without sending.
  *

@@ -381,7 +381,7 @@ public final class SenderService implements AutoCloseable {
      * backoff while it fails; result writes retry on their own anyway ({@link KafkaResultSink}).
      */
     private void checkResultSchema(int attempt) {
-        if (closed || !running) {
+        if (!running) {
             return;
         }
         try {
