@@ -153,8 +153,7 @@ public final class SenderService implements AutoCloseable {
     private volatile boolean running;
     private volatile boolean started;
     private boolean closed;
-    private boolean paused;
-    private boolean pausedForDeferred;
+    private final PartitionPauses pauses;
     private long lastCommitMs;
 
     /**
@@ -234,6 +233,7 @@ public final class SenderService implements AutoCloseable {
         int maxPollRecords = config.maxPollRecords();
         this.highWater = config.bufferMaxRecords() - maxPollRecords;
         this.lowWater = highWater / 2;
+        this.pauses = new PartitionPauses(highWater, lowWater);
         this.consumer = new KafkaConsumer<>(consumerProperties(config, maxPollRecords), new StringDeserializer(),
                 ports.valueDeserializer());
         this.producer = new KafkaProducer<>(producerProperties(config), new StringSerializer(), ports.resultSerializer());
@@ -253,6 +253,8 @@ public final class SenderService implements AutoCloseable {
                 config.retryBackoff(), registry, config.instanceId());
         Map<String, Object> dlqProps = producerProperties(config);
         dlqProps.put(ProducerConfig.CLIENT_ID_CONFIG, "sluice-sender-dlq-" + config.instanceId());
+        // The poll thread waits for a dead-letter write: a missing topic must not hold it for the default minute.
+        dlqProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) UnreadableRecords.DLQ_WRITE_TIMEOUT.toMillis());
         this.dlqProducer = new KafkaProducer<>(dlqProps, new ByteArraySerializer(), new ByteArraySerializer());
         this.unreadable = new UnreadableRecords(consumer, dlqProducer, config.topics().outboxDlq(), resultSink, offsets,
                 clock, config.unreadableSchemaGrace(), config.retryBackoff(), config.instanceId(), registry);
@@ -611,20 +613,6 @@ public final class SenderService implements AutoCloseable {
      */
     private void applyPauses() {
         int buffered = bufferedRecords() + resultSink.awaitingWrite();
-        Set<TopicPartition> assignment = consumer.assignment();
-        if (buffered >= highWater) {
-            if (!paused) {
-                metrics.backpressurePaused();
-                log.info("sender {}: {} records buffered (high-water {}), pausing {} partitions",
-                        config.instanceId(), buffered, highWater, assignment.size());
-            }
-            paused = true;
-        } else if (paused && buffered <= lowWater) {
-            log.info("sender {}: {} records buffered (low-water {}), resuming", config.instanceId(), buffered, lowWater);
-            paused = false;
-        }
-        Set<TopicPartition> want = new HashSet<>(paused ? assignment : Set.of());
-        want.addAll(unreadable.held(clock.millis()));
         Set<TopicPartition> forDeferred;
         lock.lock();
         try {
@@ -632,23 +620,25 @@ public final class SenderService implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        if (!forDeferred.isEmpty() && !pausedForDeferred) {
+        PartitionPauses.Change change = pauses.decide(consumer.assignment(), consumer.paused(), buffered,
+                unreadable.held(clock.millis()), forDeferred);
+        if (change.fullBegan()) {
+            metrics.backpressurePaused();
+            log.info("sender {}: {} records buffered (high-water {}), pausing every partition", config.instanceId(),
+                    buffered, highWater);
+        } else if (change.fullEnded()) {
+            log.info("sender {}: {} records buffered (low-water {}), resuming", config.instanceId(), buffered, lowWater);
+        }
+        if (change.deferredCapBegan()) {
             metrics.backpressurePaused();
             log.info("sender {}: {} deferred records (sender.deferred.max.records), pausing {}", config.instanceId(),
                     config.deferredMaxRecords(), forDeferred);
         }
-        pausedForDeferred = !forDeferred.isEmpty();
-        want.addAll(forDeferred);
-        want.retainAll(assignment);
-        Set<TopicPartition> current = consumer.paused();
-        Set<TopicPartition> toResume = new HashSet<>(current);
-        toResume.removeAll(want);
-        want.removeAll(current);
-        if (!want.isEmpty()) {
-            consumer.pause(want);
+        if (!change.pause().isEmpty()) {
+            consumer.pause(change.pause());
         }
-        if (!toResume.isEmpty()) {
-            consumer.resume(toResume);
+        if (!change.resume().isEmpty()) {
+            consumer.resume(change.resume());
         }
     }
 

@@ -107,4 +107,75 @@ class PerBotBackpressureIT {
             }
         }
     }
+
+    private static final String BOT_C = "briefly";
+    private static final String TOKEN_C = "750000003:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+
+    @Test
+    void a_deferred_backlog_is_read_again_after_the_penalty_in_per_chat_order_once_each_and_the_lag_returns_to_0()
+            throws Exception {
+        String prefix = "perbot2";
+        SenderIt.topics(prefix, 3);
+        int bound = 100;
+        int chats = 100;
+        int perChat = 4;
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+            Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(),
+                    Map.of(BOT_C, TOKEN_C, BOT_B, TOKEN_B));
+            s.put("budget.global.rate.per.s", "100");
+            s.put("sender.buffer.max.records", Integer.toString(bound));
+            long penaltyEndsAt;
+            try (BudgetClient budget = BudgetClient.fromSettings(Settings.of(s))) {
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                    budget.penalize(BOT_C, PenaltyScope.BOT, null, Duration.ofSeconds(15));
+                    return budget.state() == dev.sluice.metrics.BudgetState.SHARED
+                            && budget.tryAcquire(BOT_C).limit() == dev.sluice.sender.budget.Limit.GATE_BOT;
+                });
+                penaltyEndsAt = System.currentTimeMillis() + 15_000;
+            }
+            List<OutboundMessage> held = new ArrayList<>();
+            for (int k = 0; k < perChat; k++) {
+                for (int c = 0; c < chats; c++) {
+                    held.add(SenderIt.message("c" + c + "-" + k, BOT_C, Integer.toString(85_000 + c)).build());
+                }
+            }
+            SenderIt.produce(prefix + ".outbox.live", held);
+            AtomicInteger maxBuffered = new AtomicInteger();
+            AtomicBoolean sampling = new AtomicBoolean(true);
+            try (SenderService sender = SenderIt.sender(s);
+                 SenderIt.Results results = new SenderIt.Results(prefix + ".delivery.results")) {
+                Thread sampler = new Thread(() -> {
+                    while (sampling.get()) {
+                        maxBuffered.accumulateAndGet(sender.bufferedRecords(), Math::max);
+                        LockSupport.parkNanos(200_000);
+                    }
+                });
+                sampler.setDaemon(true);
+                sampler.start();
+                sender.start();
+                Map<String, DeliveryResult> byId = results.awaitResults(chats * perChat, Duration.ofSeconds(90));
+                sampling.set(false);
+                sampler.join();
+                long deferred = Meters.sum(sender, "sluice.sender.backlog.deferred");
+                System.out.printf("deferred backlog: %d messages, %d deferred, max buffered %d of %d, last result %d ms "
+                        + "after the penalty%n", byId.size(), deferred, maxBuffered.get(), bound,
+                        System.currentTimeMillis() - penaltyEndsAt);
+                assertThat(deferred).as("records deferred at the bot's bound").isPositive();
+                assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
+                assertThat(results.all).as("one result each").hasSize(chats * perChat);
+                assertThat(maxBuffered.get()).as("records buffered").isLessThanOrEqualTo(bound);
+                assertThat(telegram.accepted()).as("accepted once each").hasSize(chats * perChat);
+                assertThat(telegram.accepted()).allMatch(a -> a.acceptedAtMillis() >= penaltyEndsAt - 50);
+                Map<String, List<String>> textsByChat = new java.util.LinkedHashMap<>();
+                telegram.accepted().forEach(a -> textsByChat.computeIfAbsent(a.chatId(), c -> new ArrayList<>()).add(a.text()));
+                textsByChat.forEach((chat, texts) -> {
+                    String c = Integer.toString(Integer.parseInt(chat) - 85_000);
+                    assertThat(texts).as("order of chat %s", chat)
+                            .containsExactly("msg c" + c + "-0", "msg c" + c + "-1", "msg c" + c + "-2", "msg c" + c + "-3");
+                });
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+                        .until(() -> Lag.of(SenderIt.kafka(), prefix + "-group", prefix + ".outbox.live") == 0);
+            }
+        }
+    }
 }
