@@ -233,6 +233,10 @@ public final class DeliveryProcessor {
         long askedAt = clock.millis(); // the arrival guard counts a slot from here: never after Redis's instant
         try {
             decisions = budget.tryAcquireAll(botId, requests);
+            if (decisions.size() != asks.size()) {
+                throw new IllegalStateException("the budget answered " + decisions.size() + " decisions to "
+                        + asks.size() + " requests");
+            }
         } catch (RuntimeException e) {
             // BudgetUnavailableException, or anything else: the asks give their breaker permits back and wait.
             if (e instanceof BudgetUnavailableException) {
@@ -251,7 +255,7 @@ public final class DeliveryProcessor {
             try {
                 out[positions.get(j)] = decided(a, decisions.get(j), now, askedAt);
             } catch (RuntimeException e) {
-                breakers.release(botId); // decided() takes a bot slot only as its last step: nothing else is held
+                // decided() gave its breaker permit back before failing, and takes a bot slot only as its last step
                 log.error("deciding {} failed; its lane retries in {} ms", a.p(), backoff.toMillis(), e);
                 out[positions.get(j)] = Next.of(retryAt(now + backoff.toMillis(), a.expiresAt()));
             }
@@ -320,15 +324,16 @@ public final class DeliveryProcessor {
         if (!slots.hasRoom(bot)) {
             return new Step.WaitForBot(Set.of(bot), expiresAt == null ? Long.MAX_VALUE : expiresAt);
         }
-        if (!breakers.tryAcquire(bot)) {
-            return retryAt(now + breakers.openWait().toMillis() + jitterMs(), expiresAt);
-        }
         BudgetRequest request = new BudgetRequest(bot, target, laneOf(p));
         if (foldSentMarks && !p.sentMarkChecked()) {
             request = request.checkingSentMark(m.getId());
         }
         if (!reservationMax.isZero()) {
             request = request.reservingUpTo(reservationMax);
+        }
+        // The breaker's permit last: nothing after it can fail and leave it taken.
+        if (!breakers.tryAcquire(bot)) {
+            return retryAt(now + breakers.openWait().toMillis() + jitterMs(), expiresAt);
         }
         return new Ask(p, bot, target, expiresAt, request);
     }
@@ -388,7 +393,13 @@ public final class DeliveryProcessor {
         if (decision.granted()) {
             if (!p.sentMarkChecked()) {
                 // The budget decided without Redis (outage fallback): read the mark now; the grant is spent.
-                Step marked = checkSentMark(p);
+                Step marked;
+                try {
+                    marked = checkSentMark(p);
+                } catch (RuntimeException e) {
+                    breakers.release(bot); // the only step of a decision that can fail while the permit is held
+                    throw e;
+                }
                 if (marked != null) {
                     breakers.release(bot);
                     p.releaseAttemptSlot();
@@ -700,6 +711,15 @@ public final class DeliveryProcessor {
      * grant that could share a second with it. A failed report is only counted: the guard weakens for one window.
      */
     private void reportIfAnsweredLate(PendingMessage p, String bot, long answeredAtMs) {
+        try {
+            reportLate(p, bot, answeredAtMs);
+        } catch (RuntimeException e) {
+            // after a provider call: never let the guard's report keep the breaker's permit or redo the call
+            log.warn("could not report a late answer of bot {}: {}", bot, e.toString());
+        }
+    }
+
+    private void reportLate(PendingMessage p, String bot, long answeredAtMs) {
         long seq = p.guardGrantSeq();
         if (seq < 1) {
             return;
