@@ -138,6 +138,40 @@ final class KafkaResultSink implements ResultSink, AutoCloseable {
         }
     }
 
+    /**
+     * Registers (or, with {@code schema.registry.auto.register=false}, looks up) the result schema now, on this
+     * sink's timer, so a registry that refuses it shows in the log at start and the id is cached before the first
+     * result. Tried again with backoff (at most {@link #RETRY_BACKOFF_MAX}) until it works or the sink closes; the
+     * result writes retry on their own anyway.
+     */
+    void checkSchema(org.apache.kafka.common.serialization.Serializer<DeliveryResult> serializer) {
+        checkSchema(serializer, 1);
+    }
+
+    private void checkSchema(org.apache.kafka.common.serialization.Serializer<DeliveryResult> serializer, int attempt) {
+        try {
+            retries.schedule(() -> {
+                if (closed) {
+                    return;
+                }
+                try {
+                    serializer.serialize(topic, DeliveryResult.newBuilder().setMessageId("schema-check")
+                            .setBotId("schema-check").setChatId("0").setStatus(DeliveryStatus.FAILED)
+                            .setResultAt(java.time.Instant.now()).build());
+                    if (attempt > 1) {
+                        log.info("the registry has the result schema of {} now (attempt {})", topic, attempt);
+                    }
+                } catch (RuntimeException e) {
+                    log.warn("the result schema of {} is not available from the registry ({}); results wait until it "
+                            + "is; checking again in {} ms", topic, e.toString(), backoffMs(attempt));
+                    checkSchema(serializer, attempt + 1);
+                }
+            }, attempt == 1 ? 0 : backoffMs(attempt - 1), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // closed
+        }
+    }
+
     /** Exponential from {@code sender.retry.backoff.ms}, capped at {@link #RETRY_BACKOFF_MAX}. */
     long backoffMs(int attempt) {
         long ms = backoff.toMillis() << Math.min(20, attempt - 1);

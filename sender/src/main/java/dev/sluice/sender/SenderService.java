@@ -372,40 +372,9 @@ public final class SenderService implements AutoCloseable {
         log.info("starting sender {}", config);
         dispatchThread.start();
         pollThread.start();
-        statusTimer.execute(() -> checkResultSchema(1));
+        resultSink.checkSchema(resultSerializer);
         long period = config.statusInterval().toMillis();
         statusTimer.scheduleAtFixedRate(this::publishStatus, period, period, TimeUnit.MILLISECONDS);
-    }
-
-    /**
-     * Registers (or, with {@code schema.registry.auto.register=false}, looks up) the result schema at start, so a
-     * registry that refuses it shows at once and the ids are cached before the first result. Tried again with
-     * backoff while it fails; result writes retry on their own anyway ({@link KafkaResultSink}).
-     */
-    private void checkResultSchema(int attempt) {
-        if (!running) {
-            return;
-        }
-        try {
-            Instant now = clock.instant();
-            resultSerializer.serialize(config.topics().deliveryResults(), DeliveryResult.newBuilder()
-                    .setMessageId("schema-check").setBotId("schema-check").setChatId("0")
-                    .setStatus(dev.sluice.avro.DeliveryStatus.FAILED).setResultAt(now).build());
-            if (attempt > 1) {
-                log.info("sender {}: the registry has the result schema now (attempt {})", config.instanceId(), attempt);
-            }
-        } catch (RuntimeException e) {
-            long waitMs = Math.min(KafkaResultSink.RETRY_BACKOFF_MAX.toMillis() * 6,
-                    config.retryBackoff().toMillis() << Math.min(20, attempt));
-            log.warn("sender {}: the result schema of {} is not available from the registry ({}); results wait until "
-                    + "it is; checking again in {} ms", config.instanceId(), config.topics().deliveryResults(),
-                    e.toString(), waitMs);
-            try {
-                statusTimer.schedule(() -> checkResultSchema(attempt + 1), waitMs, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException closing) {
-                // closing
-            }
-        }
     }
 
     /** True from {@link #start} until the consumer loop ended (closed, or failed): a liveness/readiness input. */

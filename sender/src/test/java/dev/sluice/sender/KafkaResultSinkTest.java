@@ -83,4 +83,22 @@ class KafkaResultSinkTest {
             assertThat(sink.backoffMs(60)).isEqualTo(KafkaResultSink.RETRY_BACKOFF_MAX.toMillis());
         }
     }
+
+    @Test
+    void the_result_schema_is_checked_at_start_and_again_with_backoff_until_the_registry_has_it() {
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        Serializer<DeliveryResult> refusingTwice = (topic, r) -> {
+            assertThat(topic).isEqualTo("delivery.results");
+            if (calls.incrementAndGet() <= 2) {
+                throw new dev.sluice.schemas.SchemaRegistryException(403, 40301, "forbidden", false, null);
+            }
+            return new byte[0];
+        };
+        try (KafkaResultSink sink = new KafkaResultSink(new MockProducer<>(true, null, new StringSerializer(), NO_BYTES),
+                "delivery.results", offsets, marks, Duration.ofMillis(10), registry, "test-1")) {
+            sink.checkSchema(refusingTwice);
+            await().atMost(Duration.ofSeconds(5)).until(() -> calls.get() == 3);
+        }
+        assertThat(calls.get()).as("no check after it worked").isEqualTo(3);
+    }
 }
