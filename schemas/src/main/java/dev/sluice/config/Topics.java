@@ -15,10 +15,12 @@ import java.util.List;
  * @param chatEvents         chat status changes: wrote, blocked, migrated ({@code topic.chat.events})
  * @param senderStatus       compacted per-bot backlog and drain rate from senders ({@code topic.sender.status})
  * @param preferences        compacted per-user preferences such as digest opt-out ({@code topic.preferences})
+ * @param outboxDlq          outbox records a sender can never read, with the reason in headers
+ *                           ({@code topic.outbox.dlq})
  */
 public record Topics(String notifications, String notificationsBackfill, String dlq, String outboxLive,
                      String outboxBackfill, String deliveryResults, String chatEvents, String senderStatus,
-                     String preferences) {
+                     String preferences, String outboxDlq) {
 
     public static final String NOTIFICATIONS = "topic.notifications";
     public static final String NOTIFICATIONS_BACKFILL = "topic.notifications.backfill";
@@ -29,6 +31,7 @@ public record Topics(String notifications, String notificationsBackfill, String 
     public static final String CHAT_EVENTS = "topic.chat.events";
     public static final String SENDER_STATUS = "topic.sender.status";
     public static final String PREFERENCES = "topic.preferences";
+    public static final String OUTBOX_DLQ = "topic.outbox.dlq";
 
     public static Topics defaults() {
         return from(Settings.empty());
@@ -44,13 +47,14 @@ public record Topics(String notifications, String notificationsBackfill, String 
                 s.string(DELIVERY_RESULTS, "delivery.results"),
                 s.string(CHAT_EVENTS, "chat.events"),
                 s.string(SENDER_STATUS, "sender.status"),
-                s.string(PREFERENCES, "preferences"));
+                s.string(PREFERENCES, "preferences"),
+                s.string(OUTBOX_DLQ, "outbox.dlq"));
     }
 
     /** All topics, for creating them up front (the demo, tests). */
     public List<String> all() {
         return List.of(notifications, notificationsBackfill, dlq, outboxLive, outboxBackfill, deliveryResults,
-                chatEvents, senderStatus, preferences);
+                chatEvents, senderStatus, preferences, outboxDlq);
     }
 
     /** Topics that are compacted (latest value per key matters). */

@@ -144,6 +144,24 @@ public final class SenderMetrics implements MeterBinder {
                     .tag(SluiceMetrics.TAG_MODE, SluiceMetrics.tagValue(m)).baseUnit("seconds")
                     .description("Time spent in each budget mode").register(r);
         }
+        // Faults the sender rides out (issue 15), here so dashboards and alerts see them before the first one; the
+        // classes that count them (KafkaResultSink, UnreadableRecords, SenderService) look up these same meters.
+        for (String cause : SluiceMetrics.RESULT_WRITE_FAILURE_CAUSES) {
+            Counter.builder(SluiceMetrics.RESULTS_WRITE_FAILED).tag("cause", cause)
+                    .description("Result writes to delivery.results that failed and are written again (in memory)")
+                    .register(r);
+        }
+        for (String reason : SluiceMetrics.OUTBOX_DEAD_LETTER_REASONS) {
+            Counter.builder(SluiceMetrics.OUTBOX_DEAD_LETTERED).tag(SluiceMetrics.TAG_REASON, reason)
+                    .description("Outbox records this sender can never read, written to its dead-letter topic")
+                    .register(r);
+        }
+        Counter.builder(SluiceMetrics.OUTBOX_READ_RETRIES)
+                .description("Outbox reads that failed for a transient cause (registry) and are read again").register(r);
+        for (String bot : bots) {
+            Counter.builder(SluiceMetrics.BACKLOG_DEFERRED).tag(SluiceMetrics.TAG_BOT, bot)
+                    .description("Outbox records deferred because their bot's backlog was at its bound").register(r);
+        }
         pauses = Counter.builder(SluiceMetrics.BACKPRESSURE_PAUSES)
                 .description("Times the partitions were paused at the buffer's high-water mark").register(r);
         Gauge.builder(SluiceMetrics.BUFFERED_RECORDS, this, m -> m.buffered.get().getAsInt())

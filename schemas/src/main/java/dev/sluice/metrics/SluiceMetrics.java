@@ -89,6 +89,19 @@ public final class SluiceMetrics {
     public static final String BACKPRESSURE_PAUSES = "sluice.sender.backpressure.pauses";
     /** Counter per kind: Redis errors (timeout, connection, script, other). */
     public static final String REDIS_ERRORS = "sluice.redis.errors";
+    /** Counter per cause (registry, broker, other): result writes that failed and are retried in memory. */
+    public static final String RESULTS_WRITE_FAILED = "sluice.results.write.failed";
+    /** Counter per reason: outbox records a sender could never read, written to its dead-letter topic. */
+    public static final String OUTBOX_DEAD_LETTERED = "sluice.sender.dead.lettered";
+    /** Tag values of {@link #RESULTS_WRITE_FAILED}: the result schema (registry), Kafka (broker), anything else. */
+    public static final List<String> RESULT_WRITE_FAILURE_CAUSES = List.of("registry", "broker", "other");
+    /** Tag values of {@link #OUTBOX_DEAD_LETTERED}. */
+    public static final List<String> OUTBOX_DEAD_LETTER_REASONS = List.of("not_wire_format", "invalid_record",
+            "schema_not_found", "invalid_writer_schema");
+    /** Counter: reads of outbox records that failed for a transient cause (registry down) and are retried. */
+    public static final String OUTBOX_READ_RETRIES = "sluice.sender.read.retries";
+    /** Counter per bot: outbox records not buffered because their bot's backlog was full, read again later. */
+    public static final String BACKLOG_DEFERRED = "sluice.sender.backlog.deferred";
 
     // ---- topology ----
     /** Counter per class: notifications folded into the digest store instead of sent. */
@@ -117,7 +130,8 @@ public final class SluiceMetrics {
     public static List<String> all() {
         return List.of(BUDGET_UTILISATION, BUDGET_GRANTED, BUDGET_SLOTS_FORFEITED, BUDGET_LATE_ANSWERS, BUDGET_MODE, BUDGET_MODE_TIME, RATE_LIMITED,
                 PROVIDER_REQUESTS, DELIVERY_LAG, LANE_DEPTH_MAX, BUFFERED_RECORDS, BACKLOG, DRAIN_RATE, DRAIN_TIME,
-                RESULTS, REDIS_ERRORS, BUDGET_REFUSALS, BACKPRESSURE_PAUSES, TOPOLOGY_FOLDED, TOPOLOGY_DIGESTS, TOPOLOGY_EXPIRED, TOPOLOGY_SKIPPED,
+                RESULTS, REDIS_ERRORS, BUDGET_REFUSALS, BACKPRESSURE_PAUSES, RESULTS_WRITE_FAILED, OUTBOX_DEAD_LETTERED,
+                OUTBOX_READ_RETRIES, BACKLOG_DEFERRED, TOPOLOGY_FOLDED, TOPOLOGY_DIGESTS, TOPOLOGY_EXPIRED, TOPOLOGY_SKIPPED,
                 TOPOLOGY_DLQ, TOPOLOGY_OUTBOUND, TOPOLOGY_DIGEST_STORE_SIZE, TOPOLOGY_DUPLICATES, TOPOLOGY_STREAM_THREAD_FAILURES);
     }
 

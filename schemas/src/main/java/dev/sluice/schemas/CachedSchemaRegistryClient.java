@@ -32,6 +32,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code POST /subjects/{subject}/versions} body {@code {"schema": "<avro json>"}} → {@code {"id": N}}</li>
  *   <li>{@code GET /schemas/ids/{id}} → {@code {"schema": "<avro json>"}}</li>
+ *   <li>{@code POST /subjects/{subject}} body {@code {"schema": "<avro json>"}} → {@code {"id": N, ...}}
+ *       ({@link #lookup}: the id without registering, for read-only credentials)</li>
  * </ul>
  * Content type {@code application/vnd.schemaregistry.v1+json}. Both directions are cached (subject+schema
  * → id and id → schema) for the life of the client, so each schema costs at most one HTTP call.
@@ -178,6 +180,26 @@ public final class CachedSchemaRegistryClient implements SchemaRegistryClient {
         JsonNode id = answer.get("id");
         if (id == null || !id.canConvertToInt()) {
             throw SchemaRegistryException.fromResponse(200, 50000, "registry answer to register has no integer 'id': " + answer);
+        }
+        int schemaId = id.intValue();
+        bySchema.putIfAbsent(schema, schemaId);
+        schemaById.putIfAbsent(schemaId, schema);
+        return schemaId;
+    }
+
+    @Override
+    public int lookup(String subject, Schema schema) {
+        Map<Schema, Integer> bySchema = idBySubjectAndSchema.computeIfAbsent(subject, s -> new ConcurrentHashMap<>());
+        Integer cached = bySchema.get(schema);
+        if (cached != null) {
+            return cached;
+        }
+        ObjectNode body = JSON.createObjectNode().put("schema", schema.toString());
+        JsonNode answer = call("POST", "/subjects/" + encode(subject), body.toString(),
+                "look up schema under subject '" + subject + "'");
+        JsonNode id = answer.get("id");
+        if (id == null || !id.canConvertToInt()) {
+            throw SchemaRegistryException.fromResponse(200, 50000, "registry answer to lookup has no integer 'id': " + answer);
         }
         int schemaId = id.intValue();
         bySchema.putIfAbsent(schema, schemaId);

@@ -41,6 +41,16 @@ public final class InMemorySchemaRegistryClient implements SchemaRegistryClient 
     }
 
     @Override
+    public synchronized int lookup(String subject, Schema schema) {
+        Integer id = idBySchemaText.get(schema.toString());
+        if (id == null || !idsBySubject.getOrDefault(subject, Map.of()).containsKey(id)) {
+            throw SchemaRegistryException.fromResponse(404, SchemaRegistryException.SCHEMA_NOT_FOUND,
+                    "Schema not found under subject " + subject);
+        }
+        return id;
+    }
+
+    @Override
     public Schema getById(int id) {
         Schema schema = schemaById.get(id);
         if (schema == null) {

@@ -25,4 +25,15 @@ public interface SchemaRegistryClient {
      * @throws SchemaRegistryException with {@code errorCode() == 40403} when the id is unknown
      */
     Schema getById(int id);
+
+    /**
+     * The id of {@code schema} already registered under {@code subject}, without registering it
+     * ({@code POST /subjects/{subject}}): what a client with read-only credentials can do.
+     *
+     * @throws SchemaRegistryException 40401 (subject) or 40403 (schema) when it is not registered there
+     */
+    default int lookup(String subject, Schema schema) {
+        throw new SchemaRegistryException(SchemaRegistryException.NO_RESPONSE, 40401, getClass().getSimpleName()
+                + " cannot look schemas up; subject " + subject, false, null);
+    }
 }

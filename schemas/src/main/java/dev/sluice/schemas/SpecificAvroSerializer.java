@@ -19,13 +19,20 @@ import org.apache.kafka.common.serialization.Serializer;
  * schema is registered under {@code <topic>-value} (or {@code -key}) once; the id is cached by the
  * client. A null record is written as null (a tombstone).
  *
+ * <p>With {@value #AUTO_REGISTER_CONFIG}{@code =false} (or {@code autoRegister} false) the schema is only
+ * looked up ({@link SchemaRegistryClient#lookup}), never registered: for read-only registry credentials, where
+ * the schemas are registered by a deploy step or the topology.
+ *
  * <p>Errors: registry failures surface as {@link SchemaRegistryException} (retriable or permanent);
  * an Avro encoding failure (e.g. a required field left null) as {@link SerializationException}
  * naming the topic and the problem.
  */
 public final class SpecificAvroSerializer<T extends SpecificRecord> implements Serializer<T> {
+    /** {@code false}: look the schema up, never register it (read-only registry credentials). Default true. */
+    public static final String AUTO_REGISTER_CONFIG = "schema.registry.auto.register";
     private SchemaRegistryClient registry;
     private boolean isKey;
+    private boolean autoRegister = true;
     private final Map<Schema, SpecificDatumWriter<T>> writers = new ConcurrentHashMap<>();
 
     /** For Kafka clients configured by class name; call {@link #configure} before use. */
@@ -37,14 +44,29 @@ public final class SpecificAvroSerializer<T extends SpecificRecord> implements S
     }
 
     public SpecificAvroSerializer(SchemaRegistryClient registry, boolean isKey) {
+        this(registry, isKey, true);
+    }
+
+    /** @param autoRegister false: only look the schema up ({@value #AUTO_REGISTER_CONFIG}) */
+    public SpecificAvroSerializer(SchemaRegistryClient registry, boolean isKey, boolean autoRegister) {
         this.registry = registry;
         this.isKey = isKey;
+        this.autoRegister = autoRegister;
     }
 
     /** Reads {@code schema.registry.url} (and the other {@link CachedSchemaRegistryClient} keys) unless a client was given. */
     @Override
     public void configure(Map<String, ?> configs, boolean isKey) {
         this.isKey = isKey;
+        Object auto = configs.get(AUTO_REGISTER_CONFIG);
+        if (auto != null) {
+            String v = auto.toString().trim();
+            if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
+                throw new dev.sluice.config.ConfigException(AUTO_REGISTER_CONFIG, "invalid value '" + v
+                        + "' for config '" + AUTO_REGISTER_CONFIG + "': expected true or false");
+            }
+            autoRegister = Boolean.parseBoolean(v);
+        }
         if (registry == null) {
             registry = CachedSchemaRegistryClient.fromConfigs(configs);
         }
@@ -59,7 +81,8 @@ public final class SpecificAvroSerializer<T extends SpecificRecord> implements S
             throw new IllegalStateException("SpecificAvroSerializer not configured: no schema registry client");
         }
         Schema schema = data.getSchema();
-        int id = registry.register(WireFormat.subject(topic, isKey), schema);
+        String subject = WireFormat.subject(topic, isKey);
+        int id = autoRegister ? registry.register(subject, schema) : registry.lookup(subject, schema);
         SpecificDatumWriter<T> writer = writers.computeIfAbsent(schema, s -> {
             AvroClassTrust.trust(s);
             return new SpecificDatumWriter<>(s, SpecificData.getForClass(data.getClass()));

@@ -142,6 +142,9 @@ public final class DeliveryProcessor {
      * pool message asks its bots in turn.
      */
     public Step process(PendingMessage p) {
+        if (p.acceptedAs() != null) {
+            return resultOfAccepted(p);
+        }
         if (p.message().getBotPool().isEmpty()) {
             return processBatch(p.message().getBotId(), List.of(p)).get(0).run();
         }
@@ -197,12 +200,21 @@ public final class DeliveryProcessor {
         Next[] out = new Next[batch.size()];
         List<Ask> asks = new ArrayList<>(batch.size());
         List<Integer> positions = new ArrayList<>(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            PendingMessage p = batch.get(i);
+        for (PendingMessage p : batch) { // checked before any message takes a slot or a permit
             if (!p.message().getBotPool().isEmpty() || !p.message().getBotId().equals(botId)) {
                 throw new IllegalArgumentException("a batch of bot " + botId + " holds " + p);
             }
-            Object prepared = prepare(p, now);
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            PendingMessage p = batch.get(i);
+            Object prepared;
+            try {
+                prepared = p.acceptedAs() != null ? resultOfAccepted(p) : prepare(p, now);
+            } catch (RuntimeException e) {
+                // One message's failure never drops the others' steps (and the slots and permits they hold).
+                log.error("preparing {} failed; its lane retries in {} ms", p, backoff.toMillis(), e);
+                prepared = new Step.RetryAt(now + backoff.toMillis());
+            }
             if (prepared instanceof Step step) {
                 out[i] = Next.of(step);
             } else if (prepared instanceof Next next) {
@@ -221,9 +233,16 @@ public final class DeliveryProcessor {
         long askedAt = clock.millis(); // the arrival guard counts a slot from here: never after Redis's instant
         try {
             decisions = budget.tryAcquireAll(botId, requests);
-        } catch (BudgetUnavailableException e) {
-            metrics.redisError("connection");
-            log.warn("budget unavailable for bot {} ({}); {} chats wait {} ms", botId, e.getMessage(), asks.size(),
+            if (decisions.size() != asks.size()) {
+                throw new IllegalStateException("the budget answered " + decisions.size() + " decisions to "
+                        + asks.size() + " requests");
+            }
+        } catch (RuntimeException e) {
+            // BudgetUnavailableException, or anything else: the asks give their breaker permits back and wait.
+            if (e instanceof BudgetUnavailableException) {
+                metrics.redisError("connection");
+            }
+            log.warn("budget unavailable for bot {} ({}); {} chats wait {} ms", botId, e.toString(), asks.size(),
                     BUDGET_UNAVAILABLE_WAIT.toMillis());
             for (int j = 0; j < asks.size(); j++) {
                 breakers.release(botId);
@@ -232,7 +251,14 @@ public final class DeliveryProcessor {
             return List.of(out);
         }
         for (int j = 0; j < asks.size(); j++) {
-            out[positions.get(j)] = decided(asks.get(j), decisions.get(j), now, askedAt);
+            Ask a = asks.get(j);
+            try {
+                out[positions.get(j)] = decided(a, decisions.get(j), now, askedAt);
+            } catch (RuntimeException e) {
+                // decided() gave its breaker permit back before failing, and takes a bot slot only as its last step
+                log.error("deciding {} failed; its lane retries in {} ms", a.p(), backoff.toMillis(), e);
+                out[positions.get(j)] = Next.of(retryAt(now + backoff.toMillis(), a.expiresAt()));
+            }
         }
         return List.of(out);
     }
@@ -298,15 +324,16 @@ public final class DeliveryProcessor {
         if (!slots.hasRoom(bot)) {
             return new Step.WaitForBot(Set.of(bot), expiresAt == null ? Long.MAX_VALUE : expiresAt);
         }
-        if (!breakers.tryAcquire(bot)) {
-            return retryAt(now + breakers.openWait().toMillis() + jitterMs(), expiresAt);
-        }
         BudgetRequest request = new BudgetRequest(bot, target, laneOf(p));
         if (foldSentMarks && !p.sentMarkChecked()) {
             request = request.checkingSentMark(m.getId());
         }
         if (!reservationMax.isZero()) {
             request = request.reservingUpTo(reservationMax);
+        }
+        // The breaker's permit last: nothing after it can fail and leave it taken.
+        if (!breakers.tryAcquire(bot)) {
+            return retryAt(now + breakers.openWait().toMillis() + jitterMs(), expiresAt);
         }
         return new Ask(p, bot, target, expiresAt, request);
     }
@@ -366,7 +393,13 @@ public final class DeliveryProcessor {
         if (decision.granted()) {
             if (!p.sentMarkChecked()) {
                 // The budget decided without Redis (outage fallback): read the mark now; the grant is spent.
-                Step marked = checkSentMark(p);
+                Step marked;
+                try {
+                    marked = checkSentMark(p);
+                } catch (RuntimeException e) {
+                    breakers.release(bot); // the only step of a decision that can fail while the permit is held
+                    throw e;
+                }
                 if (marked != null) {
                     breakers.release(bot);
                     p.releaseAttemptSlot();
@@ -678,6 +711,15 @@ public final class DeliveryProcessor {
      * grant that could share a second with it. A failed report is only counted: the guard weakens for one window.
      */
     private void reportIfAnsweredLate(PendingMessage p, String bot, long answeredAtMs) {
+        try {
+            reportLate(p, bot, answeredAtMs);
+        } catch (RuntimeException e) {
+            // after a provider call: never let the guard's report keep the breaker's permit or redo the call
+            log.warn("could not report a late answer of bot {}: {}", bot, e.toString());
+        }
+    }
+
+    private void reportLate(PendingMessage p, String bot, long answeredAtMs) {
         long seq = p.guardGrantSeq();
         if (seq < 1) {
             return;
@@ -707,6 +749,13 @@ public final class DeliveryProcessor {
             outcome = new SendOutcome.TransientFailure(null, e.getClass().getSimpleName(), false);
         } finally {
             slots.release(bot);
+        }
+        // Recorded first: whatever fails after this point writes the result again, never calls the provider again.
+        if (outcome instanceof SendOutcome.Delivered d) {
+            p.accepted(DeliveryStatus.DELIVERED, d.providerMessageId());
+        } else if (outcome instanceof SendOutcome.TransientFailure t && t.maybeDelivered()
+                && !resendUncertain.contains(m.getEventClass())) {
+            p.accepted(DeliveryStatus.UNCERTAIN, null);
         }
         long after = clock.millis();
         reportIfAnsweredLate(p, bot, after);
@@ -761,6 +810,16 @@ public final class DeliveryProcessor {
                     + t.description(), t.errorCode(), null);
         }
         return retryAt(after + fullJitterBackoffMs(p.transientFailures()), expiresAt);
+    }
+
+    /**
+     * A message the provider already accepted whose result step failed (an exception while building or writing
+     * it): its result again, never a second provider call.
+     */
+    private Step resultOfAccepted(PendingMessage p) {
+        String reason = p.acceptedAs() == DeliveryStatus.UNCERTAIN
+                ? "no answer after the request was sent; may have been delivered, not resent" : null;
+        return finish(p, p.acceptedAs(), reason, null, p.acceptedProviderMessageId());
     }
 
     private void markSent(PendingMessage p, DeliveryStatus status, Long providerMessageId) {

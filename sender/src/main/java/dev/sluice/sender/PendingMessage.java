@@ -26,6 +26,9 @@ public final class PendingMessage {
     private long guardSlotAtMs;
     private boolean aheadOfUrgent;
     private volatile boolean waitsForTurnOnly;
+    /** Set once the provider accepted the message (or may have): from then on only its result is written. */
+    private dev.sluice.avro.DeliveryStatus acceptedAs;
+    private Long acceptedProviderMessageId;
 
     public PendingMessage(TopicPartition partition, long offset, OutboundMessage message) {
         this.partition = Objects.requireNonNull(partition);
@@ -165,6 +168,25 @@ public final class PendingMessage {
 
     long guardSlotAtMs() {
         return guardSlotAtMs;
+    }
+
+    /**
+     * The provider accepted this message ({@code DELIVERED}) or may have ({@code UNCERTAIN}). Recorded before the
+     * result is built or written: a step that fails after this point writes the result again, never calls the
+     * provider again.
+     */
+    void accepted(dev.sluice.avro.DeliveryStatus status, Long providerMessageId) {
+        this.acceptedAs = java.util.Objects.requireNonNull(status);
+        this.acceptedProviderMessageId = providerMessageId;
+    }
+
+    /** The status the provider's acceptance gave this message, or null while it was not accepted. */
+    dev.sluice.avro.DeliveryStatus acceptedAs() {
+        return acceptedAs;
+    }
+
+    Long acceptedProviderMessageId() {
+        return acceptedProviderMessageId;
     }
 
     void recordTransientFailure() {

@@ -39,6 +39,10 @@ public final class SenderConfig {
     private final BudgetConfig budgetConfig;
     private final int maxInFlight;
     private final int bufferMaxRecords;
+    private final int bufferMaxRecordsPerBot;
+    private final int deferredMaxRecords;
+    private final Duration unreadableSchemaGrace;
+    private final boolean schemaAutoRegister;
     private final Duration requestTimeout;
     private final Duration connectTimeout;
     private final Duration redisCommandTimeout;
@@ -92,6 +96,19 @@ public final class SenderConfig {
         this.budgetConfig = HttpProviderConfig.withProviderLimits(BudgetConfig.from(s), providers);
         this.maxInFlight = Math.toIntExact(SenderKeys.MAX_IN_FLIGHT.read(s));
         this.bufferMaxRecords = Math.toIntExact(SenderKeys.BUFFER_MAX_RECORDS.read(s));
+        int maxPoll = maxPollRecords(bufferMaxRecords);
+        int perBotDefault = bots.size() <= 1 ? bufferMaxRecords : Math.max(1, bufferMaxRecords - 2 * maxPoll);
+        Long perBot = SenderKeys.BUFFER_MAX_RECORDS_PER_BOT.read(s);
+        if (perBot != null && perBot > bufferMaxRecords) {
+            throw Settings.invalid(SenderKeys.BUFFER_MAX_RECORDS_PER_BOT.name(), Long.toString(perBot),
+                    "an integer from 1 to " + SenderKeys.BUFFER_MAX_RECORDS.name() + " (" + bufferMaxRecords + ")");
+        }
+        this.bufferMaxRecordsPerBot = perBot == null ? perBotDefault : Math.toIntExact(perBot);
+        Long deferred = SenderKeys.DEFERRED_MAX_RECORDS.read(s);
+        this.deferredMaxRecords = deferred == null ? (int) Math.min(Integer.MAX_VALUE, 10L * bufferMaxRecords)
+                : Math.toIntExact(deferred);
+        this.unreadableSchemaGrace = SenderKeys.UNREADABLE_SCHEMA_GRACE_MS.read(s);
+        this.schemaAutoRegister = SenderKeys.SCHEMA_REGISTRY_AUTO_REGISTER.read(s);
         this.requestTimeout = SenderKeys.REQUEST_TIMEOUT_MS.read(s);
         this.connectTimeout = SenderKeys.CONNECT_TIMEOUT_MS.read(s);
         this.redisCommandTimeout = RedisConnectionConfig.COMMAND_TIMEOUT_MS.read(s);
@@ -229,6 +246,35 @@ public final class SenderConfig {
 
     public int bufferMaxRecords() {
         return bufferMaxRecords;
+    }
+
+    /** {@code max.poll.records} of the outbox consumer: a quarter of the buffer, at most 500. */
+    public int maxPollRecords() {
+        return maxPollRecords(bufferMaxRecords);
+    }
+
+    private static int maxPollRecords(int bufferMaxRecords) {
+        return Math.max(1, Math.min(500, bufferMaxRecords / 4));
+    }
+
+    /** {@code sender.buffer.max.records.per.bot}: one bot's buffered records before its further ones are deferred. */
+    public int bufferMaxRecordsPerBot() {
+        return bufferMaxRecordsPerBot;
+    }
+
+    /** {@code sender.deferred.max.records}: deferred offsets remembered before their partitions pause. */
+    public int deferredMaxRecords() {
+        return deferredMaxRecords;
+    }
+
+    /** {@code sender.unreadable.schema.grace.ms}: how long an unknown writer schema id counts as a lagging replica. */
+    public Duration unreadableSchemaGrace() {
+        return unreadableSchemaGrace;
+    }
+
+    /** {@code schema.registry.auto.register}: register the schemas the sender writes (true) or only look them up. */
+    public boolean schemaAutoRegister() {
+        return schemaAutoRegister;
     }
 
     public Duration requestTimeout() {

@@ -50,6 +50,25 @@ public final class SenderKeys {
             "concurrent budget and provider calls per instance");
     public static final ConfigKey<Long> BUFFER_MAX_RECORDS = ConfigKey.integer("sender.buffer.max.records", 10_000L,
             v -> v >= 2 && v <= Integer.MAX_VALUE, "an integer >= 2", "records held in lanes before partitions pause");
+    /** Default (null here): the buffer less two polls with several bots, the whole buffer with one (see SenderConfig). */
+    public static final ConfigKey<Long> BUFFER_MAX_RECORDS_PER_BOT = ConfigKey.integer("sender.buffer.max.records.per.bot",
+            null, v -> v >= 1 && v <= Integer.MAX_VALUE, "an integer from 1 to sender.buffer.max.records",
+            "records of one bot held in lanes; the bot's further records are deferred (read again later) while the "
+                    + "partitions go on for other bots; default sender.buffer.max.records - 2 x max.poll.records with "
+                    + "several bots, the whole buffer with one");
+    /** Default (null here): 10 x sender.buffer.max.records. */
+    public static final ConfigKey<Long> DEFERRED_MAX_RECORDS = ConfigKey.integer("sender.deferred.max.records", null,
+            v -> v >= 1 && v <= Integer.MAX_VALUE, "an integer >= 1",
+            "deferred offsets remembered (no payload); at the cap the partitions holding them pause; default "
+                    + "10 x sender.buffer.max.records");
+    public static final ConfigKey<Duration> UNREADABLE_SCHEMA_GRACE_MS = ConfigKey.millis(
+            "sender.unreadable.schema.grace.ms", Duration.ofMinutes(1), d -> !d.isNegative(),
+            "a duration in milliseconds >= 0", "how long an outbox record whose writer schema id the registry does "
+                    + "not know (40403: a replica that lags) is read again before it is dead-lettered");
+    public static final ConfigKey<Boolean> SCHEMA_REGISTRY_AUTO_REGISTER = ConfigKey.bool(
+            dev.sluice.schemas.SpecificAvroSerializer.AUTO_REGISTER_CONFIG, true,
+            "false: look the sender's schemas up (POST /subjects/{s}) instead of registering them, for read-only "
+                    + "registry credentials");
     public static final ConfigKey<Duration> REQUEST_TIMEOUT_MS = ConfigKey.positiveMillis("sender.request.timeout.ms",
             10_000, "whole provider call");
     public static final ConfigKey<Duration> CONNECT_TIMEOUT_MS = ConfigKey.positiveMillis("sender.connect.timeout.ms",
@@ -105,6 +124,7 @@ public final class SenderKeys {
     /** The sender's own keys. */
     public static final ConfigKeySet SENDER = ConfigKeySet.of(List.of(BOOTSTRAP_SERVERS, SCHEMA_REGISTRY_URL, GROUP_ID,
             INSTANCE_ID, CONSUME_BACKFILL, TELEGRAM_API_URL, BUDGET_MODE, MAX_IN_FLIGHT, BUFFER_MAX_RECORDS,
+            BUFFER_MAX_RECORDS_PER_BOT, DEFERRED_MAX_RECORDS, UNREADABLE_SCHEMA_GRACE_MS, SCHEMA_REGISTRY_AUTO_REGISTER,
             REQUEST_TIMEOUT_MS, CONNECT_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_BACKOFF_MS, RETRY_BACKOFF_MAX_MS,
             RETRY_AFTER_JITTER_MS, COMMIT_INTERVAL_MS, BOT_PENALTY_WINDOW_MS, BOT_PENALTY_MIN_CHATS,
             MAX_IN_FLIGHT_PER_BOT, MAX_RESCHEDULES, RESEND_UNCERTAIN_CLASSES, SENT_MARK_TTL_MS,

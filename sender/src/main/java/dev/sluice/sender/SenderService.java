@@ -59,6 +59,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.WakeupException;
+import dev.sluice.metrics.SluiceMetrics;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -79,8 +81,14 @@ import org.slf4j.LoggerFactory;
  * <p>Offsets: per partition only up to the lowest message without an acknowledged result, committed every
  * {@code sender.commit.interval.ms}, on revocation (after in-flight work of the partition finished) and on
  * close. The commit metadata lists finished records above that offset, so the next owner skips them
- * instead of sending them twice (see {@link OffsetTracker}). Backpressure: above the high-water mark of buffered records all assigned partitions are paused,
- * below the low-water mark resumed, so buffered records never exceed {@code sender.buffer.max.records}.
+ * instead of sending them twice (see {@link OffsetTracker}).
+ *
+ * <p>Backpressure, per bot first: a bot with {@code sender.buffer.max.records.per.bot} messages buffered has its
+ * further records deferred (read again later, see {@link DeferredRecords}) while its partitions go on being read
+ * for the other bots. Then the global bound: above the high-water mark of buffered records (plus results waiting
+ * to be written, {@link KafkaResultSink}) all assigned partitions are paused, below the low-water mark resumed, so
+ * buffered records never exceed {@code sender.buffer.max.records}. A record that cannot be read is held or
+ * dead-lettered, never skipped ({@link UnreadableRecords}).
  */
 public final class SenderService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SenderService.class);
@@ -111,6 +119,12 @@ public final class SenderService implements AutoCloseable {
     private final SentMarks sentMarks;
     private final ResultLookup resultLookup;
     private final OffsetTracker offsets = new OffsetTracker();
+    private final KafkaResultSink resultSink;
+    private final KafkaProducer<byte[], byte[]> dlqProducer;
+    private final UnreadableRecords unreadable;
+    private final DeferredRecords deferred;
+    private final Map<String, Counter> deferredByBot = new HashMap<>();
+    private final Serializer<DeliveryResult> resultSerializer;
     private final DeliveryProcessor processor;
     private final BotSlots botSlots;
     private final ScheduledExecutorService statusTimer;
@@ -138,7 +152,7 @@ public final class SenderService implements AutoCloseable {
     private volatile boolean running;
     private volatile boolean started;
     private boolean closed;
-    private boolean paused;
+    private final PartitionPauses pauses;
     private long lastCommitMs;
 
     /**
@@ -192,8 +206,8 @@ public final class SenderService implements AutoCloseable {
 
     private static Ports ports(SenderConfig config, SchemaRegistryClient schemas, BudgetListener listener,
                                MeterRegistry registry) {
-        return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas),
-                Serdes.statusSerializer(schemas),
+        return new Ports(Serdes.outboundDeserializer(schemas), Serdes.resultSerializer(schemas, config.schemaAutoRegister()),
+                Serdes.statusSerializer(schemas, config.schemaAutoRegister()),
                 budgetFor(config, listener, registry),
                 transportFor(config),
                 sentMarksFor(config, registry), Serdes.resultDeserializer(schemas));
@@ -215,9 +229,10 @@ public final class SenderService implements AutoCloseable {
         });
         this.skipped = Counter.builder("sluice.sender.redelivered.skipped")
                 .description("Redelivered records skipped because they already had their result").register(registry);
-        int maxPollRecords = Math.max(1, Math.min(500, config.bufferMaxRecords() / 4));
+        int maxPollRecords = config.maxPollRecords();
         this.highWater = config.bufferMaxRecords() - maxPollRecords;
         this.lowWater = highWater / 2;
+        this.pauses = new PartitionPauses(highWater, lowWater);
         this.consumer = new KafkaConsumer<>(consumerProperties(config, maxPollRecords), new StringDeserializer(),
                 ports.valueDeserializer());
         this.producer = new KafkaProducer<>(producerProperties(config), new StringSerializer(), ports.resultSerializer());
@@ -232,8 +247,21 @@ public final class SenderService implements AutoCloseable {
         this.producerMetrics = SluiceBinders.kafkaProducer(producer, registry);
         this.botSlots = new BotSlots(config.maxInFlightPerBot());
         this.botSlots.onRelease(this::wakeParked);
-        this.processor = new DeliveryProcessor(config, budget, transport,
-                new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks), sentMarks, metrics,
+        this.resultSerializer = ports.resultSerializer();
+        this.resultSink = new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks,
+                config.retryBackoff(), registry, config.instanceId());
+        Map<String, Object> dlqProps = producerProperties(config);
+        dlqProps.put(ProducerConfig.CLIENT_ID_CONFIG, "sluice-sender-dlq-" + config.instanceId());
+        // The poll thread waits for a dead-letter write: a missing topic must not hold it for the default minute.
+        dlqProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) UnreadableRecords.DLQ_WRITE_TIMEOUT.toMillis());
+        this.dlqProducer = new KafkaProducer<>(dlqProps, new ByteArraySerializer(), new ByteArraySerializer());
+        this.unreadable = new UnreadableRecords(consumer, dlqProducer, config.topics().outboxDlq(), resultSink, offsets,
+                clock, config.unreadableSchemaGrace(), config.retryBackoff(), config.instanceId(), registry);
+        this.deferred = new DeferredRecords(config.bufferMaxRecordsPerBot(), config.deferredMaxRecords());
+        config.bots().keySet().forEach(bot -> deferredByBot.put(bot, Counter.builder(SluiceMetrics.BACKLOG_DEFERRED)
+                .tag(SluiceMetrics.TAG_BOT, bot).description("Outbox records deferred because their bot's backlog was "
+                        + "at sender.buffer.max.records.per.bot (read again later)").register(registry)));
+        this.processor = new DeliveryProcessor(config, budget, transport, resultSink, sentMarks, metrics,
                 clock, THREAD_SAFE_RANDOM, botSlots, new ChatRegistry(100_000));
         // Priority inheritance: a lane holding an urgent message (live CRITICAL) is served before routine lanes.
         this.scheduler = new LaneScheduler<>(processor::isUrgent, PendingMessage::waitsForTurnOnly);
@@ -336,6 +364,7 @@ public final class SenderService implements AutoCloseable {
         log.info("starting sender {}", config);
         dispatchThread.start();
         pollThread.start();
+        resultSink.checkSchema(resultSerializer);
         long period = config.statusInterval().toMillis();
         statusTimer.scheduleAtFixedRate(this::publishStatus, period, period, TimeUnit.MILLISECONDS);
     }
@@ -435,15 +464,16 @@ public final class SenderService implements AutoCloseable {
                 try {
                     records = consumer.poll(POLL_TIMEOUT);
                 } catch (RecordDeserializationException e) {
-                    skipUnreadable(e);
-                    continue;
+                    onUnreadable(e);
+                    records = ConsumerRecords.empty();
                 } catch (WakeupException e) {
                     break;
                 }
                 if (!records.isEmpty()) {
                     enqueue(records);
                 }
-                applyBackpressure();
+                rewindDeferred();
+                applyPauses();
                 if (clock.millis() - lastCommitMs >= config.commitInterval().toMillis()) {
                     commit(offsets.toCommit());
                 }
@@ -463,6 +493,11 @@ public final class SenderService implements AutoCloseable {
         try {
             for (ConsumerRecord<String, OutboundMessage> r : records) {
                 TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                String bot = r.value() == null ? null : r.value().getBotId();
+                if (deferred.handledBefore(tp, r.offset(), bot)) {
+                    continue; // read again after a rewind: buffered or finished the first time
+                }
+                unreadable.readPast(tp, r.offset());
                 offsets.received(tp, r.offset());
                 if (offsets.isAlreadyDone(tp, r.offset())) {
                     offsets.done(tp, r.offset()); // the previous owner wrote its result (commit metadata)
@@ -472,6 +507,14 @@ public final class SenderService implements AutoCloseable {
                 if (r.value() == null) {
                     offsets.done(tp, r.offset()); // tombstone: nothing to send
                     continue;
+                }
+                int deferredBefore = deferred.size();
+                if (!deferred.admit(tp, r.offset(), bot, backlogByBot.getOrDefault(bot, 0))) {
+                    if (deferred.size() > deferredBefore) { // deferred now, not again after a rewind
+                        deferredByBot.computeIfAbsent(bot, b -> Counter.builder(SluiceMetrics.BACKLOG_DEFERRED)
+                                .tag(SluiceMetrics.TAG_BOT, b).register(registry)).increment();
+                    }
+                    continue; // its offset stays pending: read again when the bot's backlog has room
                 }
                 PendingMessage p = new PendingMessage(tp, r.offset(), r.value());
                 scheduler.add(p.laneKey(), p, now);
@@ -484,32 +527,79 @@ public final class SenderService implements AutoCloseable {
     }
 
     /**
-     * A value that cannot be decoded has no message id to report; the topology validated it, so this is a
-     * producer bug. It is logged and skipped, never retried forever.
+     * A record that could not be read: read again after a rewind although it was dead-lettered the first time, it
+     * is passed over; else {@link UnreadableRecords} holds or dead-letters it.
      */
-    private void skipUnreadable(RecordDeserializationException e) {
-        TopicPartition tp = e.topicPartition();
-        log.error("skipping unreadable record {}@{}: {}", tp, e.offset(), e.getMessage());
-        offsets.received(tp, e.offset());
-        offsets.done(tp, e.offset());
-        consumer.seek(tp, e.offset() + 1);
+    private void onUnreadable(RecordDeserializationException e) {
+        lock.lock();
+        try {
+            if (deferred.handledBefore(e.topicPartition(), e.offset(), null)) {
+                consumer.seek(e.topicPartition(), e.offset() + 1);
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (unreadable.handle(e)) {
+            lock.lock();
+            try {
+                deferred.seen(e.topicPartition(), e.offset());
+            } finally {
+                lock.unlock();
+            }
+        }
     }
 
-    private void applyBackpressure() {
-        int buffered = bufferedRecords();
+    /** Partitions holding deferred records of a bot whose backlog has room again are read again from there. */
+    private void rewindDeferred() {
+        Map<TopicPartition, Long> rewinds;
+        lock.lock();
+        try {
+            rewinds = deferred.rewinds(bot -> backlogByBot.getOrDefault(bot, 0));
+        } finally {
+            lock.unlock();
+        }
         Set<TopicPartition> assignment = consumer.assignment();
-        if (buffered >= highWater) {
-            if (!paused) {
-                metrics.backpressurePaused();
-                log.info("sender {}: {} records buffered (high-water {}), pausing {} partitions",
-                        config.instanceId(), buffered, highWater, assignment.size());
+        rewinds.forEach((tp, offset) -> {
+            if (assignment.contains(tp)) {
+                consumer.seek(tp, offset);
             }
-            consumer.pause(assignment); // also pauses partitions assigned since
-            paused = true;
-        } else if (paused && buffered <= lowWater) {
+        });
+    }
+
+    /**
+     * Pauses exactly the partitions that must wait and resumes the others: all of them above the high-water mark
+     * (until the low-water mark), those holding an unreadable record until its next read, those holding deferred
+     * records while the deferred offsets are at their cap.
+     */
+    private void applyPauses() {
+        int buffered = bufferedRecords() + resultSink.awaitingWrite();
+        Set<TopicPartition> forDeferred;
+        lock.lock();
+        try {
+            forDeferred = deferred.toPause();
+        } finally {
+            lock.unlock();
+        }
+        PartitionPauses.Change change = pauses.decide(consumer.assignment(), consumer.paused(), buffered,
+                unreadable.held(clock.millis()), forDeferred);
+        if (change.fullBegan()) {
+            metrics.backpressurePaused();
+            log.info("sender {}: {} records buffered (high-water {}), pausing every partition", config.instanceId(),
+                    buffered, highWater);
+        } else if (change.fullEnded()) {
             log.info("sender {}: {} records buffered (low-water {}), resuming", config.instanceId(), buffered, lowWater);
-            consumer.resume(consumer.paused());
-            paused = false;
+        }
+        if (change.deferredCapBegan()) {
+            metrics.backpressurePaused();
+            log.info("sender {}: {} deferred records (sender.deferred.max.records), pausing {}", config.instanceId(),
+                    config.deferredMaxRecords(), forDeferred);
+        }
+        if (!change.pause().isEmpty()) {
+            consumer.pause(change.pause());
+        }
+        if (!change.resume().isEmpty()) {
+            consumer.resume(change.resume());
         }
     }
 
@@ -578,9 +668,11 @@ public final class SenderService implements AutoCloseable {
                 lost.forEach(p -> backlogByBot.merge(p.message().getBotId(), -1, (a, b) -> a + b <= 0 ? null : a + b));
             }
             awaitNoInFlight(gone, config.requestTimeout().plusSeconds(5));
+            deferred.forget(gone);
         } finally {
             lock.unlock();
         }
+        unreadable.forget(gone);
         if (commit) {
             producer.flush();
             Map<TopicPartition, OffsetAndMetadata> toCommit = new HashMap<>(offsets.toCommit());
@@ -879,6 +971,8 @@ public final class SenderService implements AutoCloseable {
         }
         consumerMetrics.close();
         producerMetrics.close();
+        resultSink.close();
+        dlqProducer.close(Duration.ofSeconds(5));
         try {
             consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
         } catch (RuntimeException e) {
@@ -907,6 +1001,8 @@ public final class SenderService implements AutoCloseable {
             consumerMetrics.close();
             producerMetrics.close();
             consumer.close();
+            resultSink.close();
+            dlqProducer.close(Duration.ofSeconds(5));
             producer.close(Duration.ofSeconds(5));
         }
         senders.shutdown();

@@ -6,6 +6,7 @@ import dev.sluice.avro.SenderStatus;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
+import dev.sluice.schemas.SpecificAvroSerializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 
@@ -22,15 +23,16 @@ final class Serdes {
         return new SpecificAvroSerde<>(registry, OutboundMessage.class).deserializer();
     }
 
-    static Serializer<SenderStatus> statusSerializer(SchemaRegistryClient registry) {
-        return new SpecificAvroSerde<>(registry, SenderStatus.class).serializer();
+    static Serializer<SenderStatus> statusSerializer(SchemaRegistryClient registry, boolean autoRegister) {
+        return new SpecificAvroSerializer<>(registry, false, autoRegister);
     }
 
     static Deserializer<DeliveryResult> resultDeserializer(SchemaRegistryClient registry) {
         return new SpecificAvroSerde<>(registry, DeliveryResult.class).deserializer();
     }
 
-    static Serializer<DeliveryResult> resultSerializer(SchemaRegistryClient registry) {
-        return new SpecificAvroSerde<>(registry, DeliveryResult.class).serializer();
+    /** @param autoRegister {@code schema.registry.auto.register}: false looks the schema up only */
+    static Serializer<DeliveryResult> resultSerializer(SchemaRegistryClient registry, boolean autoRegister) {
+        return new SpecificAvroSerializer<>(registry, false, autoRegister);
     }
 }

@@ -72,6 +72,62 @@ class DeliveryProcessorTest {
     }
 
     @Test
+    void an_exception_writing_the_result_after_the_provider_accepted_writes_the_result_again_never_a_second_call() {
+        sink.failNext = 1; // the registry refuses the result schema once (F2)
+        PendingMessage p = pending("m1", "42");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> processor.process(p))
+                .isInstanceOf(dev.sluice.schemas.SchemaRegistryException.class);
+        assertThat(slots.hasRoom("bot")).as("the bot slot is back").isTrue();
+        clock.advance(Duration.ofMillis(100));
+        assertThat(processor.process(p)).isEqualTo(Step.DONE); // the lane's retry
+        assertThat(transport.sent).as("provider calls").hasSize(1);
+        assertThat(sink.results).singleElement().satisfies(r -> {
+            assertThat(r.getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+            assertThat(r.getProviderMessageId()).isEqualTo(1L);
+            assertThat(r.getAttempts()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void an_exception_preparing_one_message_of_a_batch_leaves_the_others_their_calls_and_holds_nothing() {
+        SentMarks failing = new SentMarks() {
+            @Override
+            public Mark get(String botId, String messageId) {
+                if (messageId.equals("boom")) {
+                    throw new IllegalStateException("unexpected answer from the store");
+                }
+                return marks.get(botId, messageId);
+            }
+
+            @Override
+            public void markSent(String botId, String messageId, String status, Long providerMessageId) {
+                marks.markSent(botId, messageId, status, providerMessageId);
+            }
+
+            @Override
+            public void markResultWritten(String botId, String messageId) {
+                marks.markResultWritten(botId, messageId);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        BotSlots two = new BotSlots(2);
+        DeliveryProcessor batchProcessor = new DeliveryProcessor(Fakes.config("budget.global.rate.per.s", "1000",
+                "budget.global.burst", "1000", "budget.chat.rate.per.s", "1000", "budget.chat.burst", "1000"),
+                budget, transport, sink, failing, metrics, clock, new SplittableRandom(7), two, new ChatRegistry(1000));
+        List<DeliveryProcessor.Next> next = batchProcessor.processBatch("bot",
+                List.of(pending("boom", "41"), pending("ok", "42")));
+        assertThat(next.get(0).isCall()).isFalse();
+        assertThat(next.get(0).run()).isInstanceOf(Step.RetryAt.class);
+        assertThat(next.get(1).isCall()).as("the other message keeps its grant").isTrue();
+        assertThat(next.get(1).run()).isEqualTo(Step.DONE);
+        assertThat(two.inFlight("bot")).as("no slot held").isZero();
+        assertThat(batchProcessor.breakerState("bot")).isEqualTo("CLOSED");
+    }
+
+    @Test
     void a_refused_chat_is_rescheduled_at_exactly_the_returned_wait_without_a_call() {
         budget.decisions.add(Decision.refused(1234, Limit.CHAT));
         Step step = processor.process(pending("m1", "42"));

@@ -123,9 +123,15 @@ final class Fakes {
     static final class RecordingSink implements ResultSink {
         final List<DeliveryResult> results = new ArrayList<>();
         final List<String> alreadyFinished = new ArrayList<>();
+        /** The next this many emits throw, as a serializer does when the registry refuses the schema. */
+        int failNext;
 
         @Override
         public void emit(PendingMessage message, DeliveryResult result) {
+            if (failNext > 0) {
+                failNext--;
+                throw new dev.sluice.schemas.SchemaRegistryException(403, 40303, "cannot register schema: 403", false, null);
+            }
             results.add(result);
         }
 

@@ -30,4 +30,9 @@ final class Meters {
     static long providerRequests(SenderService s) {
         return Fakes.count(s.registry(), SluiceMetrics.PROVIDER_REQUESTS);
     }
+
+    /** Sum of every counter named {@code name} of this sender, whatever its tags. */
+    static long sum(SenderService s, String name) {
+        return Fakes.count(s.registry(), name);
+    }
 }

@@ -62,6 +62,26 @@ class SenderConfigTest {
     }
 
     @Test
+    void backpressure_and_unreadable_record_settings_have_their_documented_defaults_and_rules() {
+        SenderConfig one = new SenderConfig(Settings.of(minimal()));
+        assertThat(one.bufferMaxRecordsPerBot()).as("one bot: the whole buffer").isEqualTo(10_000);
+        assertThat(one.deferredMaxRecords()).isEqualTo(100_000);
+        assertThat(one.unreadableSchemaGrace()).isEqualTo(java.time.Duration.ofMinutes(1));
+        assertThat(one.schemaAutoRegister()).isTrue();
+        assertThat(one.topics().outboxDlq()).isEqualTo("outbox.dlq");
+        Map<String, String> two = minimal();
+        two.put("bot.news.token", TOKEN);
+        two.put("sender.buffer.max.records", "1000");
+        two.put("schema.registry.auto.register", "false");
+        SenderConfig c = new SenderConfig(Settings.of(two));
+        assertThat(c.bufferMaxRecordsPerBot()).as("several bots: high-water less one poll").isEqualTo(1000 - 2 * 250);
+        assertThat(c.schemaAutoRegister()).isFalse();
+        two.put("sender.buffer.max.records.per.bot", "1001");
+        assertThatThrownBy(() -> new SenderConfig(Settings.of(two))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("sender.buffer.max.records.per.bot").hasMessageContaining("1001");
+    }
+
+    @Test
     void errors_name_the_key_and_the_value() {
         Map<String, String> m = minimal();
         m.put("budget.chat.burst", "zero");

@@ -74,12 +74,15 @@ final class SenderIt {
         return registry;
     }
 
-    /** Creates {@code <prefix>.outbox.live}, {@code .outbox.backfill}, {@code .delivery.results}, {@code .sender.status}. */
+    /**
+     * Creates {@code <prefix>.outbox.live}, {@code .outbox.backfill}, {@code .delivery.results}, {@code .sender.status}
+     * and {@code .outbox.dlq}.
+     */
     static void topics(String prefix, int partitions) {
         kafka().createTopics(partitions, prefix + ".outbox.live", prefix + ".outbox.backfill",
-                prefix + ".delivery.results", prefix + ".sender.status");
+                prefix + ".delivery.results", prefix + ".sender.status", prefix + ".outbox.dlq");
         TopicsReady.await(kafka, prefix + ".outbox.live", prefix + ".outbox.backfill", prefix + ".delivery.results",
-                prefix + ".sender.status");
+                prefix + ".sender.status", prefix + ".outbox.dlq");
     }
 
     /** Sender settings against the shared infrastructure; bots maps logical bot id → token. */
@@ -93,6 +96,7 @@ final class SenderIt {
         m.put("topic.outbox.backfill", prefix + ".outbox.backfill");
         m.put("topic.delivery.results", prefix + ".delivery.results");
         m.put("topic.sender.status", prefix + ".sender.status");
+        m.put("topic.outbox.dlq", prefix + ".outbox.dlq");
         m.put("telegram.api.url", telegramApiUrl);
         bots.forEach((bot, token) -> m.put("bot." + bot + ".token", token));
         m.put("redis.url", redis.url());
@@ -114,8 +118,13 @@ final class SenderIt {
     }
 
     static void produce(String topic, List<OutboundMessage> messages) {
+        produce(topic, messages, registry().url());
+    }
+
+    /** Writes the messages as the topology does, with schemas from the registry at {@code registryUrl}. */
+    static void produce(String topic, List<OutboundMessage> messages, String registryUrl) {
         SpecificAvroSerde<OutboundMessage> serde = new SpecificAvroSerde<>(
-                new CachedSchemaRegistryClient(registry().url()), OutboundMessage.class);
+                new CachedSchemaRegistryClient(registryUrl), OutboundMessage.class);
         Map<String, Object> pp = new HashMap<>();
         pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
         pp.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -171,8 +180,13 @@ final class SenderIt {
         final Map<String, DeliveryResult> byId = new LinkedHashMap<>();
 
         Results(String topic) {
+            this(topic, registry().url());
+        }
+
+        /** Reads results whose schemas are in the registry at {@code registryUrl}. */
+        Results(String topic, String registryUrl) {
             SpecificAvroSerde<DeliveryResult> serde = new SpecificAvroSerde<>(
-                    new CachedSchemaRegistryClient(registry().url()), DeliveryResult.class);
+                    new CachedSchemaRegistryClient(registryUrl), DeliveryResult.class);
             Map<String, Object> cp = new HashMap<>();
             cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
             cp.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-reader-" + System.nanoTime());

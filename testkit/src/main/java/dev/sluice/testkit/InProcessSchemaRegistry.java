@@ -43,8 +43,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * levels (default {@code BACKWARD}) enforced on register (409). Only Avro; no deletes of schemas; state in
  * memory only. Other paths: 404 with error code 404; a known path with another method: 405.
  *
- * <p>For fault-injection tests: {@link #requireBasicAuth}, {@link #failNextRequests} and
- * {@link #requestCount}. Threads: a pool of 4 HTTP workers; the state lives in the {@link RegistryStore}
+ * <p>For fault-injection tests: {@link #requireBasicAuth}, {@link #failNextRequests}, {@link #injectFaults}
+ * and {@link #requestCount}. Threads: a pool of 4 HTTP workers; the state lives in the {@link RegistryStore}
  * (synchronized), the fault-injection fields are atomics or volatile.
  */
 public final class InProcessSchemaRegistry implements AutoCloseable {
@@ -65,6 +65,7 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
     private final AtomicInteger failuresLeft = new AtomicInteger();
     private volatile int failureStatus = 500;
     private volatile String expectedAuthorization;
+    private volatile java.util.function.BiFunction<String, String, Integer> faults = (method, path) -> null;
 
     private InProcessSchemaRegistry(int port) {
         this.requestedPort = port;
@@ -123,6 +124,23 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
         failuresLeft.set(n);
     }
 
+    /**
+     * From now on {@code rule} sees each request's method and raw path first: a status it returns is answered
+     * instead (Confluent error code {@code status * 100 + 3}), {@link #UNREACHABLE} drops the connection without
+     * an answer (the client sees an I/O error, as when the registry is down), null serves the request.
+     */
+    public void injectFaults(java.util.function.BiFunction<String, String, Integer> rule) {
+        faults = java.util.Objects.requireNonNull(rule);
+    }
+
+    /** Ends {@link #injectFaults}: every request is served again. */
+    public void clearFaults() {
+        faults = (method, path) -> null;
+    }
+
+    /** For {@link #injectFaults}: drop the connection without an answer. */
+    public static final int UNREACHABLE = 0;
+
     /** Requests received since start (including failed ones). */
     public long requestCount() {
         return requests.get();
@@ -145,13 +163,21 @@ public final class InProcessSchemaRegistry implements AutoCloseable {
     private void handle(HttpExchange exchange) throws IOException {
         try (exchange) {
             requests.incrementAndGet();
+            Integer injected = faults.apply(exchange.getRequestMethod(), exchange.getRequestURI().getRawPath());
+            if (injected != null && injected == UNREACHABLE) {
+                return; // closing the exchange before any answer closes the connection
+            }
             Reply reply;
-            try {
-                reply = route(exchange);
-            } catch (ApiError e) {
-                reply = new Reply(e.status, error(e.code, e.getMessage()));
-            } catch (RuntimeException e) {
-                reply = new Reply(500, error(50001, "Error in the backend data store: " + e));
+            if (injected != null) {
+                reply = new Reply(injected, error(injected * 100 + 3, "Injected fault"));
+            } else {
+                try {
+                    reply = route(exchange);
+                } catch (ApiError e) {
+                    reply = new Reply(e.status, error(e.code, e.getMessage()));
+                } catch (RuntimeException e) {
+                    reply = new Reply(500, error(50001, "Error in the backend data store: " + e));
+                }
             }
             byte[] body = reply.body instanceof String raw ? raw.getBytes(StandardCharsets.UTF_8) : JSON.writeValueAsBytes(reply.body);
             exchange.getResponseHeaders().set("Content-Type", CONTENT_TYPE);
