@@ -73,7 +73,13 @@ class RichMessageTopologyTest {
                 .setText("Task 42: done").build());
         h.send(notification("d-1", "42", TEN).setEventClass(NotificationClass.ROUTINE).setDeleteOf("p-1").setText("").build());
 
-        List<OutboundMessage> out = h.drainLive();
+        List<OutboundMessage> out = new ArrayList<>(h.drainLive());
+        assertThat(out).extracting(OutboundMessage::getId).as("the edit and the delete wait for their originals' results")
+                .containsExactly("r-1", "p-1", "s-1");
+        delivered(out.get(0), 1L);
+        delivered(out.get(1), 2L);
+        h.advance(Duration.ofMillis(EditAddressProcessor.CHECK_INTERVAL_MS));
+        out.addAll(h.drainLive());
         assertThat(out).extracting(OutboundMessage::getId).containsExactly("r-1", "p-1", "s-1", "e-1", "d-1");
         assertThat(out.get(0).getReplyMarkup()).isEqualTo(buttons);
         assertThat(out.get(1).getMedia()).isEqualTo(photo("https://charts.example.com/q.png"));
@@ -148,10 +154,95 @@ class RichMessageTopologyTest {
         h = new Harness(stateDir, TEN, Map.of());
         h.send(notification("p", "42", TEN).setText("").setMedia(Media.newBuilder().setType(MediaType.ANIMATION)
                 .setFileId("CgACAgQAAxkBAAIBQ2VgAAE").build()).build());
+        delivered(h.outboxLive.readValue(), 5L);
         h.send(notification("d", "42", TEN).setText("").setDeleteOf("p").build());
         h.send(notification("k", "42", TEN).setText("").setEditOf("p").setEditPart(EditPart.REPLY_MARKUP).build());
-        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("p", "d", "k");
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("d", "k");
         assertThat(h.dlq.isEmpty()).isTrue();
+    }
+
+    /** A result as the sender's DeliveryProcessor writes it for a delivered single message (or digest). */
+    private void delivered(OutboundMessage m, long providerMessageId) {
+        h.result(DeliveryResult.newBuilder().setMessageId(m.getId()).setBotId(m.getBotId()).setChatId(m.getChatId())
+                .setStatus(DeliveryStatus.DELIVERED).setEventClass(m.getEventClass()).setLane(m.getLane())
+                .setProviderMessageId(providerMessageId).setAttempts(1).setDueAt(m.getDueAt()).setSentAt(h.now())
+                .setResultAt(h.now()).setDigestCount(m.getDigestCount()).setFoldedIds(m.getFoldedIds())
+                .setSenderInstance("sender-1").build());
+    }
+
+    @Test
+    void anEditOfAQueuedMessageWaitsForItsResultAndTheChatsLaterMessagesWaitBehindIt() {
+        h = new Harness(stateDir, TEN, Map.of());
+        h.send(notification("r-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).setText("Build 7: running").build());
+        OutboundMessage original = h.outboxLive.readValue();
+        h.send(notification("e-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).setEditOf("r-1").setText("Build 7: passed").build());
+        h.send(notification("x-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).setText("next").build());
+        h.send(notification("o-1", "43", TEN).setEventClass(NotificationClass.CRITICAL).setText("another chat").build());
+        h.advance(Duration.ofSeconds(5), Duration.ofMillis(200));
+        assertThat(h.drainLive()).as("only the other chat's message leaves while r-1 is queued")
+                .extracting(OutboundMessage::getId).containsExactly("o-1");
+
+        delivered(original, 17L);
+        h.resultsOut.readValuesToList(); // our own input echoed
+        h.advance(Duration.ofMillis(EditAddressProcessor.CHECK_INTERVAL_MS));
+        List<OutboundMessage> out = h.drainLive();
+        assertThat(out).extracting(OutboundMessage::getId).containsExactly("e-1", "x-1");
+        assertThat(out.get(0).getTargetProviderMessageId()).isEqualTo(17L);
+        assertThat(out.get(1).getTargetProviderMessageId()).isNull();
+
+        // once known, an edit or delete of it leaves at once
+        h.send(notification("d-1", "42", TEN).setEventClass(NotificationClass.ROUTINE).setDeleteOf("r-1").setText("").build());
+        assertThat(h.drainLive()).singleElement().satisfies(d -> {
+            assertThat(d.getId()).isEqualTo("d-1");
+            assertThat(d.getTargetProviderMessageId()).isEqualTo(17L);
+        });
+    }
+
+    @Test
+    void anEditOfAMessageThatEndedWithoutOneOrNeverHadAResultEndsFailedWithItsReason() {
+        h = new Harness(stateDir, TEN, Map.of("edit.wait.max.ms", "60000"));
+        h.send(notification("b-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        OutboundMessage blocked = h.outboxLive.readValue();
+        h.result(DeliveryResult.newBuilder().setMessageId(blocked.getId()).setBotId("alerts").setChatId("42")
+                .setStatus(DeliveryStatus.FAILED).setEventClass(NotificationClass.CRITICAL).setErrorCode(400)
+                .setReason("Bad Request: chat not found").setAttempts(1).setResultAt(h.now()).setSenderInstance("sender-1").build());
+        h.resultsOut.readValuesToList();
+        h.send(notification("e-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).setEditOf("b-1").setText("edit").build());
+        assertThat(h.resultsOut.readValuesToList()).singleElement().satisfies(r -> {
+            assertThat(r.getMessageId()).isEqualTo("e-1");
+            assertThat(r.getStatus()).isEqualTo(DeliveryStatus.FAILED);
+            assertThat(r.getReason()).isEqualTo("message to edit not found: notification b-1 ended FAILED without a message in chat 42");
+            assertThat(r.getSenderInstance()).isEqualTo("topology");
+        });
+
+        h.send(notification("d-9", "42", TEN).setEventClass(NotificationClass.CRITICAL).setDeleteOf("never-sent").setText("").build());
+        h.send(notification("after", "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        h.advance(Duration.ofSeconds(59), Duration.ofSeconds(1));
+        assertThat(h.drainLive()).isEmpty();
+        assertThat(h.resultsOut.isEmpty()).isTrue();
+        h.advance(Duration.ofSeconds(1), Duration.ofMillis(200));
+        assertThat(h.resultsOut.readValuesToList()).singleElement().satisfies(r -> {
+            assertThat(r.getMessageId()).isEqualTo("d-9");
+            assertThat(r.getStatus()).isEqualTo(DeliveryStatus.FAILED);
+            assertThat(r.getReason()).startsWith("message to delete not found: no result of notification never-sent in chat 42"
+                    + " within edit.wait.max.ms (60000 ms)");
+        });
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).as("released behind it, in order").containsExactly("after");
+    }
+
+    @Test
+    void anEditOfAFoldedNotificationEditsItsDigest() {
+        h = new Harness(stateDir, TEN, Map.of());
+        for (String id : List.of("f-1", "f-2")) {
+            h.send(notification(id, "42", TEN).setEventClass(NotificationClass.COLLAPSIBLE).build());
+        }
+        h.advance(Duration.ofSeconds(60), Duration.ofSeconds(5));
+        OutboundMessage digest = h.outboxLive.readValue();
+        assertThat(digest.getFoldedIds()).containsExactly("f-1", "f-2");
+        delivered(digest, 31L);
+        h.send(notification("e-f", "42", TEN).setEventClass(NotificationClass.CRITICAL).setEditOf("f-1")
+                .setEditPart(EditPart.REPLY_MARKUP).setReplyMarkup(keyboard(List.of(List.of(callback("Ack", "ack"))))).build());
+        assertThat(h.drainLive()).singleElement().satisfies(e -> assertThat(e.getTargetProviderMessageId()).isEqualTo(31L));
     }
 
     @Test
