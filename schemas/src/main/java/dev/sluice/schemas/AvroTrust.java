@@ -6,7 +6,12 @@ import dev.sluice.avro.ChatStatus;
 import dev.sluice.avro.DigestEntry;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.EditPart;
+import dev.sluice.avro.InlineButton;
+import dev.sluice.avro.InlineKeyboard;
 import dev.sluice.avro.Lane;
+import dev.sluice.avro.Media;
+import dev.sluice.avro.MediaType;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
@@ -33,6 +38,8 @@ public final class AvroTrust {
                     .add(Notification.class).add(OutboundMessage.class).add(DeliveryResult.class).add(ChatEvent.class)
                     .add(NotificationClass.class).add(Lane.class).add(DeliveryStatus.class).add(ChatEventType.class)
                     .add(SenderStatus.class).add(Preference.class).add(ChatStatus.class).add(DigestEntry.class)
+                    .add(InlineKeyboard.class).add(InlineButton.class).add(Media.class).add(MediaType.class)
+                    .add(EditPart.class)
                     .build();
             ClassSecurityValidator.setGlobal(ClassSecurityValidator.composite(ClassSecurityValidator.getGlobal(), ours));
         }

@@ -58,7 +58,12 @@ import org.slf4j.LoggerFactory;
  * Tests switch answers per chat or per bot with {@link #enqueueForChat} / {@link #enqueueForBot}
  * ({@link TelegramBehaviour}).
  *
- * <p>Every accepted message is recorded as {@link Accepted}. <b>Tokens are never stored, logged or
+ * <p>Also serves {@code sendPhoto}, {@code sendDocument}, {@code sendVideo}, {@code sendAnimation}, {@code sendAudio},
+ * {@code editMessageText}, {@code editMessageCaption}, {@code editMessageReplyMarkup} and {@code deleteMessage}, validated as
+ * Telegram does ({@link FakeTelegramMessages}); every method spends the same per-chat, per-group and per-bot limits, and
+ * edits and deletes act on the message ids the fake issued ({@link #message}).
+ *
+ * <p>Every accepted call is recorded as {@link Accepted} (with its method; an edit or delete with the id it acted on). <b>Tokens are never stored, logged or
  * returned</b>: only the bot id is kept (and, with {@link Builder#requireToken}, a SHA-256 hash).
  *
  * <p>Give pengrad {@link #apiUrl()}: {@code new TelegramBot.Builder(token).apiUrl(fake.apiUrl()).build()}
@@ -151,10 +156,33 @@ public final class FakeTelegram implements AutoCloseable {
      * @param atMillis when the fake decided the answer, by its clock
      * @param status the HTTP status answered; 0 when the connection was dropped without an answer
      */
-    public record Call(String botId, String chatId, String text, long atMillis, int status) {
+    public record Call(String botId, String chatId, String text, long atMillis, int status, String method) {
     }
 
-    public record Accepted(String botId, String chatId, String text, long acceptedAtMillis, long messageId) {
+    /**
+     * An accepted call: {@code text} is the text or caption sent (empty for a delete or a markup edit), {@code messageId}
+     * the id issued, or for an edit or delete the id it acted on; {@code method} as Telegram spells it.
+     */
+    public record Accepted(String botId, String chatId, String text, long acceptedAtMillis, long messageId, String method) {
+    }
+
+    /**
+     * A message the fake issued, as it is now: {@code method} that sent it, {@code text} (or caption), {@code mediaType}
+     * ({@code photo}, {@code document}, ...; null for text) and {@code media} (URL or file_id), {@code replyMarkup} as the
+     * JSON sent (null for none), the send options, and whether it was deleted.
+     */
+    public record Message(String botId, String chatId, long messageId, String method, String text, String mediaType,
+                          String media, String replyMarkup, boolean silent, boolean protectContent, Long threadId,
+                          boolean deleted) {
+        Message withText(String newText, String newMarkup) {
+            return new Message(botId, chatId, messageId, method, newText, mediaType, media, newMarkup, silent, protectContent,
+                    threadId, deleted);
+        }
+
+        Message withDeleted() {
+            return new Message(botId, chatId, messageId, method, text, mediaType, media, replyMarkup, silent, protectContent,
+                    threadId, true);
+        }
     }
 
     private final HttpServer server;
@@ -174,6 +202,7 @@ public final class FakeTelegram implements AutoCloseable {
     private final Map<Integer, Long> responsesByStatus = new HashMap<>();
     private final AtomicLong requests = new AtomicLong();
     private final List<Call> calls = new ArrayList<>();
+    private final FakeTelegramMessages messages = new FakeTelegramMessages();
 
     private FakeTelegram(Builder b) throws IOException {
         this.clock = b.clock;
@@ -389,6 +418,7 @@ public final class FakeTelegram implements AutoCloseable {
             rejected429ByBot.clear();
             responsesByStatus.clear();
             limiter.reset();
+            messages.clear();
             requests.set(0);
         }
     }
@@ -410,7 +440,7 @@ public final class FakeTelegram implements AutoCloseable {
         }
     }
 
-    private Answer recordCall(String botId, Map<String, String> params, Answer answer) {
+    private Answer recordCall(String botId, String method, Map<String, String> params, Answer answer) {
         String raw = params.get("chat_id");
         String chat;
         try {
@@ -419,9 +449,16 @@ public final class FakeTelegram implements AutoCloseable {
             chat = raw;
         }
         synchronized (lock) {
-            calls.add(new Call(botId, chat, params.get("text"), clock.millis(), answer.dropConnection ? 0 : answer.status));
+            calls.add(new Call(botId, chat, params.get("text"), clock.millis(), answer.dropConnection ? 0 : answer.status, method));
         }
         return answer;
+    }
+
+    /** The message {@code messageId} this fake issued to {@code chatId} for bot {@code botId} (the token's id), as it is now. */
+    public java.util.Optional<Message> message(String botId, String chatId, long messageId) {
+        synchronized (lock) {
+            return java.util.Optional.ofNullable(messages.get(key(bot(botId), normaliseChatId(chatId)), messageId));
+        }
     }
 
     /** A snapshot of every accepted message, in acceptance order. */
@@ -569,13 +606,15 @@ public final class FakeTelegram implements AutoCloseable {
         String method = path.group(2).toLowerCase(Locale.ROOT);
         Map<String, String> params = params(exchange);
         return switch (method) {
-            case "sendmessage" -> recordCall(botId, params, sendMessage(botId, params));
+            case "sendmessage", "sendphoto", "senddocument", "sendvideo", "sendanimation", "sendaudio", "editmessagetext",
+                    "editmessagecaption", "editmessagereplymarkup", "deletemessage" ->
+                    recordCall(botId, path.group(2), params, call(botId, method, path.group(2), params));
             case "getme" -> ok(getMe(botId));
             default -> error(404, "Not Found: method not found", null);
         };
     }
 
-    private Answer sendMessage(String botId, Map<String, String> params) {
+    private Answer call(String botId, String method, String methodName, Map<String, String> params) {
         String rawChat = params.get("chat_id");
         if (rawChat == null || rawChat.isBlank()) {
             return error(400, "Bad Request: chat_id is empty", null);
@@ -587,11 +626,17 @@ public final class FakeTelegram implements AutoCloseable {
             return error(400, "Bad Request: chat not found", null);
         }
         String text = params.get("text");
-        if (text == null || text.isBlank()) {
-            return error(400, "Bad Request: message text is empty", null);
+        if (method.equals("sendmessage")) {
+            if (text == null || text.isBlank()) {
+                return error(400, "Bad Request: message text is empty", null);
+            }
+            if (text.length() > MAX_TEXT_LENGTH) {
+                return error(400, "Bad Request: message is too long", null);
+            }
         }
-        if (text.length() > MAX_TEXT_LENGTH) {
-            return error(400, "Bad Request: message is too long", null);
+        String invalid = FakeTelegramMessages.invalid(method, params);
+        if (invalid != null) {
+            return error(400, invalid, null);
         }
         synchronized (lock) {
             long now = clock.millis();
@@ -610,9 +655,32 @@ public final class FakeTelegram implements AutoCloseable {
             if (state != null) {
                 return forcedAnswer(state, false, botId, chatId, now);
             }
-            long messageId = lastMessageId.merge(key(botId, chatId), 1L, Long::sum);
-            accepted.add(new Accepted(botId, chatId, text, now, messageId));
-            Answer answer = ok(message(botId, chatId, text, now, messageId));
+            String mediaParameter = FakeTelegramMessages.MEDIA_PARAMETER.get(method);
+            boolean changes = FakeTelegramMessages.EDITS.contains(method) || method.equals("deletemessage");
+            Answer answer;
+            if (changes) {
+                // the call spent the limits above whatever its answer, as Telegram counts it
+                Object applied = messages.apply(key(botId, chatId), method, params);
+                if (applied instanceof String description) {
+                    return error(400, description, null);
+                }
+                Message m = (Message) applied;
+                accepted.add(new Accepted(botId, chatId, m.deleted() || m.text() == null ? "" : m.text(), now, m.messageId(), methodName));
+                if (m.deleted()) {
+                    answer = okTrue();
+                } else {
+                    answer = ok(message(botId, chatId, m.text() == null ? "" : m.text(), now, m.messageId()));
+                }
+            } else {
+                String shown = mediaParameter == null ? text : params.getOrDefault("caption", "");
+                long messageId = lastMessageId.merge(key(botId, chatId), 1L, Long::sum);
+                messages.issued(key(botId, chatId), new Message(botId, chatId, messageId, methodName, shown,
+                        mediaParameter, mediaParameter == null ? null : params.get(mediaParameter), params.get("reply_markup"),
+                        Boolean.parseBoolean(params.get("disable_notification")), Boolean.parseBoolean(params.get("protect_content")),
+                        params.get("message_thread_id") == null ? null : Long.valueOf(params.get("message_thread_id").trim()), false));
+                accepted.add(new Accepted(botId, chatId, shown, now, messageId, methodName));
+                answer = ok(message(botId, chatId, shown, now, messageId));
+            }
             answer.stall = stall;
             return answer;
         }
@@ -667,6 +735,15 @@ public final class FakeTelegram implements AutoCloseable {
         rejected429ByBot.merge(botId, 1L, Long::sum);
         ObjectNode p = JSON.createObjectNode().put("retry_after", retryAfterSeconds);
         return error(429, "Too Many Requests: retry after " + retryAfterSeconds, p);
+    }
+
+    /** {@code {"ok":true,"result":true}}: what deleteMessage answers. */
+    private Answer okTrue() {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("ok", true);
+        body.put("result", true);
+        count(200);
+        return new Answer(200, body);
     }
 
     private Answer ok(ObjectNode result) {

@@ -1,5 +1,6 @@
 package dev.sluice.topology;
 
+import dev.sluice.avro.EditPart;
 import dev.sluice.avro.Notification;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -16,6 +17,8 @@ import java.util.Map;
  *   <li>{@code text} present, not blank and at most {@value #MAX_TEXT_LENGTH} characters (Telegram Bot API
  *       sendMessage: "1-4096 characters"; counted in UTF-16 code units, which is never fewer than
  *       Telegram's count, so nothing we pass is refused for length)</li>
+ *   <li>with {@code media} the text is a caption: at most {@value #MAX_CAPTION_LENGTH} characters, may be empty; a
+ *       delete's text (and a markup edit's) is not sent, only bounded; the extras by {@link RichMessageValidator}</li>
  *   <li>every other field bounded in UTF-8 bytes (constants below), so that no record the topology writes
  *       (outbox, digest store changelog, results) can exceed a producer's {@code max.request.size} (1 MiB by
  *       default): a notification is at most about 32 KiB, a digest entry (the latest notification plus at most
@@ -28,6 +31,8 @@ import java.util.Map;
 public final class NotificationValidator {
     /** Telegram Bot API sendMessage text limit. */
     public static final int MAX_TEXT_LENGTH = 4096;
+    /** Telegram Bot API media caption limit (sendPhoto ..., editMessageCaption). */
+    public static final int MAX_CAPTION_LENGTH = 1024;
     /** {@code id}: room for a UUID, a ULID or a namespaced business key. */
     public static final int MAX_ID_BYTES = 256;
     /** {@code bot_id}: the sender's bot-id rule allows 64 characters. */
@@ -62,12 +67,19 @@ public final class NotificationValidator {
             throw new InvalidNotificationException("chat_id", "field chat_id contains a control character: '"
                     + shortened(n.getChatId()).replaceAll("\\p{Cntrl}", "?") + "' (notification id " + shortened(n.getId()) + ")");
         }
-        requireText("text", n.getText());
-        int length = n.getText().length();
-        if (length > MAX_TEXT_LENGTH) {
-            throw new InvalidNotificationException("text", "field text has " + length + " characters, more than the "
-                    + MAX_TEXT_LENGTH + " allowed by Telegram sendMessage (notification id " + n.getId() + ")");
+        if (n.getText() == null) {
+            throw new InvalidNotificationException("text", "field text is missing (null)");
         }
+        if (n.getDeleteOf() != null || (n.getEditOf() != null && n.getEditPart() == EditPart.REPLY_MARKUP)) {
+            maxCharacters(n, MAX_TEXT_LENGTH, "text", "Telegram"); // not sent: only bounded
+        } else if (n.getEditOf() != null && n.getEditPart() == EditPart.CAPTION) {
+            maxCharacters(n, MAX_CAPTION_LENGTH, "caption", "Telegram editMessageCaption");
+        } else if (n.getMedia() != null && n.getEditOf() == null) {
+            maxCharacters(n, MAX_CAPTION_LENGTH, "caption", "Telegram send" + mediaMethod(n));
+        } else {
+            requireMessageText(n, MAX_TEXT_LENGTH, n.getEditOf() != null ? "Telegram editMessageText" : "Telegram sendMessage");
+        }
+        RichMessageValidator.validate(n);
         maxBytes("kind", n.getKind(), MAX_KIND_BYTES);
         maxBytes("entity", n.getEntity(), MAX_ENTITY_BYTES);
         maxBytes("user_id", n.getUserId(), MAX_USER_ID_BYTES);
@@ -106,6 +118,27 @@ public final class NotificationValidator {
                     + maxHorizonMs + " ms after now (" + Instant.ofEpochMilli(nowMs) + "; schedule.max.horizon.ms), "
                     + "so it would wait in the schedule store without a result (notification id " + shortened(n.getId()) + ")");
         }
+    }
+
+    /** {@code text} present, not blank, at most {@code max} characters, else dead-lettered naming {@code method}. */
+    static void requireMessageText(Notification n, int max, String method) {
+        requireText("text", n.getText());
+        maxCharacters(n, max, "text", method);
+    }
+
+    /** {@code text} at most {@code max} characters (UTF-16 units); {@code what} is how Telegram calls it here. */
+    static void maxCharacters(Notification n, int max, String what, String method) {
+        int length = n.getText().length();
+        if (length > max) {
+            throw new InvalidNotificationException("text", "field text has " + length + " characters, more than the "
+                    + max + " allowed by " + method + (what.equals("text") ? "" : " for a " + what)
+                    + " (notification id " + n.getId() + ")");
+        }
+    }
+
+    private static String mediaMethod(Notification n) {
+        String type = n.getMedia().getType().name();
+        return type.charAt(0) + type.substring(1).toLowerCase(java.util.Locale.ROOT);
     }
 
     private static void requireText(String field, String value) {

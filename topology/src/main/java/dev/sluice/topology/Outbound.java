@@ -3,6 +3,7 @@ package dev.sluice.topology;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.DigestEntry;
+import dev.sluice.avro.EditPart;
 import dev.sluice.avro.Lane;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
@@ -41,6 +42,15 @@ final class Outbound {
                 .setFoldedIds(List.of())
                 .setBotPool(new ArrayList<>(n.getBotPool()))
                 .setAttributes(new HashMap<>(n.getAttributes()))
+                .setReplyMarkup(n.getReplyMarkup())
+                .setDisableNotification(n.getDisableNotification())
+                .setProtectContent(n.getProtectContent())
+                .setMessageThreadId(n.getMessageThreadId())
+                .setLinkPreviewDisabled(n.getLinkPreviewDisabled())
+                .setMedia(n.getMedia())
+                .setEditOf(n.getEditOf())
+                .setEditPart(n.getEditOf() == null ? null : n.getEditPart() == null ? EditPart.TEXT : n.getEditPart())
+                .setDeleteOf(n.getDeleteOf())
                 .build();
     }
 
@@ -73,24 +83,55 @@ final class Outbound {
                 .setFoldedIds(new ArrayList<>(e.getFoldedIds()))
                 .setBotPool(new ArrayList<>(latest.getBotPool()))
                 .setAttributes(attributes)
+                // what a message looks like is the latest's: its keyboard, media (the digest text is the caption),
+                // topic and silence
+                .setReplyMarkup(latest.getReplyMarkup())
+                .setDisableNotification(latest.getDisableNotification())
+                .setProtectContent(latest.getProtectContent())
+                .setMessageThreadId(latest.getMessageThreadId())
+                .setLinkPreviewDisabled(latest.getLinkPreviewDisabled())
+                .setMedia(latest.getMedia())
                 .build();
     }
 
     /**
      * {@code "20 updates to task.updated task-42 (10:00:03Z to 10:00:41Z). Latest:\n<latest text>"}; the
      * latest text alone when one notification is folded. Plain text (no parse mode) because the latest text
-     * may carry markup for a mode the header would break; at most 4096 characters (Telegram sendMessage).
+     * may carry markup for a mode the header would break. At most {@link #maxTextLength} characters (4,096 for
+     * sendMessage, 1,024 for a media caption): a longer text is cut and ends with {@code "… and N more characters"}.
      */
     static String digestText(DigestEntry e) {
         String latest = e.getLatest().getText();
+        int max = maxTextLength(e.getLatest().getMedia() != null);
         if (e.getCount() == 1) {
-            return latest;
+            return bounded(latest, max);
         }
         String subject = e.getEntity() == null ? e.getKind() : e.getKind() + " " + e.getEntity();
         String header = e.getCount() + " updates to " + subject + " (" + e.getFirstAt() + " to " + e.getLastAt() + "). Latest:\n";
-        String text = header + latest;
-        int max = NotificationValidator.MAX_TEXT_LENGTH;
-        return text.length() <= max ? text : text.substring(0, max - 1) + "\u2026";
+        return bounded(header + latest, max);
+    }
+
+    /** Telegram's bound on a message text (sendMessage, 4,096) or on a media caption (1,024), in characters. */
+    static int maxTextLength(boolean media) {
+        return media ? NotificationValidator.MAX_CAPTION_LENGTH : NotificationValidator.MAX_TEXT_LENGTH;
+    }
+
+    /**
+     * {@code text} when it fits in {@code max} characters, else its start followed by {@code "… and N more characters"},
+     * N the characters left out, the whole exactly {@code max} characters or fewer. Never splits a surrogate pair.
+     */
+    static String bounded(String text, int max) {
+        if (text.length() <= max) {
+            return text;
+        }
+        // the suffix's own length depends on N's digits: take the widest N can be
+        String widest = "\u2026 and " + text.length() + " more characters";
+        int keep = max - widest.length();
+        if (keep > 0 && Character.isHighSurrogate(text.charAt(keep - 1))) {
+            keep--;
+        }
+        keep = Math.max(0, keep);
+        return text.substring(0, keep) + "\u2026 and " + (text.length() - keep) + " more characters";
     }
 
     /**

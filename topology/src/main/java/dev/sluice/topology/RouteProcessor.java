@@ -188,6 +188,10 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             counters.scheduled(spec.lane());
             return;
         }
+        if (RichMessageValidator.isEditOrDelete(n)) {
+            sendOn(n, eventClass, now); // an edit or delete is never folded: a digest would lose what it asks
+            return;
+        }
         String key = DigestKey.of(n, chat);
         switch (eventClass) {
             case CRITICAL -> sendOn(n, eventClass, now);

@@ -51,7 +51,13 @@ import org.apache.kafka.streams.state.Stores;
  *       {@code <p>-results-sink} ({@code delivery.results}: EXPIRED and SKIPPED_INACTIVE, sender_instance
  *       {@code topology}).</li>
  * </ol>
- * Shared: {@code chat-events-source} → {@code chat-events-to-status} and {@code delivery-results-source} →
+ * Between {@code <p>-to-outbound} and {@code <p>-outbox-sink}: {@code <p>-address} ({@link EditAddressProcessor}, stores
+ * {@code provider-message-id-store} and {@code <p>-edit-wait-store}) with branches {@code <p>-addressed-outbound} →
+ * {@code <p>-to-addressed} and {@code <p>-addressed-result} → {@code <p>-to-address-result} → {@code <p>-address-results-sink}
+ * (an edit or delete whose message cannot be found ends FAILED); {@code delivery-results-source} →
+ * {@code delivery-results-to-message-ids} ({@link ProviderMessageIdsProcessor}) keeps {@code provider-message-id-store}.
+ *
+ * <p>Shared: {@code chat-events-source} → {@code chat-events-to-status} and {@code delivery-results-source} →
  * {@code delivery-results-to-status} keep {@code chat-status-store} ({@link ChatStatusProcessor}); global
  * stores {@code sender-status-store} (source {@code sender-status-source}, updater {@code sender-status}) and {@code preferences-store}
  * (source {@code preferences-source}, updater {@code preferences}) copy the compacted topics.
@@ -77,6 +83,8 @@ public final class SluiceTopology {
     public static final String CHAT_POLICY_STORE = "chat-policy-store";
     public static final String SENDER_STATUS_STORE = "sender-status-store";
     public static final String PREFERENCES_STORE = "preferences-store";
+    /** Notification id to provider message id, from {@code delivery.results}, for edits and deletes (issue 20). */
+    public static final String PROVIDER_MESSAGE_ID_STORE = "provider-message-id-store";
 
     private SluiceTopology() {
     }
@@ -89,6 +97,11 @@ public final class SluiceTopology {
     /** {@code <p>-dedupe-store}: window store of the ids seen within {@code dedupe.window.ms}. */
     public static String dedupeStore(LaneSpec spec) {
         return spec.name("dedupe-store");
+    }
+
+    /** {@code <p>-edit-wait-store}: edits waiting for their original's result, and the chat's messages behind them. */
+    public static String editWaitStore(LaneSpec spec) {
+        return spec.name("edit-wait-store");
     }
 
     /** {@code <p>-schedule-store}. */
@@ -121,9 +134,14 @@ public final class SluiceTopology {
         builder.stream(topics.chatEvents(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("chat-events-source"))
                 .process(() -> ChatStatusProcessor.fromChatEvents(new SpecificAvroDeserializer<>(registry, ChatEvent.class)),
                         Named.as("chat-events-to-status"), CHAT_STATUS_STORE);
-        builder.stream(topics.deliveryResults(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("delivery-results-source"))
-                .process(() -> ChatStatusProcessor.fromDeliveryResults(new SpecificAvroDeserializer<>(registry, DeliveryResult.class)),
+        builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(PROVIDER_MESSAGE_ID_STORE,
+                Duration.ofMillis(config.editTargetRetentionMs()), Duration.ofMillis(1), false), Serdes.String(), Serdes.String()));
+        KStream<byte[], byte[]> deliveryResults = builder.stream(topics.deliveryResults(),
+                Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("delivery-results-source"));
+        deliveryResults.process(() -> ChatStatusProcessor.fromDeliveryResults(new SpecificAvroDeserializer<>(registry, DeliveryResult.class)),
                         Named.as("delivery-results-to-status"), CHAT_STATUS_STORE);
+        deliveryResults.process(() -> new ProviderMessageIdsProcessor(new SpecificAvroDeserializer<>(registry, DeliveryResult.class)),
+                Named.as("delivery-results-to-message-ids"), PROVIDER_MESSAGE_ID_STORE);
 
         SpecificAvroSerde<Notification> notificationSerde = new SpecificAvroSerde<>(registry, Notification.class);
         addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde);
@@ -142,6 +160,8 @@ public final class SluiceTopology {
         builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(dedupeStore(spec), dedupeWindow,
                 Duration.ofMillis(1), false), Serdes.String(), Serdes.Long()));
         SpecificAvroSerde<OutboundMessage> outboundSerde = new SpecificAvroSerde<>(registry, OutboundMessage.class);
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(editWaitStore(spec)),
+                Serdes.String(), outboundSerde));
         SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(registry, DeliveryResult.class);
 
         KStream<byte[], Checked> checked = builder
@@ -185,7 +205,18 @@ public final class SluiceTopology {
                 .split(Named.as(spec.name("routed")))
                 .branch((key, value) -> value instanceof OutboundMessage, Branched.withConsumer(out -> out
                         .mapValues(value -> (OutboundMessage) value, Named.as(spec.name("to-outbound")))
-                        .to(spec.outboxTopic(), Produced.with(Serdes.String(), outboundSerde).withName(spec.name("outbox-sink"))),
+                        // edits and deletes get the provider message id of the message they name (EditAddressProcessor)
+                        .<String, SpecificRecord>process(() -> new EditAddressProcessor(spec, config), Named.as(spec.name("address")),
+                                PROVIDER_MESSAGE_ID_STORE, editWaitStore(spec))
+                        .split(Named.as(spec.name("addressed")))
+                        .branch((key, value) -> value instanceof OutboundMessage, Branched.withConsumer(addressed -> addressed
+                                .mapValues(value -> (OutboundMessage) value, Named.as(spec.name("to-addressed")))
+                                .to(spec.outboxTopic(), Produced.with(Serdes.String(), outboundSerde).withName(spec.name("outbox-sink"))),
+                                "-outbound"))
+                        .defaultBranch(Branched.withConsumer(unaddressable -> unaddressable
+                                .mapValues(value -> (DeliveryResult) value, Named.as(spec.name("to-address-result")))
+                                .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde)
+                                        .withName(spec.name("address-results-sink"))), "-result")),
                         "-outbound"))
                 .defaultBranch(Branched.withConsumer(results -> results
                         .mapValues(value -> (DeliveryResult) value, Named.as(spec.name("to-result")))

@@ -39,6 +39,11 @@ import org.apache.kafka.streams.StreamsConfig;
  *       counted and dropped, with no second outbound message and no second result</li>
  *   <li>{@code schedule.max.horizon.ms} (default 34560000000, 400 days) a {@code not_before} further than this
  *       ahead of now is dead-lettered with the reason (and a FAILED result), instead of waiting without end</li>
+ *   <li>{@code edit.wait.max.ms} (default 600000, 10 min; 1000..86400000) how long an edit or delete ({@code edit_of},
+ *       {@code delete_of}) waits for the result of the notification it names; messages to the same chat queued behind it wait
+ *       too (per-chat order). Past it the edit ends FAILED "message to edit not found" ({@link EditAddressProcessor})</li>
+ *   <li>{@code edit.target.retention.ms} (default 86400000, 24 h; 60000..2592000000) how long the provider message id of a
+ *       delivered notification is kept for edits and deletes (window store {@code provider-message-id-store}, changelogged)</li>
  *   <li>{@code stream.thread.replacements.max} (default 3) and {@code stream.thread.replacements.window.ms} (default
  *       600000): a failed stream thread is replaced at most this many times within the window; one more failure
  *       shuts the Kafka Streams client down (state ERROR: {@code /health/live} and {@code /health/ready} answer 503)
@@ -75,6 +80,8 @@ public final class TopologyConfig {
     public static final String PRESSURE_STATUS_MAX_AGE_MS = "pressure.status.max.age.ms";
     public static final String DEDUPE_WINDOW_MS = "dedupe.window.ms";
     public static final String SCHEDULE_MAX_HORIZON_MS = "schedule.max.horizon.ms";
+    public static final String EDIT_WAIT_MAX_MS = "edit.wait.max.ms";
+    public static final String EDIT_TARGET_RETENTION_MS = "edit.target.retention.ms";
     public static final String STREAM_THREAD_REPLACEMENTS_MAX = "stream.thread.replacements.max";
     public static final String STREAM_THREAD_REPLACEMENTS_WINDOW_MS = "stream.thread.replacements.window.ms";
     /** Largest {@code digest.max.folded.ids}: 1000 ids of at most 256 bytes stay far below 1 MiB. */
@@ -100,6 +107,8 @@ public final class TopologyConfig {
     private final ChatPolicy chatPolicy;
     private final long dedupeWindowMs;
     private final long scheduleMaxHorizonMs;
+    private final long editWaitMaxMs;
+    private final long editTargetRetentionMs;
     private final int streamThreadReplacementsMax;
     private final long streamThreadReplacementsWindowMs;
 
@@ -135,6 +144,10 @@ public final class TopologyConfig {
                 "a duration in milliseconds 1000..2592000000 (30 days)");
         this.scheduleMaxHorizonMs = s.longValue(SCHEDULE_MAX_HORIZON_MS, 400L * 86_400_000L, v -> v >= 1_000,
                 "a duration in milliseconds >= 1000");
+        this.editWaitMaxMs = s.longValue(EDIT_WAIT_MAX_MS, 600_000, v -> v >= 1_000 && v <= 86_400_000L,
+                "a duration in milliseconds 1000..86400000 (24 h)");
+        this.editTargetRetentionMs = s.longValue(EDIT_TARGET_RETENTION_MS, 86_400_000L, v -> v >= 60_000 && v <= 30L * 86_400_000L,
+                "a duration in milliseconds 60000..2592000000 (30 days)");
         this.streamThreadReplacementsMax = Math.toIntExact(s.longValue(STREAM_THREAD_REPLACEMENTS_MAX, 3, v -> v >= 0 && v <= 1_000,
                 "an integer 0..1000"));
         this.streamThreadReplacementsWindowMs = s.longValue(STREAM_THREAD_REPLACEMENTS_WINDOW_MS, 600_000, v -> v >= 1_000,
@@ -232,6 +245,16 @@ public final class TopologyConfig {
     /** {@code dedupe.window.ms}. */
     public long dedupeWindowMs() {
         return dedupeWindowMs;
+    }
+
+    /** {@code edit.wait.max.ms}. */
+    public long editWaitMaxMs() {
+        return editWaitMaxMs;
+    }
+
+    /** {@code edit.target.retention.ms}. */
+    public long editTargetRetentionMs() {
+        return editTargetRetentionMs;
     }
 
     /** {@code schedule.max.horizon.ms}. */

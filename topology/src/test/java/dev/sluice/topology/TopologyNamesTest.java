@@ -49,7 +49,8 @@ class TopologyNamesTest {
             String repartition = p.equals("live") ? "by-chat" : "backfill-by-chat";
             for (String step : new String[] {"source", "validate", "checked", "checked-valid", "checked-invalid",
                     "dlq-original", "dlq-sink", "dlq-has-result", "dlq-result", "dlq-results-sink", "key-by-chat", "route", "routed", "routed-outbound", "routed-result",
-                    "to-outbound", "outbox-sink", "to-result", "results-sink"}) {
+                    "to-outbound", "outbox-sink", "to-result", "results-sink", "address", "addressed", "addressed-outbound",
+                    "addressed-result", "to-addressed", "to-address-result", "address-results-sink"}) {
                 expected.add(p + "-" + step);
             }
             expected.add(repartition + "-repartition-filter");
@@ -57,10 +58,12 @@ class TopologyNamesTest {
             expected.add(repartition + "-repartition-source");
         }
         expected.addAll(Set.of("chat-events-source", "chat-events-to-status", "delivery-results-source", "delivery-results-to-status",
+                "delivery-results-to-message-ids",
                 "sender-status-source", "sender-status", "preferences-source", "preferences"));
         assertThat(nodes).isEqualTo(expected);
         assertThat(stores).containsExactlyInAnyOrder("chat-status-store", "chat-policy-store", "live-digest-store",
-                "live-schedule-store", "backfill-digest-store", "backfill-schedule-store", "live-dedupe-store", "backfill-dedupe-store", "sender-status-store", "preferences-store");
+                "live-schedule-store", "backfill-digest-store", "backfill-schedule-store", "live-dedupe-store", "backfill-dedupe-store", "sender-status-store", "preferences-store",
+                "provider-message-id-store", "live-edit-wait-store", "backfill-edit-wait-store");
         for (String node : nodes) {
             assertThat(node).as("kebab-case, never generated (KSTREAM-...)").matches("[a-z]+(-[a-z]+)*");
         }

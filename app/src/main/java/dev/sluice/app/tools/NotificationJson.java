@@ -19,12 +19,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Reads one JSON object per line into a {@link Notification}.
  *
  * <p>Field names are those of {@code Notification.avsc} ({@code id, bot_id, chat_id, kind, event_class,
- * user_id, entity, text, parse_mode, created_at, expires_at, not_before, bot_pool, attributes}). Times are
+ * user_id, entity, text, parse_mode, created_at, expires_at, not_before, bot_pool, attributes}, and issue 20's
+ * {@code reply_markup, disable_notification, protect_content, link_preview_disabled, message_thread_id, media, edit_of,
+ * edit_part, delete_of}: {@link RichFieldsJson}; {@code text} may be left out of a delete, a markup edit or media). Times are
  * ISO-8601 instants ({@code 2025-07-30T00:00:00Z}) or epoch milliseconds (a JSON number).
  * {@code created_at} may be left out (then: the clock's now). Unknown fields are refused, so a typo such as
  * {@code chatId} is reported instead of silently dropped. After parsing, the topology's own
@@ -32,8 +35,9 @@ import java.util.stream.Collectors;
  * accepted here is not dead-lettered later for the same reason.
  */
 public final class NotificationJson {
-    static final Set<String> FIELDS = Set.of("id", "bot_id", "chat_id", "kind", "event_class", "user_id", "entity",
-            "text", "parse_mode", "created_at", "expires_at", "not_before", "bot_pool", "attributes");
+    static final Set<String> FIELDS = Stream.concat(Stream.of("id", "bot_id", "chat_id", "kind", "event_class",
+            "user_id", "entity", "text", "parse_mode", "created_at", "expires_at", "not_before", "bot_pool", "attributes"),
+            RichFieldsJson.FIELDS.stream()).collect(Collectors.toUnmodifiableSet());
     static final List<String> REQUIRED = List.of("id", "bot_id", "chat_id", "kind", "text");
     private static final int MAX_VALUE_ECHO = 80;
 
@@ -67,26 +71,30 @@ public final class NotificationJson {
         }
         for (String required : REQUIRED) {
             JsonNode v = node.get(required);
+            if (required.equals("text") && (v == null || v.isNull()) && RichFieldsJson.textOptional(node)) {
+                continue; // a delete, a markup edit or a media message without caption
+            }
             if (v == null || v.isNull()) {
                 throw new InvalidLineException(lineNumber, required, "missing; required fields are " + String.join(", ", REQUIRED));
             }
         }
-        Notification n = Notification.newBuilder()
+        Notification.Builder builder = Notification.newBuilder()
                 .setId(text(lineNumber, node, "id"))
                 .setBotId(text(lineNumber, node, "bot_id"))
                 .setChatId(text(lineNumber, node, "chat_id"))
                 .setKind(text(lineNumber, node, "kind"))
                 .setUserId(text(lineNumber, node, "user_id"))
                 .setEntity(text(lineNumber, node, "entity"))
-                .setText(text(lineNumber, node, "text"))
+                .setText(node.hasNonNull("text") ? text(lineNumber, node, "text") : "")
                 .setParseMode(parseMode(lineNumber, node))
                 .setEventClass(eventClass(lineNumber, node))
                 .setCreatedAt(orNow(time(lineNumber, node, "created_at")))
                 .setExpiresAt(time(lineNumber, node, "expires_at"))
                 .setNotBefore(time(lineNumber, node, "not_before"))
                 .setBotPool(strings(lineNumber, node, "bot_pool"))
-                .setAttributes(attributes(lineNumber, node))
-                .build();
+                .setAttributes(attributes(lineNumber, node));
+        RichFieldsJson.apply(lineNumber, node, builder);
+        Notification n = builder.build();
         try {
             NotificationValidator.validate(n);
         } catch (InvalidNotificationException e) {

@@ -23,6 +23,12 @@ public final class RoutingTransport implements Transport {
                 : fallback.send(botId, chatId, text, parseMode);
     }
 
+    /** The message as a whole to the transport that serves the bot (the Telegram one sends its extras). */
+    @Override
+    public SendOutcome send(String botId, String chatId, dev.sluice.avro.OutboundMessage message) {
+        return providers.serves(botId) ? providers.send(botId, chatId, message) : fallback.send(botId, chatId, message);
+    }
+
     @Override
     public void close() {
         try {

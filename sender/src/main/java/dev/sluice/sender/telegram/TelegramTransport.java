@@ -3,7 +3,9 @@ package dev.sluice.sender.telegram;
 import com.pengrad.telegrambot.TelegramBot;
 import com.pengrad.telegrambot.model.request.ParseMode;
 import com.pengrad.telegrambot.request.SendMessage;
+import com.pengrad.telegrambot.response.BaseResponse;
 import com.pengrad.telegrambot.response.SendResponse;
+import dev.sluice.avro.OutboundMessage;
 import dev.sluice.sender.BotToken;
 import java.io.IOException;
 import java.time.Duration;
@@ -17,7 +19,8 @@ import okhttp3.Response;
 import okhttp3.ResponseBody;
 
 /**
- * Telegram Bot API {@code sendMessage} through pengrad java-telegram-bot-api: one {@link TelegramBot}
+ * Telegram Bot API {@code sendMessage} (and, for an {@link OutboundMessage}, the media, edit and delete methods:
+ * {@link TelegramRequests}) through pengrad java-telegram-bot-api: one {@link TelegramBot}
  * per token, all built with the configured API URL and one shared OkHttp client with bounded timeouts.
  *
  * <p>Classification: ok → {@link SendOutcome.Delivered}; 429 → {@link SendOutcome.RetryAfter} with
@@ -59,11 +62,7 @@ public final class TelegramTransport implements Transport {
 
     @Override
     public SendOutcome send(String botId, String chatId, String text, String parseMode) {
-        TelegramBot bot = bots.get(botId);
-        if (bot == null) {
-            throw new IllegalArgumentException("no token configured for bot '" + botId + "' (bot." + botId + ".token)");
-        }
-        BotToken token = tokens.get(botId);
+        TelegramBot bot = bot(botId);
         SendMessage request = new SendMessage(chatId, text);
         ParseMode mode = parseMode(parseMode);
         if (mode != null) {
@@ -73,18 +72,63 @@ public final class TelegramTransport implements Transport {
         try {
             response = bot.execute(request);
         } catch (RuntimeException e) {
-            return classifyException(e, token);
+            return classifyException(e, tokens.get(botId));
         }
-        return classify(response, token);
+        return classify(response, tokens.get(botId));
     }
 
-    static SendOutcome classify(SendResponse r, BotToken token) {
+    /**
+     * The Bot API method {@code message} needs ({@link TelegramRequests}). An edit or delete acts on
+     * {@code target_provider_message_id}; without it (the topology could not find the earlier message) it ends as a
+     * permanent failure without a call. Answers: an edit whose content is unchanged ("message is not modified") is
+     * {@link SendOutcome.Delivered} with the edited message's id (the chat shows what was asked); "message to edit not
+     * found" and "message to delete not found" are {@link SendOutcome.PermanentFailure} (result FAILED with that reason).
+     */
+    @Override
+    public SendOutcome send(String botId, String chatId, OutboundMessage message) {
+        TelegramBot bot = bot(botId);
+        BotToken token = tokens.get(botId);
+        boolean editOrDelete = message.getEditOf() != null || message.getDeleteOf() != null;
+        Long target = message.getTargetProviderMessageId();
+        if (editOrDelete && (target == null || target <= 0 || target > Integer.MAX_VALUE)) {
+            return new SendOutcome.PermanentFailure(400, TelegramRequests.methodOf(message) + ": no provider message id of "
+                    + (message.getEditOf() != null ? "edit_of " + message.getEditOf() : "delete_of " + message.getDeleteOf())
+                    + " (target_provider_message_id " + target + "); not called");
+        }
+        var request = TelegramRequests.request(message, chatId, parseMode(message.getParseMode()),
+                target == null ? 0 : target.intValue());
+        BaseResponse response;
+        try {
+            response = bot.execute(request);
+        } catch (RuntimeException e) {
+            return classifyException(e, token);
+        }
+        if (editOrDelete && response != null && !response.isOk() && response.errorCode() == 400
+                && response.description() != null && response.description().contains("message is not modified")) {
+            return new SendOutcome.Delivered(target);
+        }
+        SendOutcome outcome = classify(response, token);
+        if (editOrDelete && outcome instanceof SendOutcome.Delivered) {
+            return new SendOutcome.Delivered(target); // edits and deletes answer true or the message: the id is the target's
+        }
+        return outcome;
+    }
+
+    private TelegramBot bot(String botId) {
+        TelegramBot bot = bots.get(botId);
+        if (bot == null) {
+            throw new IllegalArgumentException("no token configured for bot '" + botId + "' (bot." + botId + ".token)");
+        }
+        return bot;
+    }
+
+    static SendOutcome classify(BaseResponse r, BotToken token) {
         if (r == null) {
             return new SendOutcome.TransientFailure(null, "empty response from the Bot API", true);
         }
         String description = token.redact(r.description());
         if (r.isOk()) {
-            Integer id = r.message() == null ? null : r.message().messageId();
+            Integer id = r instanceof SendResponse s && s.message() != null ? s.message().messageId() : null;
             return new SendOutcome.Delivered(id == null ? 0 : id);
         }
         int code = r.errorCode();

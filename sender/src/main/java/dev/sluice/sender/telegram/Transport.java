@@ -1,5 +1,7 @@
 package dev.sluice.sender.telegram;
 
+import dev.sluice.avro.OutboundMessage;
+
 /** Sends one text message through a provider and classifies the answer. Thread-safe; never throws for provider errors. */
 public interface Transport extends AutoCloseable {
 
@@ -11,6 +13,21 @@ public interface Transport extends AutoCloseable {
      * @throws IllegalArgumentException when {@code botId} has no configured token
      */
     SendOutcome send(String botId, String chatId, String text, String parseMode);
+
+    /**
+     * Sends, edits or deletes as {@code message} asks (issue 20: media, inline keyboard, silence, forum topic, edits and
+     * deletes). A provider without these sends the text alone and refuses edits and deletes as a permanent failure.
+     *
+     * @param chatId the chat to call (the sender's resolved target)
+     * @throws IllegalArgumentException when {@code botId} has no configured token
+     */
+    default SendOutcome send(String botId, String chatId, OutboundMessage message) {
+        if (message.getEditOf() != null || message.getDeleteOf() != null) {
+            return new SendOutcome.PermanentFailure(400, "this provider does not edit or delete messages ("
+                    + (message.getEditOf() != null ? "edit_of " + message.getEditOf() : "delete_of " + message.getDeleteOf()) + ")");
+        }
+        return send(botId, chatId, message.getText(), message.getParseMode());
+    }
 
     @Override
     void close();

@@ -1,0 +1,162 @@
+package dev.sluice.topology;
+
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.OutboundMessage;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.ContextualProcessor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.WindowStoreIterator;
+
+/**
+ * Addresses edits and deletes (issue 20) on their way to the outbox: an OutboundMessage with {@code edit_of} or
+ * {@code delete_of} leaves with {@code target_provider_message_id} set from {@code provider-message-id-store} (what
+ * {@link ProviderMessageIdsProcessor} learned from the named notification's result). When that result is not known yet
+ * (the original is still queued in a sender, scheduled or folding), the edit waits in {@code <lane>-edit-wait-store}, and so
+ * does every later message of the lane to the same chat, so per-chat order holds; a wall-clock punctuator every
+ * {@value #CHECK_INTERVAL_MS} ms releases what became addressable. Defined ends, without a provider call (a FAILED result,
+ * {@code sender_instance = topology}): the named notification ended without a message (not DELIVERED), or no result came
+ * within {@code edit.wait.max.ms} ("message to edit not found" / "message to delete not found"). Messages without an edit or
+ * delete pass untouched when nothing of their chat waits. Owned by the stream thread of its task.
+ */
+final class EditAddressProcessor extends ContextualProcessor<String, OutboundMessage, String, SpecificRecord> {
+    /** How late an edit leaves after its original's result arrived; short, the wait store is small (bounded by the wait). */
+    static final long CHECK_INTERVAL_MS = 200;
+    private static final StringSerializer KEYS = new StringSerializer();
+    private final LaneSpec spec;
+    private final long waitMaxMs;
+    private WindowStore<String, String> ids;
+    private KeyValueStore<String, OutboundMessage> waiting;
+    private long seq;
+
+    EditAddressProcessor(LaneSpec spec, TopologyConfig config) {
+        this.spec = spec;
+        this.waitMaxMs = config.editWaitMaxMs();
+    }
+
+    @Override
+    public void init(ProcessorContext<String, SpecificRecord> context) {
+        super.init(context);
+        ids = context.getStateStore(SluiceTopology.PROVIDER_MESSAGE_ID_STORE);
+        waiting = context.getStateStore(SluiceTopology.editWaitStore(spec));
+        try (KeyValueIterator<String, OutboundMessage> it = waiting.all()) {
+            while (it.hasNext()) {
+                String key = it.next().key;
+                seq = Math.max(seq, Long.parseLong(key.substring(key.lastIndexOf('\u001f') + 1)) + 1);
+            }
+        }
+        context.schedule(Duration.ofMillis(CHECK_INTERVAL_MS), PunctuationType.WALL_CLOCK_TIME, this::releaseWaiting);
+    }
+
+    @Override
+    public void process(Record<String, OutboundMessage> record) {
+        OutboundMessage m = record.value();
+        long now = context().currentSystemTimeMs();
+        if (hasWaiting(m.getChatId()) || !release(m, now)) {
+            waiting.put(m.getChatId() + '\u001f' + String.format("%019d", seq++), m);
+        }
+    }
+
+    private boolean hasWaiting(String chat) {
+        try (KeyValueIterator<String, OutboundMessage> it = waiting.prefixScan(chat + '\u001f', KEYS)) {
+            return it.hasNext();
+        }
+    }
+
+    /** Forwards {@code m} (addressed) or its FAILED result; false when it must keep waiting. */
+    private boolean release(OutboundMessage m, long now) {
+        String target = m.getEditOf() != null ? m.getEditOf() : m.getDeleteOf();
+        if (target == null) {
+            forward(m, now);
+            return true;
+        }
+        String what = m.getEditOf() != null ? "edit" : "delete";
+        String known = lookup(m.getChatId(), target);
+        if (known != null && known.startsWith("D:")) {
+            OutboundMessage addressed = OutboundMessage.newBuilder(m).setTargetProviderMessageId(Long.parseLong(known.substring(2))).build();
+            forward(addressed, now);
+            return true;
+        }
+        if (known != null) {
+            fail(m, "message to " + what + " not found: notification " + target + " ended " + known.substring(2)
+                    + " without a message in chat " + m.getChatId(), now);
+            return true;
+        }
+        if (now - m.getDueAt().toEpochMilli() >= waitMaxMs) {
+            fail(m, "message to " + what + " not found: no result of notification " + target + " in chat " + m.getChatId()
+                    + " within edit.wait.max.ms (" + waitMaxMs + " ms); it is unknown, still queued, or older than"
+                    + " edit.target.retention.ms", now);
+            return true;
+        }
+        return false;
+    }
+
+    private String lookup(String chat, String id) {
+        String last = null;
+        try (WindowStoreIterator<String> it = ids.fetch(ProviderMessageIdsProcessor.key(chat, id), Instant.EPOCH,
+                Instant.ofEpochMilli(Long.MAX_VALUE))) {
+            while (it.hasNext()) {
+                last = it.next().value;
+            }
+        }
+        return last;
+    }
+
+    /** Per chat in arrival order: releases the head while it can go; a chat whose head must wait keeps the rest. */
+    private void releaseWaiting(long now) {
+        List<String> done = new ArrayList<>();
+        Set<String> blocked = new HashSet<>();
+        List<KeyValue<String, OutboundMessage>> entries = new ArrayList<>();
+        try (KeyValueIterator<String, OutboundMessage> it = waiting.all()) {
+            it.forEachRemaining(entries::add);
+        }
+        for (KeyValue<String, OutboundMessage> e : entries) {
+            String chat = e.value.getChatId();
+            if (blocked.contains(chat)) {
+                continue;
+            }
+            if (release(e.value, now)) {
+                done.add(e.key);
+            } else {
+                blocked.add(chat);
+            }
+        }
+        done.forEach(waiting::delete);
+    }
+
+    private void forward(OutboundMessage m, long now) {
+        context().forward(new Record<>(m.getChatId(), m, now));
+    }
+
+    private void fail(OutboundMessage m, String reason, long now) {
+        DeliveryResult r = DeliveryResult.newBuilder()
+                .setMessageId(m.getId())
+                .setBotId(m.getBotId())
+                .setChatId(m.getChatId())
+                .setStatus(DeliveryStatus.FAILED)
+                .setEventClass(m.getEventClass())
+                .setLane(m.getLane())
+                .setReason(reason)
+                .setAttempts(0)
+                .setDueAt(m.getDueAt())
+                .setResultAt(Instant.ofEpochMilli(now))
+                .setDigestCount(0)
+                .setFoldedIds(List.of())
+                .setSenderInstance(Outbound.TOPOLOGY_INSTANCE)
+                .build();
+        context().forward(new Record<>(m.getChatId(), r, now));
+    }
+}
