@@ -744,7 +744,7 @@ public final class DeliveryProcessor {
         p.recordCall(start, bot);
         SendOutcome outcome;
         try {
-            outcome = transport.send(bot, target, m.getText(), m.getParseMode());
+            outcome = transport.send(bot, target, m);
         } catch (RuntimeException e) {
             outcome = new SendOutcome.TransientFailure(null, e.getClass().getSimpleName(), false);
         } finally {
