@@ -138,7 +138,8 @@ class TopologyServiceIT {
                 "state.dir", stateDir.toString(),
                 "commit.interval.ms", "100"));
         for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
-                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES)) {
+                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES,
+                Topics.OUTBOX_DLQ)) {
             settings = settings.with(key, "outage." + key.substring("topic.".length()));
         }
         TopologyConfig config = TopologyConfig.from(settings);
@@ -180,7 +181,8 @@ class TopologyServiceIT {
                 "application.id", "sluice-topology-copart-it",
                 "state.dir", stateDir.toString()));
         for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
-                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES)) {
+                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES,
+                Topics.OUTBOX_DLQ)) {
             settings = settings.with(key, "copart." + key.substring("topic.".length()));
         }
         TopologyConfig config = TopologyConfig.from(settings);
