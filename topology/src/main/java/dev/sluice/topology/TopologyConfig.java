@@ -55,7 +55,8 @@ import org.apache.kafka.streams.StreamsConfig;
  *       {@code kafka.security.protocol=SASL_SSL}, {@code kafka.replication.factor=3}. The named keys above
  *       win over a pass-through of the same name. One Streams default differs: {@code max.task.idle.ms} is
  *       {@code -1} unless passed through (a task processes what it has buffered instead of first fetching its
- *       empty partitions: the routing task reads six; no guarantee rests on cross-topic timestamp order)</li>
+ *       empty partitions: the routing task reads six; the cost, no timestamp order between chat status and
+ *       notifications already on the broker, is in docs/operations.md)</li>
  * </ul>
  */
 public final class TopologyConfig {
