@@ -12,20 +12,23 @@ public final class Checked {
     private final Notification notification;
     private final byte[] originalValue;
     private final DeliveryResult deadLetterResult;
+    private final boolean onChatPartition;
 
-    private Checked(Notification notification, byte[] originalValue, DeliveryResult deadLetterResult) {
+    private Checked(Notification notification, byte[] originalValue, DeliveryResult deadLetterResult, boolean onChatPartition) {
         this.notification = notification;
         this.originalValue = originalValue;
         this.deadLetterResult = deadLetterResult;
+        this.onChatPartition = onChatPartition;
     }
 
-    static Checked valid(Notification n) {
-        return new Checked(n, null, null);
+    /** @param onChatPartition keyed by its normalised chat id in that key's partition ({@link ChatKeyedInput}) */
+    static Checked valid(Notification n, boolean onChatPartition) {
+        return new Checked(n, null, null, onChatPartition);
     }
 
     /** @param deadLetterResult the FAILED result for the rejected notification's id, or null when no id could be read */
     static Checked rejected(byte[] originalValue, DeliveryResult deadLetterResult) {
-        return new Checked(null, originalValue, deadLetterResult);
+        return new Checked(null, originalValue, deadLetterResult, false);
     }
 
     /** The FAILED result of a rejected record whose notification id could be read; null otherwise. */
@@ -35,6 +38,11 @@ public final class Checked {
 
     public boolean isValid() {
         return notification != null;
+    }
+
+    /** A valid notification that may skip the {@code by-chat} repartition ({@link ChatKeyedInput}). */
+    public boolean onChatPartition() {
+        return onChatPartition;
     }
 
     /** The valid notification; null when rejected. */

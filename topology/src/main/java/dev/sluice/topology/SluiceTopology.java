@@ -40,8 +40,11 @@ import org.apache.kafka.streams.state.Stores;
  *       original key, value and headers plus {@link DeadLetterHeaders}), and, when the notification id could be
  *       read, through {@code <p>-dlq-has-result} and {@code <p>-dlq-result} to {@code <p>-dlq-results-sink}
  *       (a FAILED result on {@code delivery.results} carrying the reason);</li>
- *   <li>{@code <p>-key-by-chat} then the repartition {@code by-chat} (live) / {@code backfill-by-chat}
- *       (topic {@code <application.id>-by-chat-repartition}): from here per-chat order is partition order;</li>
+ *   <li>{@code <p>-by-chat-path} with branches {@code <p>-by-chat-path-direct} → {@code <p>-direct-key} (a record
+ *       the producer keyed by its normalised chat id in that key's partition, {@link ChatKeyedInput}) and
+ *       {@code <p>-by-chat-path-repartition} → {@code <p>-key-by-chat} → the repartition {@code by-chat} (live) /
+ *       {@code backfill-by-chat} (topic {@code <application.id>-by-chat-repartition}) for any other; both meet in
+ *       {@code <p>-by-chat-merge}: from here per-chat order is partition order;</li>
  *   <li>{@code <p>-route} ({@link RouteProcessor}): chat status, deadlines, schedules, classification,
  *       folding, with the stores {@code chat-status-store}, {@code chat-policy-store}, {@code <p>-digest-store},
  *       {@code <p>-schedule-store}, {@code <p>-dedupe-store} (a window store) (changelogs {@code <application.id>-<store>-changelog}) and the global
@@ -116,6 +119,15 @@ public final class SluiceTopology {
 
     /** As {@link #build(TopologyConfig, SchemaRegistryClient)}, reporting decisions to {@code counters}. */
     public static Topology build(TopologyConfig config, SchemaRegistryClient registry, TopologyCounters counters) {
+        return build(config, registry, counters, ChatKeyedInput.unknown());
+    }
+
+    /**
+     * As {@link #build(TopologyConfig, SchemaRegistryClient, TopologyCounters)}; {@code keyedInput} tells which valid
+     * records may skip the {@code by-chat} repartition (see {@link #byChat}).
+     */
+    public static Topology build(TopologyConfig config, SchemaRegistryClient registry, TopologyCounters counters,
+                                 ChatKeyedInput keyedInput) {
         StreamsBuilder builder = new StreamsBuilder();
         var topics = config.topics();
         builder.addGlobalStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SENDER_STATUS_STORE),
@@ -144,13 +156,13 @@ public final class SluiceTopology {
                 Named.as("delivery-results-to-message-ids"), PROVIDER_MESSAGE_ID_STORE);
 
         SpecificAvroSerde<Notification> notificationSerde = new SpecificAvroSerde<>(registry, Notification.class);
-        addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde);
-        addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde);
+        addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde, keyedInput);
+        addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde, keyedInput);
         return builder.build();
     }
 
     private static void addLane(StreamsBuilder builder, LaneSpec spec, TopologyConfig config, SchemaRegistryClient registry,
-                                TopologyCounters counters, SpecificAvroSerde<Notification> notificationSerde) {
+                                TopologyCounters counters, SpecificAvroSerde<Notification> notificationSerde, ChatKeyedInput keyedInput) {
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(digestStore(spec)),
                 Serdes.String(), new SpecificAvroSerde<>(registry, DigestEntry.class)));
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(scheduleStore(spec)),
@@ -166,15 +178,11 @@ public final class SluiceTopology {
 
         KStream<byte[], Checked> checked = builder
                 .stream(spec.sourceTopic(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("source")))
-                .process(() -> new ValidateProcessor(notificationSerde.deserializer(), spec, config.scheduleMaxHorizonMs()),
+                .process(() -> new ValidateProcessor(notificationSerde.deserializer(), spec, config.scheduleMaxHorizonMs(), keyedInput),
                         Named.as(spec.name("validate")));
 
         checked.split(Named.as(spec.name("checked")))
-                .branch((key, value) -> value.isValid(), Branched.withConsumer(valid -> route(valid
-                        .map((key, value) -> KeyValue.pair(value.notification().getChatId(), value.notification()),
-                                Named.as(spec.name("key-by-chat")))
-                        .repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
-                                .withKeySerde(Serdes.String()).withValueSerde(notificationSerde)),
+                .branch((key, value) -> value.isValid(), Branched.withConsumer(valid -> route(byChat(valid, spec, notificationSerde),
                         spec, config, registry, counters, outboundSerde, resultSerde), "-valid"))
                 .defaultBranch(Branched.withConsumer(invalid -> {
                     invalid.mapValues(c -> {
@@ -192,6 +200,30 @@ public final class SluiceTopology {
                             .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde)
                                     .withName(spec.name("dlq-results-sink")));
                 }, "-invalid"));
+    }
+
+    /**
+     * The lane's valid notifications keyed by chat id, in their chat's partition: a record the producer keyed by its
+     * normalised chat id in that key's partition ({@link ChatKeyedInput}) goes straight on ({@code <p>-by-chat-path-direct},
+     * {@code <p>-direct-key}); any other takes the {@code by-chat} repartition ({@code <p>-by-chat-path-repartition},
+     * {@code <p>-key-by-chat}); both meet in {@code <p>-by-chat-merge}. Each path keeps its own order; a chat whose
+     * records come both ways (one producer keying it two ways) has no order between the two paths: the repartitioned
+     * records arrive one commit later.
+     */
+    private static KStream<String, Notification> byChat(KStream<byte[], Checked> valid, LaneSpec spec,
+                                                        SpecificAvroSerde<Notification> notificationSerde) {
+        var paths = valid.split(Named.as(spec.name("by-chat-path")))
+                .branch((key, value) -> value.onChatPartition(), Branched.as("-direct"))
+                .defaultBranch(Branched.as("-repartition"));
+        KStream<String, Notification> direct = paths.get(spec.name("by-chat-path-direct"))
+                .map((key, value) -> KeyValue.pair(value.notification().getChatId(), value.notification()),
+                        Named.as(spec.name("direct-key")));
+        KStream<String, Notification> repartitioned = paths.get(spec.name("by-chat-path-repartition"))
+                .map((key, value) -> KeyValue.pair(value.notification().getChatId(), value.notification()),
+                        Named.as(spec.name("key-by-chat")))
+                .repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
+                        .withKeySerde(Serdes.String()).withValueSerde(notificationSerde));
+        return direct.merge(repartitioned, Named.as(spec.name("by-chat-merge")));
     }
 
     private static void route(KStream<String, Notification> byChat, LaneSpec spec, TopologyConfig config,

@@ -70,15 +70,16 @@ public final class TopicBootstrap {
      * {@code delivery.results}. Otherwise a chat's status would live in another task than its notifications and
      * Kafka Streams would not notice. Topics that do not exist yet are not checked (Kafka Streams reports them).
      *
+     * @return the partition count of each of those topics that exists
      * @throws IllegalStateException naming every topic and its partition count when they differ
      */
-    public static void checkCoPartitioned(Admin admin, Topics topics) {
+    public static Map<String, Integer> checkCoPartitioned(Admin admin, Topics topics) {
         List<String> names = List.of(topics.notifications(), topics.notificationsBackfill(), topics.chatEvents(), topics.deliveryResults());
         try {
             Set<String> existing = admin.listTopics().names().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
             List<String> present = names.stream().filter(existing::contains).distinct().toList();
             if (present.isEmpty()) {
-                return;
+                return Map.of();
             }
             Map<String, Integer> counts = new java.util.TreeMap<>();
             admin.describeTopics(present).allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS)
@@ -87,6 +88,7 @@ public final class TopicBootstrap {
                 throw new IllegalStateException("topics read by chat id must have the same number of partitions "
                         + "(chat status is kept next to the notifications of the chat), found " + counts);
             }
+            return counts;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while describing topics", e);

@@ -58,7 +58,10 @@ import org.apache.kafka.streams.StreamsConfig;
  *       limit, see {@link ChatPolicy}</li>
  *   <li>{@code kafka.<any Kafka client or Streams property>} passed through with the prefix removed, e.g.
  *       {@code kafka.security.protocol=SASL_SSL}, {@code kafka.replication.factor=3}. The named keys above
- *       win over a pass-through of the same name.</li>
+ *       win over a pass-through of the same name. One Streams default differs: {@code max.task.idle.ms} is
+ *       {@code -1} unless passed through (a task processes what it has buffered instead of first fetching its
+ *       empty partitions: the routing task reads six; the cost, no timestamp order between chat status and
+ *       notifications already on the broker, is in docs/operations.md)</li>
  * </ul>
  */
 public final class TopologyConfig {
@@ -163,6 +166,9 @@ public final class TopologyConfig {
     public Properties streamsProperties() {
         Properties p = new Properties();
         p.putAll(kafkaPassThrough);
+        // Unless passed through: a task processes what it has buffered without first polling its empty partitions
+        // (issue 21: with the default 0, Kafka Streams formats a log line per empty partition per processing loop).
+        p.putIfAbsent(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, Long.toString(StreamsConfig.MAX_TASK_IDLE_MS_DISABLED));
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, processingGuarantee);

@@ -28,6 +28,7 @@ public final class TopologyService implements AutoCloseable {
     private final Topology topology;
     private final KafkaStreams streams;
     private final StreamThreadReplacements replacements;
+    private final ChatKeyedInput keyedInput = ChatKeyedInput.unknown();
 
     /** Uses a {@link CachedSchemaRegistryClient} built from the config's {@code schema.registry.*} keys. */
     public TopologyService(TopologyConfig config) {
@@ -41,7 +42,7 @@ public final class TopologyService implements AutoCloseable {
     /** With {@code counters} told about every decision (metrics; see {@link TopologyCounters}). */
     public TopologyService(TopologyConfig config, SchemaRegistryClient registry, TopologyCounters counters) {
         this.config = config;
-        this.topology = SluiceTopology.build(config, registry, counters);
+        this.topology = SluiceTopology.build(config, registry, counters, keyedInput);
         this.streams = new KafkaStreams(topology, config.streamsProperties());
         this.replacements = new StreamThreadReplacements(config.streamThreadReplacementsMax(),
                 config.streamThreadReplacementsWindowMs(), java.time.Clock.systemUTC(), counters::streamThreadFailed);
@@ -51,14 +52,15 @@ public final class TopologyService implements AutoCloseable {
     }
 
     /**
-     * Checks that the chat-keyed topics are co-partitioned ({@link TopicBootstrap#checkCoPartitioned}), then
-     * starts processing (returns at once; see {@link #state()}).
+     * Checks that the chat-keyed topics are co-partitioned ({@link TopicBootstrap#checkCoPartitioned}), tells the
+     * topology their partition counts (so records keyed by their chat id skip the repartition, {@link ChatKeyedInput}),
+     * then starts processing (returns at once; see {@link #state()}).
      *
      * @throws IllegalStateException when the partition counts differ
      */
     public void start() {
         try (Admin admin = Admin.create(adminProperties())) {
-            TopicBootstrap.checkCoPartitioned(admin, config.topics());
+            keyedInput.partitions(TopicBootstrap.checkCoPartitioned(admin, config.topics()));
         }
         log.info("starting topology {}\n{}", config, topology.describe());
         streams.start();

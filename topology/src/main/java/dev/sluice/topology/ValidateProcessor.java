@@ -36,16 +36,19 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[]
     private final Deserializer<Notification> deserializer;
     private final LaneSpec spec;
     private final long scheduleMaxHorizonMs;
+    private final ChatKeyedInput keyedInput;
 
-    ValidateProcessor(Deserializer<Notification> deserializer, LaneSpec spec, long scheduleMaxHorizonMs) {
+    ValidateProcessor(Deserializer<Notification> deserializer, LaneSpec spec, long scheduleMaxHorizonMs, ChatKeyedInput keyedInput) {
         this.deserializer = deserializer;
         this.spec = spec;
         this.scheduleMaxHorizonMs = scheduleMaxHorizonMs;
+        this.keyedInput = keyedInput;
     }
 
     @Override
     public void process(Record<byte[], byte[]> record) {
-        String topic = context().recordMetadata().map(RecordMetadata::topic).orElse("unknown");
+        RecordMetadata source = context().recordMetadata().orElse(null);
+        String topic = source == null ? "unknown" : source.topic();
         Notification notification = null;
         try {
             if (record.value() == null) {
@@ -64,8 +67,10 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[]
             reject(record, topic, e, notification);
             return;
         }
-        notification.setChatId(ChatIds.normalise(notification.getChatId()));
-        context().forward(record.withValue(Checked.valid(notification)));
+        String chat = ChatIds.normalise(notification.getChatId());
+        notification.setChatId(chat);
+        boolean onChatPartition = source != null && keyedInput.onChatPartition(topic, source.partition(), record.key(), chat);
+        context().forward(record.withValue(Checked.valid(notification, onChatPartition)));
     }
 
     private void reject(Record<byte[], byte[]> record, String topic, RuntimeException error, Notification read) {

@@ -51,7 +51,10 @@ final class Harness implements AutoCloseable {
                 "state.dir", stateDir.toString()));
         settings.putAll(extra);
         TopologyConfig config = TopologyConfig.from(Settings.of(settings));
-        driver = new TopologyTestDriver(SluiceTopology.build(config, registry, counts), config.streamsProperties(), start);
+        // The test driver reads every topic as one partition (0): records keyed by their chat id skip the repartition.
+        ChatKeyedInput keyedInput = ChatKeyedInput.unknown();
+        keyedInput.partitions(Map.of("notifications", 1, "notifications.backfill", 1));
+        driver = new TopologyTestDriver(SluiceTopology.build(config, registry, counts, keyedInput), config.streamsProperties(), start);
         now = start;
         live = driver.createInputTopic("notifications", new ByteArraySerializer(), new ByteArraySerializer());
         backfill = driver.createInputTopic("notifications.backfill", new ByteArraySerializer(), new ByteArraySerializer());
@@ -101,6 +104,11 @@ final class Harness implements AutoCloseable {
     /** Pipes a notification to {@code notifications}, keyed by something other than the chat (the topology re-keys). */
     void send(Notification n) {
         live.pipeInput(new TestRecord<>(utf8("producer-" + n.getId()), avro(n), now));
+    }
+
+    /** Pipes a notification to {@code notifications} keyed by its chat id as produced ({@code key}): the direct path when normalised. */
+    void sendKeyed(Notification n, String key) {
+        live.pipeInput(new TestRecord<>(utf8(key), avro(n), now));
     }
 
     void sendBackfill(Notification n) {

@@ -22,7 +22,14 @@ class TopologyConfigTest {
         assertThat(p.getProperty("processing.guarantee")).isEqualTo("exactly_once_v2");
         assertThat(p.getProperty("num.stream.threads")).isEqualTo("1");
         assertThat(p).doesNotContainKeys("state.dir", "commit.interval.ms");
+        assertThat(p.getProperty("max.task.idle.ms")).as("issue 21: process what is buffered").isEqualTo("-1");
         assertThat(c.topics().outboxLive()).isEqualTo("outbox.live");
+    }
+
+    @Test
+    void maxTaskIdleMsPassedThroughWins() {
+        Properties p = TopologyConfig.from(Settings.of(REQUIRED).with("kafka.max.task.idle.ms", "0")).streamsProperties();
+        assertThat(p.getProperty("max.task.idle.ms")).isEqualTo("0");
     }
 
     @Test

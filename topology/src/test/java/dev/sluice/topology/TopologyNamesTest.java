@@ -48,7 +48,8 @@ class TopologyNamesTest {
         for (String p : new String[] {"live", "backfill"}) {
             String repartition = p.equals("live") ? "by-chat" : "backfill-by-chat";
             for (String step : new String[] {"source", "validate", "checked", "checked-valid", "checked-invalid",
-                    "dlq-original", "dlq-sink", "dlq-has-result", "dlq-result", "dlq-results-sink", "key-by-chat", "route", "routed", "routed-outbound", "routed-result",
+                    "dlq-original", "dlq-sink", "dlq-has-result", "dlq-result", "dlq-results-sink", "by-chat-path", "by-chat-path-direct",
+                    "by-chat-path-repartition", "direct-key", "key-by-chat", "by-chat-merge", "route", "routed", "routed-outbound", "routed-result",
                     "to-outbound", "outbox-sink", "to-result", "results-sink", "address", "addressed", "addressed-outbound",
                     "addressed-result", "to-addressed", "to-address-result", "address-results-sink"}) {
                 expected.add(p + "-" + step);
