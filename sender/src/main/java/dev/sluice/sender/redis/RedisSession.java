@@ -13,6 +13,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
@@ -41,13 +42,15 @@ public final class RedisSession<K, V> implements AutoCloseable {
     private final AbstractRedisClient client;
     private final StatefulConnection<K, V> connection;
     private final RedisClusterCommands<K, V> commands;
+    private final RedisClusterAsyncCommands<K, V> asyncCommands;
 
     private RedisSession(RedisEndpoint endpoint, AbstractRedisClient client, StatefulConnection<K, V> connection,
-                         RedisClusterCommands<K, V> commands) {
+                         RedisClusterCommands<K, V> commands, RedisClusterAsyncCommands<K, V> asyncCommands) {
         this.endpoint = endpoint;
         this.client = client;
         this.connection = connection;
         this.commands = commands;
+        this.asyncCommands = asyncCommands;
     }
 
     /**
@@ -83,7 +86,7 @@ public final class RedisSession<K, V> implements AutoCloseable {
                 try {
                     StatefulRedisClusterConnection<K, V> c = client.connect(codec);
                     c.setTimeout(commandTimeout);
-                    return new RedisSession<>(endpoint, client, c, c.sync());
+                    return new RedisSession<>(endpoint, client, c, c.sync(), c.async());
                 } catch (RuntimeException e) {
                     client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
                     throw e;
@@ -97,7 +100,7 @@ public final class RedisSession<K, V> implements AutoCloseable {
             try {
                 StatefulRedisConnection<K, V> c = client.connect(codec);
                 c.setTimeout(commandTimeout);
-                return new RedisSession<>(endpoint, client, c, c.sync());
+                return new RedisSession<>(endpoint, client, c, c.sync(), c.async());
             } catch (RuntimeException e) {
                 client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
                 throw e;
@@ -116,6 +119,15 @@ public final class RedisSession<K, V> implements AutoCloseable {
     /** The synchronous commands, routed by key on a cluster. */
     public RedisClusterCommands<K, V> sync() {
         return commands;
+    }
+
+    /**
+     * The asynchronous commands of the same connection, routed by key on a cluster; for writes that must not block
+     * their caller (e.g. a producer callback thread). Not bounded by the synchronous timeout: bound them with
+     * the returned future or rely on Lettuce's command timeout (enabled on a cluster).
+     */
+    public RedisClusterAsyncCommands<K, V> async() {
+        return asyncCommands;
     }
 
     /** Where this session is connected. */
