@@ -130,6 +130,42 @@ public final class RedisSession<K, V> implements AutoCloseable {
         return asyncCommands;
     }
 
+    /**
+     * One field of {@code INFO <section>} on every primary (each cluster primary, or the one server), by
+     * {@code host:port}; a node whose INFO fails (or lacks the field) is left out. Reads only; for start-up checks.
+     */
+    public java.util.Map<String, String> infoOfPrimaries(String section, String field) {
+        java.util.Map<String, String> out = new java.util.TreeMap<>();
+        if (connection instanceof StatefulRedisClusterConnection<K, V> cluster) {
+            for (io.lettuce.core.cluster.models.partitions.RedisClusterNode node : cluster.getPartitions()) {
+                if (!node.is(io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag.UPSTREAM) || node.hasNoSlots()) {
+                    continue;
+                }
+                String where = node.getUri().getHost() + ":" + node.getUri().getPort();
+                try {
+                    fieldOf(cluster.getConnection(node.getNodeId()).sync().info(section), field).ifPresent(v -> out.put(where, v));
+                } catch (RedisException e) {
+                    // that node is not reachable now: nothing known about it
+                }
+            }
+        } else {
+            fieldOf(commands.info(section), field).ifPresent(v -> out.put(endpoint.toString(), v));
+        }
+        return out;
+    }
+
+    /** The value of {@code field:} in an INFO reply. */
+    public static java.util.Optional<String> fieldOf(String info, String field) {
+        if (info != null) {
+            for (String line : info.split("\r?\n")) {
+                if (line.startsWith(field + ":")) {
+                    return java.util.Optional.of(line.substring(field.length() + 1).trim());
+                }
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
     /** Where this session is connected. */
     public RedisEndpoint endpoint() {
         return endpoint;
