@@ -70,7 +70,9 @@ public final class ManyBots {
             j.put("redis_cpu_us_per_msg", Utilisation.round(m.redisUsPerMsgTotal()));
             j.put("redis_cpu_us_per_msg_per_shard", m.redisUsPerMsgPerShard().stream().map(Utilisation::round).toList());
             j.put("provider_429", m.p429());
-            out.put(mode, j);
+            if (!modes.equals(List.of("standalone"))) { // the standalone run keeps its original keys
+                out.put(mode, j);
+            }
         }
         Measured first = all.get(0);
         out.put("bots", bots)
@@ -176,13 +178,20 @@ public final class ManyBots {
         return n;
     }
 
-    /** MONITOR on every node at once (one thread each), for the same {@code millis}. */
+    /**
+     * MONITOR on every node at once (one thread each) over one window of {@code millis}; one node: from its first
+     * command, as before there were shards.
+     */
     private static List<RedisProbe.MonitorSample> monitorAll(List<RedisProbe> shards, long millis) throws Exception {
+        if (shards.size() == 1) {
+            return List.of(shards.get(0).monitor(millis));
+        }
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(shards.size());
         try {
             List<java.util.concurrent.Future<RedisProbe.MonitorSample>> futures = new ArrayList<>();
+            long from = System.currentTimeMillis() + 300; // one window on every node, after each MONITOR started
             for (RedisProbe p : shards) {
-                futures.add(pool.submit(() -> p.monitor(millis)));
+                futures.add(pool.submit(() -> p.monitor(from, millis)));
             }
             List<RedisProbe.MonitorSample> out = new ArrayList<>();
             for (var f : futures) {
