@@ -2,6 +2,7 @@ package dev.sluice.sender.budget;
 
 import dev.sluice.sender.redis.PrimaryChangeWatch;
 import dev.sluice.sender.redis.RedisSession;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.resource.ClientResources;
 import java.util.Map;
@@ -48,15 +49,27 @@ final class FailoverGuard implements AutoCloseable {
         }
     }
 
+    /** The server's run_id; null when INFO is not allowed (an ACL without +info): then changes are seen only as outages. */
     private String runId() {
-        return RedisSession.fieldOf(session.sync().info("server"), "run_id").orElse(null);
+        try {
+            return RedisSession.fieldOf(session.sync().info("server"), "run_id").orElse(null);
+        } catch (RedisCommandExecutionException e) {
+            log.warn("cannot read INFO server ({}): a failover is noticed only when it is an outage", e.getMessage());
+            return null;
+        }
     }
 
     static void checkEviction(RedisSession<?, ?> session, BudgetConfig.EvictionCheck check) {
         if (check == BudgetConfig.EvictionCheck.OFF) {
             return;
         }
-        Map<String, String> policies = session.infoOfPrimaries("memory", "maxmemory_policy");
+        Map<String, String> policies;
+        try {
+            policies = session.infoOfPrimaries("memory", "maxmemory_policy");
+        } catch (RedisCommandExecutionException e) {
+            log.warn("cannot read INFO memory ({}): maxmemory-policy not checked; it must be noeviction", e.getMessage());
+            return;
+        }
         for (Map.Entry<String, String> e : policies.entrySet()) {
             if (e.getValue().equals("noeviction")) {
                 continue;

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code budget.redis.eviction.check} against real redis-servers: a Redis left at noeviction is accepted; one set to
  * allkeys-lru (or volatile-lru: every Sluice key has a TTL) is refused with the node and the policy named, or only
- * warned about; on a cluster every primary is read, so one evicting primary among three is found.
+ * warned about; on a cluster every primary is read, so one evicting primary among three is found. A user whose ACL
+ * denies INFO still decides (nothing checked, a warning).
  */
 class RedisEvictionCheckIT {
     private static final Duration TIMEOUT = Duration.ofSeconds(2);
@@ -34,6 +35,24 @@ class RedisEvictionCheckIT {
                     .hasMessageContaining("maxmemory-policy=volatile-lru").hasMessageContaining("noeviction");
             try (RedisGcraBudget warned = new RedisGcraBudget(redis.url(), config(BudgetConfig.EvictionCheck.WARN), TIMEOUT)) {
                 assertThat(warned.tryAcquire(BudgetRequest.live("alerts", "2")).granted()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void anAclWithoutInfoStillDecides() throws Exception {
+        try (RedisInstance redis = RedisLauncher.localProcess().launch()) {
+            io.lettuce.core.RedisClient admin = io.lettuce.core.RedisClient.create(redis.url());
+            try (var c = admin.connect()) {
+                c.sync().aclSetuser("sluice", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw-123456")
+                        .allKeys().allCommands().removeCommand(io.lettuce.core.protocol.CommandType.INFO));
+            } finally {
+                admin.shutdown();
+            }
+            String url = "redis://sluice:pw-123456@" + redis.host() + ":" + redis.port();
+            try (RedisGcraBudget b = new RedisGcraBudget(url, config(BudgetConfig.EvictionCheck.REFUSE), TIMEOUT)) {
+                assertThat(b.tryAcquire(BudgetRequest.live("alerts", "1")).granted()).isTrue();
+                assertThat(b.tryAcquire(BudgetRequest.live("alerts", "2")).granted()).isTrue();
             }
         }
     }
