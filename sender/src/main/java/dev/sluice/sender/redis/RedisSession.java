@@ -15,10 +15,14 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * One Lettuce connection to Sluice's Redis, whatever its {@link RedisEndpoint.Topology}: the commands every
@@ -134,11 +138,11 @@ public final class RedisSession<K, V> implements AutoCloseable {
      * One field of {@code INFO <section>} on every primary (each cluster primary, or the one server), by
      * {@code host:port}; a node whose INFO fails (or lacks the field) is left out. Reads only; for start-up checks.
      */
-    public java.util.Map<String, String> infoOfPrimaries(String section, String field) {
-        java.util.Map<String, String> out = new java.util.TreeMap<>();
+    public Map<String, String> infoOfPrimaries(String section, String field) {
+        Map<String, String> out = new TreeMap<>();
         if (connection instanceof StatefulRedisClusterConnection<K, V> cluster) {
-            for (io.lettuce.core.cluster.models.partitions.RedisClusterNode node : cluster.getPartitions()) {
-                if (!node.is(io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag.UPSTREAM) || node.hasNoSlots()) {
+            for (RedisClusterNode node : cluster.getPartitions()) {
+                if (!node.is(RedisClusterNode.NodeFlag.UPSTREAM) || node.hasNoSlots()) {
                     continue;
                 }
                 String where = node.getUri().getHost() + ":" + node.getUri().getPort();
@@ -155,15 +159,15 @@ public final class RedisSession<K, V> implements AutoCloseable {
     }
 
     /** The value of {@code field:} in an INFO reply. */
-    public static java.util.Optional<String> fieldOf(String info, String field) {
+    public static Optional<String> fieldOf(String info, String field) {
         if (info != null) {
             for (String line : info.split("\r?\n")) {
                 if (line.startsWith(field + ":")) {
-                    return java.util.Optional.of(line.substring(field.length() + 1).trim());
+                    return Optional.of(line.substring(field.length() + 1).trim());
                 }
             }
         }
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 
     /** Where this session is connected. */
