@@ -6,6 +6,9 @@ import dev.sluice.app.demo.ReportAnalyzer.ProviderMessage;
 import dev.sluice.app.demo.ResultCollector;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.RedisCluster;
+import dev.sluice.testkit.RedisNode;
+import dev.sluice.testkit.RedisSentinels;
 import dev.sluice.testkit.TelegramBehaviour;
 import java.time.Duration;
 import java.util.HashSet;
@@ -27,6 +30,8 @@ import java.util.TreeSet;
  *   <li>{@code bot-429-storm}: FakeTelegram answers the next 10 calls of the bot with a bot-wide 429
  *       (retry_after 2 s), each opening or extending the bot's penalty.</li>
  * </ul>
+ * and, only when named in {@code --faults}, {@code redis-failover} and {@code sentinel-failover} (see
+ * {@link #FAILOVER_FAULTS}).
  * Per fault: {@code lost} (notifications the provider never accepted), {@code order_violations} (per chat,
  * the demo's analyzer), {@code seconds_over_limit} (distinct seconds in which FakeTelegram refused a call
  * by its rate limits, the injected 429s excluded: FakeTelegram enforces Telegram's limits, so a send
@@ -38,6 +43,12 @@ public final class Chaos {
     static final String BOT = "chaos";
     static final int CHATS = 300;
     static final List<String> FAULTS = List.of("kill-sender", "redis-down", "provider-5xx", "bot-429-storm");
+    /**
+     * Faults run only when named in {@code --faults}, each with its own 3 senders on its own Redis deployment:
+     * {@code redis-failover} (kill -9 of the primary owning the bot's slot in a 3-primary cluster with a replica each)
+     * and {@code sentinel-failover} (kill -9 of the primary of a Sentinel set: 1 replica, 3 Sentinels).
+     */
+    static final List<String> FAILOVER_FAULTS = List.of("redis-failover", "sentinel-failover");
 
     private Chaos() {
     }
@@ -71,8 +82,10 @@ public final class Chaos {
         int senders = args.integer("senders", 3);
         int messages = (int) Math.round(phaseSeconds * rate);
         Set<String> faults = new java.util.LinkedHashSet<>(List.of(args.string("faults", String.join(",", FAULTS)).split(",")));
-        if (!FAULTS.containsAll(faults)) {
-            throw new IllegalArgumentException("--faults: expected some of " + FAULTS + ", was " + faults);
+        List<String> known = new java.util.ArrayList<>(FAULTS);
+        known.addAll(FAILOVER_FAULTS);
+        if (!known.containsAll(faults)) {
+            throw new IllegalArgumentException("--faults: expected some of " + known + ", was " + faults);
         }
 
         try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
@@ -88,8 +101,9 @@ public final class Chaos {
             settings.put("kafka.session.timeout.ms", args.string("session-timeout-ms", "10000"));
             settings.put("kafka.heartbeat.interval.ms", "3000");
             List<FaultResult> results = new java.util.ArrayList<>();
+            Phase p = new Phase(infra, collector, providerBot, messages, rate);
+            if (faults.stream().anyMatch(FAULTS::contains)) {
             try (Senders group = Senders.start("chaos", senders, settings, tokens, infra.workDir, "256m")) {
-                Phase p = new Phase(infra, collector, providerBot, messages, rate);
                 if (faults.contains("kill-sender")) {
                 results.add(p.run("kill-sender", 1, () -> {
                     SenderProcess victim = group.processes().get(0);
@@ -129,6 +143,13 @@ public final class Chaos {
                 }, faultAt));
                 }
             }
+            }
+            if (faults.contains("redis-failover")) {
+                results.add(failover(infra, p, "redis-failover", 5, senders, settings, tokens, faultAt));
+            }
+            if (faults.contains("sentinel-failover")) {
+                results.add(failover(infra, p, "sentinel-failover", 6, senders, settings, tokens, faultAt));
+            }
 
             BenchResult out = new BenchResult("chaos", "fault", "messages", "lost", "order violations", "seconds over limit",
                     "duplicates", "in flight at kill", "recovery s", "provider 429 (injected)", "results", "drain s", "completed");
@@ -143,6 +164,45 @@ public final class Chaos {
                     + " others: from the end of the fault until 2 s with >= 80%% of the budget rate accepted (or, if the backlog ended first, until the first acceptance)");
             out.emit(args);
             return results.stream().allMatch(FaultResult::completed) ? 0 : 2;
+        }
+    }
+
+    /**
+     * A Redis failover under its own senders: a local Redis Cluster (3 primaries, 1 replica each) or a Sentinel set;
+     * the fault is kill -9 of the primary serving the bot, and it ends when a replica serves it.
+     */
+    private static FaultResult failover(Infra infra, Phase p, String fault, int index, int senders, Map<String, String> base,
+                                        Map<String, String> tokens, Duration faultAt) throws Exception {
+        Map<String, String> settings = new java.util.HashMap<>(base);
+        String key = dev.sluice.sender.budget.BudgetKeys.botState(BOT);
+        Injector kill;
+        if (fault.equals("redis-failover")) {
+            RedisCluster cluster = infra.track(RedisCluster.start(3, 1));
+            settings.put("redis.url", "redis-cluster://" + cluster.seeds());
+            kill = () -> {
+                RedisNode owner = cluster.primaryOf(key).orElseThrow();
+                long at = System.currentTimeMillis();
+                cluster.kill9(owner);
+                RedisNode promoted = cluster.awaitPrimaryOf(key, owner, Duration.ofSeconds(60));
+                Infra.say("kill -9 of cluster primary %s; %s serves the bot after %d ms", owner, promoted,
+                        System.currentTimeMillis() - at);
+                return new Fault(at, System.currentTimeMillis(), null, 0, 0);
+            };
+        } else {
+            RedisSentinels set = infra.track(RedisSentinels.start(1, 3));
+            settings.put("redis.url", set.url());
+            kill = () -> {
+                RedisNode primary = set.primary().orElseThrow();
+                long at = System.currentTimeMillis();
+                primary.kill9();
+                RedisNode promoted = set.awaitFailover(primary, Duration.ofSeconds(60));
+                Infra.say("kill -9 of Sentinel primary %s; %s promoted after %d ms", primary, promoted,
+                        System.currentTimeMillis() - at);
+                return new Fault(at, System.currentTimeMillis(), null, 0, 0);
+            };
+        }
+        try (Senders group = Senders.start("chaos-" + fault, senders, settings, tokens, infra.workDir, "256m")) {
+            return p.run(fault, index, kill, faultAt);
         }
     }
 

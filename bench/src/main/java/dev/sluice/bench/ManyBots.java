@@ -4,6 +4,7 @@ import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.RedisCluster;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -20,14 +21,71 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * children's user+system CPU from the OS), redis-server CPU per delivered message (INFO cpu), and, in a
  * MONITOR sample after the window, Redis round trips per delivered message (client commands, script-internal
  * calls excluded). Everything (broker, Redis, FakeTelegram, senders) shares this machine's cores.
+ *
+ * <p>{@code --redis standalone} (default) runs on one redis-server; {@code --redis cluster} on a local 3-primary Redis
+ * Cluster (no replicas: the same work per primary as a standalone server), each bot routed to the primary of its
+ * slot, with redis-server CPU per delivered message measured per shard; {@code --redis both} runs one after the other
+ * in the same invocation and prints them side by side. Single-threaded: each mode's parts are closed before the next.
  */
 public final class ManyBots {
     private ManyBots() {
     }
 
+    /** What one mode measured. */
+    private record Measured(String mode, int shards, double perS, double cpuMsPerMsg, double cpuCores, double roundTrips,
+                            double evalPerMsg, List<Double> redisUsPerMsgPerShard, long p429, String note) {
+        double redisUsPerMsgTotal() {
+            return redisUsPerMsgPerShard.stream().mapToDouble(Double::doubleValue).sum();
+        }
+
+        double redisUsPerMsgMaxShard() {
+            return redisUsPerMsgPerShard.stream().mapToDouble(Double::doubleValue).max().orElse(0);
+        }
+    }
+
     public static int run(String[] argv) throws Exception {
         BenchArgs args = BenchArgs.parse(argv);
+        String redisMode = args.string("redis", "standalone");
+        List<String> modes = switch (redisMode) {
+            case "standalone", "cluster" -> List.of(redisMode);
+            case "both" -> List.of("standalone", "cluster");
+            default -> throw new IllegalArgumentException("--redis: one of standalone, cluster, both; was " + redisMode);
+        };
         int bots = args.scaled("bots", 200, 2);
+        BenchResult out = new BenchResult("many-bots", "redis", "bots", "delivered/s", "offered (bots x 30/s)",
+                "sender CPU ms/msg", "sender CPU cores busy", "Redis round trips/msg", "budget EVALSHA/msg",
+                "redis-server CPU us/msg (all shards)", "per shard", "provider 429");
+        List<Measured> all = new ArrayList<>();
+        for (String mode : modes) {
+            Measured m = measure(args, mode, bots);
+            all.add(m);
+            out.row(mode + (m.shards() > 1 ? " (" + m.shards() + " primaries)" : ""), bots, m.perS(), bots * 30,
+                    m.cpuMsPerMsg(), m.cpuCores(), m.roundTrips(), m.evalPerMsg(), m.redisUsPerMsgTotal(),
+                    m.redisUsPerMsgPerShard().stream().map(BenchResult::format).toList(), m.p429());
+            out.note("%s: %s", mode, m.note());
+            Map<String, Object> j = new java.util.LinkedHashMap<>();
+            j.put("delivered_per_s", Utilisation.round(m.perS()));
+            j.put("cpu_ms_per_msg", Utilisation.round(m.cpuMsPerMsg()));
+            j.put("redis_round_trips_per_msg", Utilisation.round(m.roundTrips()));
+            j.put("redis_cpu_us_per_msg", Utilisation.round(m.redisUsPerMsgTotal()));
+            j.put("redis_cpu_us_per_msg_per_shard", m.redisUsPerMsgPerShard().stream().map(Utilisation::round).toList());
+            j.put("provider_429", m.p429());
+            if (!modes.equals(List.of("standalone"))) { // the standalone run keeps its original keys
+                out.put(mode, j);
+            }
+        }
+        Measured first = all.get(0);
+        out.put("bots", bots)
+                .put("delivered_per_s", Utilisation.round(first.perS()))
+                .put("cpu_ms_per_msg", Utilisation.round(first.cpuMsPerMsg()))
+                .put("redis_round_trips_per_msg", Utilisation.round(first.roundTrips()));
+        out.note("redis-server CPU per message: INFO used_cpu_user+used_cpu_sys over the window / messages accepted in it,"
+                + " per primary");
+        out.emit(args);
+        return all.stream().allMatch(m -> m.perS() > 0) ? 0 : 2;
+    }
+
+    private static Measured measure(BenchArgs args, String mode, int bots) throws Exception {
         int seconds = args.scaled("seconds", 60, 5);
         int warmup = args.scaled("warmup-seconds", 15, 3);
         int sample = args.scaled("monitor-seconds", 10, 2);
@@ -57,45 +115,91 @@ public final class ManyBots {
             }
             Map<String, String> settings = infra.senderSettings(infra.telegram.apiUrl());
             settings.put("budget.chat.burst", "2");
-            RedisProbe redis = new RedisProbe(infra.redis.host(), infra.redis.port());
-            try (Senders s = Senders.start("many", senders, settings, tokens, infra.workDir, "512m")) {
+            List<RedisProbe> shards = new ArrayList<>();
+            if (mode.equals("cluster")) {
+                RedisCluster cluster = infra.track(RedisCluster.start(3, 0));
+                settings.put("redis.url", "redis-cluster://" + cluster.seeds());
+                cluster.primaries().forEach(n -> shards.add(new RedisProbe("127.0.0.1", n.port())));
+                Infra.say("Redis Cluster: %s", cluster);
+            } else {
+                shards.add(new RedisProbe(infra.redis.host(), infra.redis.port()));
+            }
+            try (Senders s = Senders.start("many-" + mode, senders, settings, tokens, infra.workDir, "512m")) {
                 Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot's lanes filled
                 long accepted0 = infra.telegram.accepted().size();
                 long cpu0 = s.cpu().toMillis();
-                double redisCpu0 = redis.cpuSeconds();
-                long evalsha0 = redis.calls("evalsha") + redis.calls("eval");
+                double[] redisCpu0 = cpuOf(shards);
+                long evalsha0 = evalCalls(shards);
                 long t0 = System.nanoTime();
                 Thread.sleep(seconds * 1000L); // the measured window
                 long accepted1 = infra.telegram.accepted().size();
                 long cpu1 = s.cpu().toMillis();
-                double redisCpu1 = redis.cpuSeconds();
-                long evalsha1 = redis.calls("evalsha") + redis.calls("eval");
+                double[] redisCpu1 = cpuOf(shards);
+                long evalsha1 = evalCalls(shards);
                 double window = (System.nanoTime() - t0) / 1e9;
-                RedisProbe.MonitorSample m = redis.monitor(sample * 1000L);
-                long inSample = infra.telegram.accepted().stream().filter(a -> a.acceptedAtMillis() >= m.startMillis()
-                        && a.acceptedAtMillis() < m.startMillis() + m.millis()).count();
+                List<RedisProbe.MonitorSample> samples = monitorAll(shards, sample * 1000L);
+                long startMs = samples.stream().mapToLong(RedisProbe.MonitorSample::startMillis).min().orElse(0);
+                long endMs = samples.stream().mapToLong(m -> m.startMillis() + m.millis()).max().orElse(0);
+                long inSample = infra.telegram.accepted().stream().filter(a -> a.acceptedAtMillis() >= startMs
+                        && a.acceptedAtMillis() < endMs).count();
+                long clientCommands = samples.stream().mapToLong(RedisProbe.MonitorSample::clientCommands).sum();
+                long scriptCalls = samples.stream().mapToLong(RedisProbe.MonitorSample::scriptCalls).sum();
                 long delivered = accepted1 - accepted0;
-                double perS = delivered / window;
-                double cpuMsPerMsg = delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered;
-                double redisUsPerMsg = delivered == 0 ? 0 : (redisCpu1 - redisCpu0) * 1e6 / delivered;
-                double roundTrips = inSample == 0 ? 0 : (double) m.clientCommands() / inSample;
-                double evalPerMsg = delivered == 0 ? 0 : (double) (evalsha1 - evalsha0) / delivered;
-                long p429 = infra.telegram.rejected429Count();
-
-                BenchResult out = new BenchResult("many-bots", "bots", "delivered/s", "offered (bots x 30/s)", "sender CPU ms/msg",
-                        "sender CPU cores busy", "Redis round trips/msg", "budget EVALSHA/msg", "redis-server CPU us/msg", "provider 429");
-                out.row(bots, perS, bots * 30, cpuMsPerMsg, (cpu1 - cpu0) / 1000.0 / window, roundTrips, evalPerMsg, redisUsPerMsg, p429);
-                out.put("bots", bots)
-                        .put("delivered_per_s", Utilisation.round(perS))
-                        .put("cpu_ms_per_msg", Utilisation.round(cpuMsPerMsg))
-                        .put("redis_round_trips_per_msg", Utilisation.round(roundTrips));
-                out.note("%d sender JVMs (-Xmx512m, defaults: sender.max.in.flight=16, 8 per bot), %d s warm-up, %d s window, %d s MONITOR sample"
-                                + " (%d client commands, %d script-internal calls, %d messages accepted in it)",
-                        senders, warmup, seconds, sample, m.clientCommands(), m.scriptCalls(), inSample);
-                out.note("redis-server CPU per message: INFO used_cpu_user+used_cpu_sys over the window / messages accepted in it");
-                out.emit(args);
-                return delivered > 0 ? 0 : 2;
+                List<Double> perShard = new ArrayList<>();
+                for (int i = 0; i < shards.size(); i++) {
+                    perShard.add(delivered == 0 ? 0 : (redisCpu1[i] - redisCpu0[i]) * 1e6 / delivered);
+                }
+                String note = String.format(java.util.Locale.ROOT, "%d sender JVMs (-Xmx512m, defaults: sender.max.in.flight=16, "
+                                + "8 per bot), %d s warm-up, %d s window, %d s MONITOR sample on %d node(s) (%d client commands, "
+                                + "%d script-internal calls, %d messages accepted in it)",
+                        senders, warmup, seconds, sample, shards.size(), clientCommands, scriptCalls, inSample);
+                return new Measured(mode, shards.size(), delivered / window,
+                        delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
+                        inSample == 0 ? 0 : (double) clientCommands / inSample,
+                        delivered == 0 ? 0 : (double) (evalsha1 - evalsha0) / delivered, perShard,
+                        infra.telegram.rejected429Count(), note);
             }
+        }
+    }
+
+    private static double[] cpuOf(List<RedisProbe> shards) throws java.io.IOException {
+        double[] out = new double[shards.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = shards.get(i).cpuSeconds();
+        }
+        return out;
+    }
+
+    private static long evalCalls(List<RedisProbe> shards) throws java.io.IOException {
+        long n = 0;
+        for (RedisProbe p : shards) {
+            n += p.calls("evalsha") + p.calls("eval");
+        }
+        return n;
+    }
+
+    /**
+     * MONITOR on every node at once (one thread each) over one window of {@code millis}; one node: from its first
+     * command, as before there were shards.
+     */
+    private static List<RedisProbe.MonitorSample> monitorAll(List<RedisProbe> shards, long millis) throws Exception {
+        if (shards.size() == 1) {
+            return List.of(shards.get(0).monitor(millis));
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(shards.size());
+        try {
+            List<java.util.concurrent.Future<RedisProbe.MonitorSample>> futures = new ArrayList<>();
+            long from = System.currentTimeMillis() + 300; // one window on every node, after each MONITOR started
+            for (RedisProbe p : shards) {
+                futures.add(pool.submit(() -> p.monitor(from, millis)));
+            }
+            List<RedisProbe.MonitorSample> out = new ArrayList<>();
+            for (var f : futures) {
+                out.add(f.get(millis + 10_000, java.util.concurrent.TimeUnit.MILLISECONDS));
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
         }
     }
 }

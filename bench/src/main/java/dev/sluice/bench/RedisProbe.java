@@ -89,6 +89,15 @@ public final class RedisProbe {
      * first line; reads on until a later line arrives (or 2 s pass), so a slow reader loses nothing.
      */
     public MonitorSample monitor(long millis) throws IOException {
+        return monitor(-1, millis);
+    }
+
+    /**
+     * As {@link #monitor(long)}, counting the window {@code [fromMillis, fromMillis + millis)} of the server's clock
+     * (epoch ms; the same clock on every local node, so several nodes can be sampled over one window); -1: from the
+     * first line.
+     */
+    public MonitorSample monitor(long fromMillis, long millis) throws IOException {
         try (Socket s = new Socket(host, port)) {
             s.setSoTimeout(200);
             s.getOutputStream().write("MONITOR\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -96,8 +105,8 @@ public final class RedisProbe {
             BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8), 1 << 16);
             long clients = 0;
             long scripts = 0;
-            double first = -1;
-            long giveUp = System.currentTimeMillis() + millis + 2000;
+            double first = fromMillis < 0 ? -1 : fromMillis / 1000.0;
+            long giveUp = Math.max(System.currentTimeMillis(), fromMillis) + millis + 2000;
             while (System.currentTimeMillis() < giveUp) {
                 String line;
                 try {
@@ -115,6 +124,9 @@ public final class RedisProbe {
                 double ts = Double.parseDouble(line.substring(1, space));
                 if (first < 0) {
                     first = ts;
+                }
+                if (ts < first) {
+                    continue;
                 }
                 if (ts > first + millis / 1000.0) {
                     break;

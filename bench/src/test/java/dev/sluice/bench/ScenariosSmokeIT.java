@@ -51,6 +51,23 @@ class ScenariosSmokeIT {
     }
 
     @Test
+    void manyBotsOnAClusterBesideAStandaloneRedis() throws Exception {
+        JsonNode j = run(ManyBots::run, "many-bots-both", "--redis", "both", "--bots", "3", "--senders", "1",
+                "--warmup-seconds", "3", "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "360",
+                "--chats-per-bot", "30"); // 12 s of backlog at 30/s: the MONITOR sample falls inside it
+        for (String mode : new String[] {"standalone", "cluster"}) {
+            JsonNode m = j.get(mode);
+            assertThat(m.fieldNames()).toIterable().as(mode).containsExactly("delivered_per_s", "cpu_ms_per_msg",
+                    "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "redis_cpu_us_per_msg_per_shard", "provider_429");
+            assertThat(m.get("delivered_per_s").asDouble()).as(mode).isPositive();
+            assertThat(m.get("redis_round_trips_per_msg").asDouble()).as(mode).isGreaterThanOrEqualTo(1.0);
+            assertThat(m.get("provider_429").asLong()).as(mode).isZero();
+        }
+        assertThat(j.get("standalone").get("redis_cpu_us_per_msg_per_shard")).hasSize(1);
+        assertThat(j.get("cluster").get("redis_cpu_us_per_msg_per_shard")).hasSize(3);
+    }
+
+    @Test
     void flood() throws Exception {
         JsonNode j = run(Flood::run, "flood", "--scale", "0.02", "--senders", "1", "--digest-flush-ms", "3000");
         assertThat(j.fieldNames()).toIterable().containsExactly("sluice_critical_p99_ms", "naive_critical_p99_ms", "routine_folded_share",
@@ -84,6 +101,19 @@ class ScenariosSmokeIT {
                     .containsExactly("lost", "order_violations", "seconds_over_limit", "duplicates", "in_flight_at_kill", "recovery_s");
             assertThat(f.get("lost").asLong()).as(fault + " lost").isZero();
             assertThat(f.get("order_violations").asLong()).as(fault + " order violations").isZero();
+        }
+    }
+
+    @Test
+    void chaosRedisFailovers() throws Exception {
+        JsonNode j = run(Chaos::run, "chaos-failover", "--faults", "redis-failover,sentinel-failover", "--senders", "2",
+                "--phase-seconds", "4", "--scale", "0.2", "--session-timeout-ms", "6000");
+        assertThat(j.fieldNames()).toIterable().containsExactly("redis-failover", "sentinel-failover");
+        for (String fault : new String[] {"redis-failover", "sentinel-failover"}) {
+            JsonNode f = j.get(fault);
+            assertThat(f.get("lost").asLong()).as(fault + " lost").isZero();
+            assertThat(f.get("order_violations").asLong()).as(fault + " order violations").isZero();
+            assertThat(f.get("duplicates").asLong()).as(fault + " duplicates (no sender is killed)").isZero();
         }
     }
 }

@@ -49,6 +49,12 @@ public final class BudgetConfig {
         FAIL_CLOSED
     }
 
+    /** After the Redis primary serving a bot changed ({@code budget.redis.failover.policy}). */
+    public enum FailoverPolicy { DRAINED_RESTART, NONE }
+
+    /** What a {@code maxmemory-policy} other than noeviction does at connect ({@code budget.redis.eviction.check}). */
+    public enum EvictionCheck { WARN, REFUSE, OFF }
+
     private final BudgetLimits defaults;
     private final Map<String, Double> botRates;
     private final Map<String, BudgetLimits> botLimits;
@@ -59,6 +65,8 @@ public final class BudgetConfig {
     private final double aimdIncreasePerS;
     private final double aimdFloor;
     private final OutageMode outageMode;
+    private final FailoverPolicy failoverPolicy;
+    private final EvictionCheck evictionCheck;
     private final int maxReplicas;
     private final Duration probeInterval;
     private final Duration reservationMax;
@@ -77,6 +85,8 @@ public final class BudgetConfig {
         this.aimdIncreasePerS = b.aimdIncreasePerS;
         this.aimdFloor = b.aimdFloor;
         this.outageMode = b.outageMode;
+        this.failoverPolicy = b.failoverPolicy;
+        this.evictionCheck = b.evictionCheck;
         this.maxReplicas = b.maxReplicas;
         this.probeInterval = b.probeInterval;
         this.reservationMax = b.reservationMax;
@@ -123,6 +133,7 @@ public final class BudgetConfig {
                 .backfillHeadroom(BACKFILL_HEADROOM.read(s))
                 .aimd(AIMD_DECREASE.read(s), AIMD_INCREASE.read(s), AIMD_FLOOR.read(s))
                 .outageMode(OUTAGE_MODE.read(s))
+                .failoverPolicy(BudgetConfigKeys.FAILOVER_POLICY.read(s)).evictionCheck(BudgetConfigKeys.EVICTION_CHECK.read(s))
                 .maxReplicas(Math.toIntExact(MAX_REPLICAS.read(s)))
                 .probeInterval(PROBE_INTERVAL_MS.read(s))
                 .reservationMax(RESERVATION_MAX_MS.read(s))
@@ -156,7 +167,8 @@ public final class BudgetConfig {
         b.botLimits.putAll(botLimits);
         b.paidBroadcastBots.addAll(paidBroadcastBots);
         return b.paidRatePerS(paidRatePerS).backfillHeadroom(backfillHeadroom)
-                .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).maxReplicas(maxReplicas)
+                .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).failoverPolicy(failoverPolicy)
+                .evictionCheck(evictionCheck).maxReplicas(maxReplicas)
                 .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
                 .reservationLateMax(reservationLateMax).arrivalGuardLimitPerS(arrivalGuardLimitPerS);
     }
@@ -218,6 +230,14 @@ public final class BudgetConfig {
 
     public OutageMode outageMode() {
         return outageMode;
+    }
+
+    public FailoverPolicy failoverPolicy() {
+        return failoverPolicy;
+    }
+
+    public EvictionCheck evictionCheck() {
+        return evictionCheck;
     }
 
     public int maxReplicas() {
@@ -290,7 +310,7 @@ public final class BudgetConfig {
         return "BudgetConfig{" + defaults + ", botRates=" + botRates + (botLimits.isEmpty() ? "" : ", botLimits="
                 + botLimits) + ", paidBroadcast=" + paidBroadcastBots
                 + ", headroom=" + backfillHeadroom + ", aimd=" + aimdDecreaseFactor + "/" + aimdIncreasePerS + "/"
-                + aimdFloor + ", outage=" + outageMode + ", maxReplicas=" + maxReplicas + ", probe="
+                + aimdFloor + ", outage=" + outageMode + ", failover=" + failoverPolicy + ", maxReplicas=" + maxReplicas + ", probe="
                 + probeInterval.toMillis() + "ms" + (arrivalGuardLimitPerS > 0 ? ", arrivalGuard=" + arrivalGuardLimitPerS
                 + "/s" : "") + "}";
     }
@@ -307,6 +327,8 @@ public final class BudgetConfig {
         private double aimdIncreasePerS = AIMD_INCREASE.defaultValue();
         private double aimdFloor = AIMD_FLOOR.defaultValue();
         private OutageMode outageMode = OUTAGE_MODE.defaultValue();
+        private FailoverPolicy failoverPolicy = BudgetConfigKeys.FAILOVER_POLICY.defaultValue();
+        private EvictionCheck evictionCheck = BudgetConfigKeys.EVICTION_CHECK.defaultValue();
         private int maxReplicas = Math.toIntExact(MAX_REPLICAS.defaultValue());
         private Duration probeInterval = PROBE_INTERVAL_MS.defaultValue();
         private Duration reservationMax = RESERVATION_MAX_MS.defaultValue();
@@ -359,6 +381,16 @@ public final class BudgetConfig {
 
         public Builder outageMode(OutageMode m) {
             this.outageMode = Objects.requireNonNull(m, "outageMode");
+            return this;
+        }
+
+        public Builder failoverPolicy(FailoverPolicy p) {
+            this.failoverPolicy = Objects.requireNonNull(p, "failoverPolicy");
+            return this;
+        }
+
+        public Builder evictionCheck(EvictionCheck c) {
+            this.evictionCheck = Objects.requireNonNull(c, "evictionCheck");
             return this;
         }
 

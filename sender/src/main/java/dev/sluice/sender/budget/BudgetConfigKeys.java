@@ -44,6 +44,18 @@ public final class BudgetConfigKeys {
             f -> f >= 0.001 && f <= 1, "0.001 <= floor <= 1", "the lowest multiplier");
     public static final ConfigKey<BudgetConfig.OutageMode> OUTAGE_MODE = ConfigKey.oneOf("budget.redis.outage.mode",
             BudgetConfig.OutageMode.class, BudgetConfig.OutageMode.LOCAL_FALLBACK, "what a sender does while Redis cannot decide");
+    public static final ConfigKey<BudgetConfig.FailoverPolicy> FAILOVER_POLICY = ConfigKey.oneOf(
+            "budget.redis.failover.policy", BudgetConfig.FailoverPolicy.class, BudgetConfig.FailoverPolicy.DRAINED_RESTART,
+            "what the budget does when the Redis primary serving a bot changed (a Sentinel or Cluster failover, a "
+                    + "restarted server): drained-restart = before its next decision there the bot starts drained "
+                    + "(nothing for max(1 s, budget.redis.probe.interval.ms) plus one burst), so grants the old primary "
+                    + "made but did not replicate are not handed out again within the provider's second; none = decide "
+                    + "on whatever the new primary has (it may repeat the last grants)");
+    public static final ConfigKey<BudgetConfig.EvictionCheck> EVICTION_CHECK = ConfigKey.oneOf(
+            "budget.redis.eviction.check", BudgetConfig.EvictionCheck.class, BudgetConfig.EvictionCheck.WARN,
+            "at connect, each primary's maxmemory-policy is read (INFO memory); any policy but noeviction may evict "
+                    + "budget keys and sent marks (every Sluice key has a TTL, so volatile-* evicts them too): warn = "
+                    + "log a warning, refuse = do not decide in that Redis (the outage mode applies), off = do not check");
     public static final ConfigKey<Long> MAX_REPLICAS = ConfigKey.integer("budget.max.replicas", 3L,
             n -> n >= 1 && n <= Integer.MAX_VALUE, "an integer >= 1",
             "sender replicas that may fall back at once: in local fallback each decides at global rate / this");
@@ -75,6 +87,7 @@ public final class BudgetConfigKeys {
     /** Every budget key and the per-bot families ({@code bot.<id>.rate.per.s}, {@code bot.<id>.paid.broadcast}). */
     public static final ConfigKeySet ALL = ConfigKeySet.of(List.of(GLOBAL_RATE, GLOBAL_BURST, CHAT_RATE, CHAT_BURST,
             GROUP_RATE, GROUP_BURST, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
+            FAILOVER_POLICY, EVICTION_CHECK,
             MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_LATE_MAX_MS,
             ARRIVAL_GUARD_LIMIT), List.of(
             ConfigFamily.perId("bot.", BudgetKeys.BOT_ID.pattern(), BOT_RATE_SUFFIX,

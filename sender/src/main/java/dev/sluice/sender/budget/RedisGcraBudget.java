@@ -97,6 +97,7 @@ public final class RedisGcraBudget implements BudgetPort {
     private final Map<String, BotArgs> bots = new ConcurrentHashMap<>();
     private final LongAdder roundTrips = new LongAdder();
     private final String redisUrl;
+    private final FailoverGuard guard;
 
     /**
      * @param redisUrl       e.g. {@code redis://localhost:6379}
@@ -137,6 +138,13 @@ public final class RedisGcraBudget implements BudgetPort {
             throw new BudgetUnavailableException("budget: " + e.getMessage(), e);
         }
         this.redis = session.sync();
+        try {
+            this.guard = new FailoverGuard(session, resources, config);
+        } catch (BudgetUnavailableException e) {
+            session.close();
+            resources.shutdown(0, 1, TimeUnit.SECONDS);
+            throw e;
+        }
         log.info("budget script sha {}, {}", sha, config);
     }
 
@@ -156,6 +164,7 @@ public final class RedisGcraBudget implements BudgetPort {
             return List.of();
         }
         BotArgs bot = bots.computeIfAbsent(botId, this::botArgsFor);
+        guard.beforeDecision(botId, bot.botKey, bot.seenEpoch, () -> startDrained(botId));
         int n = requests.size();
         byte[][] args = new byte[FIXED_ARGS + n][];
         System.arraycopy(bot.fixed, 0, args, 0, FIXED_ARGS);
@@ -225,7 +234,7 @@ public final class RedisGcraBudget implements BudgetPort {
 
     /** A bot's keys and fixed acquire arguments, encoded once. */
     private record BotArgs(byte[] botKey, byte[] chatPrefix, byte[] groupPrefix, byte[] sentPrefix, byte[] arrivalsKey,
-                           byte[][] fixed) {
+                           byte[][] fixed, java.util.concurrent.atomic.AtomicLong seenEpoch) {
     }
 
     /** Index of the reservation horizon among the fixed arguments (ARGV[11]). */
@@ -247,7 +256,8 @@ public final class RedisGcraBudget implements BudgetPort {
             encoded[i] = ascii(fixed[i]);
         }
         return new BotArgs(utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.CHAT), utf8(tag + BudgetKeys.GROUP),
-                utf8(tag + BudgetKeys.SENT), utf8(tag + BudgetKeys.ARRIVALS), encoded);
+                utf8(tag + BudgetKeys.SENT), utf8(tag + BudgetKeys.ARRIVALS), encoded,
+                new java.util.concurrent.atomic.AtomicLong());
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
@@ -321,6 +331,11 @@ public final class RedisGcraBudget implements BudgetPort {
         return Duration.ofMillis((Long) reply.get(0));
     }
 
+    /** Bots drained because the primary serving them changed (budget.redis.failover.policy=drained-restart). */
+    public long failoverDrains() {
+        return guard.drains();
+    }
+
     /** EVALSHA/EVAL calls made so far (for the round-trips-per-delivered measurement). */
     @Override
     public long redisRoundTrips() {
@@ -380,6 +395,7 @@ public final class RedisGcraBudget implements BudgetPort {
     @Override
     public void close() {
         try {
+            guard.close();
             session.close();
         } finally {
             resources.shutdown(0, 2, TimeUnit.SECONDS);

@@ -1,29 +1,31 @@
 package dev.sluice.sender.idempotency;
 
 import dev.sluice.sender.budget.BudgetKeys;
-import io.lettuce.core.RedisClient;
+import dev.sluice.sender.redis.RedisEndpoint;
+import dev.sluice.sender.redis.RedisSession;
 import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.SetArgs;
-import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Sent marks in Redis: {@code SET sluice:{bot}:sent:<message id> <value> PX <ttl>}, the value being
  * {@code SENT|<status>|<provider message id>} or {@code DONE|<status>|<provider message id>}. The bot's hash
- * tag keeps the key in the bot's Redis Cluster slot, next to its budget keys. One Lettuce connection,
- * shared by every sending thread, opened on first use: a sender must start while Redis is down (its budget
- * has an outage mode), so a connect failure is a {@link SentMarksUnavailableException} of that call, not of
- * the constructor. Once open, Lettuce reconnects it by itself.
+ * tag keeps the key in the bot's Redis Cluster slot, next to its budget keys. One {@link RedisSession} (a server,
+ * a Sentinel set or a Redis Cluster, whatever {@code redis.url} names; on a cluster each mark goes to the primary
+ * of its bot's slot), shared by every sending thread, opened on first use: a sender must start while Redis is
+ * down (its budget has an outage mode), so a connect failure is a {@link SentMarksUnavailableException} of that
+ * call, not of the constructor. Once open, Lettuce reconnects it by itself (and follows a failover).
  */
 public final class RedisSentMarks implements SentMarks {
     private static final Logger log = LoggerFactory.getLogger(RedisSentMarks.class);
     private final io.lettuce.core.resource.ClientResources resources;
-    private final RedisClient client;
+    private final RedisEndpoint endpoint;
     private final Duration commandTimeout;
-    private volatile StatefulRedisConnection<String, String> connection;
+    private volatile RedisSession<String, String> session;
     private boolean closed;
     private final long ttlMs;
     private final String redisUrl;
@@ -35,27 +37,23 @@ public final class RedisSentMarks implements SentMarks {
     }
 
     /**
+     * @param redisUrl any form {@link RedisEndpoint} parses
      * @param registry where Lettuce records its command latencies (tag {@code client=sent_marks}, see
      *                 {@link dev.sluice.sender.budget.LettuceResources}); null: not recorded
+     * @throws IllegalArgumentException if {@code redisUrl} cannot be parsed (the message has no credentials)
      */
     public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout,
                           io.micrometer.core.instrument.MeterRegistry registry) {
         this.redisUrl = redisUrl;
-        RedisURI uri = RedisURI.create(redisUrl);
-        uri.setTimeout(commandTimeout);
+        this.endpoint = RedisEndpoint.parse(redisUrl);
         this.resources = dev.sluice.sender.budget.LettuceResources.create(registry, "sent_marks");
-        this.client = RedisClient.create(resources, uri);
-        // A first connect to a dead Redis fails within the command timeout, not Lettuce's 10 s default.
-        client.setOptions(io.lettuce.core.ClientOptions.builder()
-                .socketOptions(io.lettuce.core.SocketOptions.builder().connectTimeout(commandTimeout).build())
-                .build());
         this.commandTimeout = commandTimeout;
         this.ttlMs = ttl.toMillis();
     }
 
-    /** The shared connection, opened on first use; throws Lettuce's RedisException when Redis cannot be reached. */
-    private StatefulRedisConnection<String, String> connection() {
-        StatefulRedisConnection<String, String> c = connection;
+    /** The shared session, opened on first use; throws Lettuce's RedisException when Redis cannot be reached. */
+    private RedisSession<String, String> session() {
+        RedisSession<String, String> c = session;
         if (c != null) {
             return c;
         }
@@ -63,12 +61,10 @@ public final class RedisSentMarks implements SentMarks {
             if (closed) {
                 throw new IllegalStateException("sent marks are closed");
             }
-            if (connection == null) {
-                StatefulRedisConnection<String, String> opened = client.connect();
-                opened.setTimeout(commandTimeout);
-                connection = opened;
+            if (session == null) {
+                session = RedisSession.connect(endpoint, StringCodec.UTF8, commandTimeout, resources);
             }
-            return connection;
+            return session;
         }
     }
 
@@ -97,7 +93,7 @@ public final class RedisSentMarks implements SentMarks {
         String v;
         try {
             reads.increment();
-            v = connection().sync().get(key(botId, messageId));
+            v = session().sync().get(key(botId, messageId));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not read the sent mark of " + messageId + ": "
                     + e.getMessage(), e);
@@ -143,7 +139,7 @@ public final class RedisSentMarks implements SentMarks {
                          String resultKey) {
         try {
             writes.increment();
-            connection().sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|" + atMs + "|"
+            session().sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|" + atMs + "|"
                     + (resultKey == null ? "" : resultKey), SetArgs.Builder.px(ttlMs));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not write the sent mark of " + messageId + ": "
@@ -155,14 +151,16 @@ public final class RedisSentMarks implements SentMarks {
     public void markResultWritten(String botId, String messageId) {
         // Asynchronous: called from the producer's callback thread, which must never block on Redis.
         writes.increment();
-        StatefulRedisConnection<String, String> c;
+        RedisSession<String, String> c;
         try {
-            c = connection();
+            c = session();
         } catch (RedisException e) {
             log.warn("could not mark the result of {} as written: {}", messageId, e.toString());
             return;
         }
+        // bounded: nobody waits for it, but a write that has no answer within the command timeout is reported
         c.async().set(key(botId, messageId), value("DONE", null, null), SetArgs.Builder.px(ttlMs))
+                .toCompletableFuture().orTimeout(commandTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .exceptionally(e -> {
                     log.warn("could not mark the result of {} as written: {}", messageId, e.toString());
                     return null;
@@ -175,15 +173,14 @@ public final class RedisSentMarks implements SentMarks {
 
     @Override
     public void close() {
-        StatefulRedisConnection<String, String> c;
+        RedisSession<String, String> c;
         synchronized (this) {
             closed = true;
-            c = connection;
+            c = session;
         }
         if (c != null) {
             c.close();
         }
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS);
+        resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 }

@@ -13,11 +13,16 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * One Lettuce connection to Sluice's Redis, whatever its {@link RedisEndpoint.Topology}: the commands every
@@ -41,13 +46,15 @@ public final class RedisSession<K, V> implements AutoCloseable {
     private final AbstractRedisClient client;
     private final StatefulConnection<K, V> connection;
     private final RedisClusterCommands<K, V> commands;
+    private final RedisClusterAsyncCommands<K, V> asyncCommands;
 
     private RedisSession(RedisEndpoint endpoint, AbstractRedisClient client, StatefulConnection<K, V> connection,
-                         RedisClusterCommands<K, V> commands) {
+                         RedisClusterCommands<K, V> commands, RedisClusterAsyncCommands<K, V> asyncCommands) {
         this.endpoint = endpoint;
         this.client = client;
         this.connection = connection;
         this.commands = commands;
+        this.asyncCommands = asyncCommands;
     }
 
     /**
@@ -83,7 +90,7 @@ public final class RedisSession<K, V> implements AutoCloseable {
                 try {
                     StatefulRedisClusterConnection<K, V> c = client.connect(codec);
                     c.setTimeout(commandTimeout);
-                    return new RedisSession<>(endpoint, client, c, c.sync());
+                    return new RedisSession<>(endpoint, client, c, c.sync(), c.async());
                 } catch (RuntimeException e) {
                     client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
                     throw e;
@@ -97,7 +104,7 @@ public final class RedisSession<K, V> implements AutoCloseable {
             try {
                 StatefulRedisConnection<K, V> c = client.connect(codec);
                 c.setTimeout(commandTimeout);
-                return new RedisSession<>(endpoint, client, c, c.sync());
+                return new RedisSession<>(endpoint, client, c, c.sync(), c.async());
             } catch (RuntimeException e) {
                 client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
                 throw e;
@@ -116,6 +123,51 @@ public final class RedisSession<K, V> implements AutoCloseable {
     /** The synchronous commands, routed by key on a cluster. */
     public RedisClusterCommands<K, V> sync() {
         return commands;
+    }
+
+    /**
+     * The asynchronous commands of the same connection, routed by key on a cluster; for writes that must not block
+     * their caller (e.g. a producer callback thread). Not bounded by the synchronous timeout: bound them with
+     * the returned future or rely on Lettuce's command timeout (enabled on a cluster).
+     */
+    public RedisClusterAsyncCommands<K, V> async() {
+        return asyncCommands;
+    }
+
+    /**
+     * One field of {@code INFO <section>} on every primary (each cluster primary, or the one server), by
+     * {@code host:port}; a node whose INFO fails (or lacks the field) is left out. Reads only; for start-up checks.
+     */
+    public Map<String, String> infoOfPrimaries(String section, String field) {
+        Map<String, String> out = new TreeMap<>();
+        if (connection instanceof StatefulRedisClusterConnection<K, V> cluster) {
+            for (RedisClusterNode node : cluster.getPartitions()) {
+                if (!node.is(RedisClusterNode.NodeFlag.UPSTREAM) || node.hasNoSlots()) {
+                    continue;
+                }
+                String where = node.getUri().getHost() + ":" + node.getUri().getPort();
+                try {
+                    fieldOf(cluster.getConnection(node.getNodeId()).sync().info(section), field).ifPresent(v -> out.put(where, v));
+                } catch (RedisException e) {
+                    // that node is not reachable now: nothing known about it
+                }
+            }
+        } else {
+            fieldOf(commands.info(section), field).ifPresent(v -> out.put(endpoint.toString(), v));
+        }
+        return out;
+    }
+
+    /** The value of {@code field:} in an INFO reply. */
+    public static Optional<String> fieldOf(String info, String field) {
+        if (info != null) {
+            for (String line : info.split("\r?\n")) {
+                if (line.startsWith(field + ":")) {
+                    return Optional.of(line.substring(field.length() + 1).trim());
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     /** Where this session is connected. */

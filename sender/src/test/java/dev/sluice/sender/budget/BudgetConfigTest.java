@@ -38,6 +38,21 @@ class BudgetConfigTest {
     }
 
     @Test
+    void failover_policy_and_eviction_check_are_read_with_their_defaults() {
+        BudgetConfig defaults = BudgetConfig.from(Settings.of(Map.of()));
+        assertThat(defaults.failoverPolicy()).isEqualTo(BudgetConfig.FailoverPolicy.DRAINED_RESTART);
+        assertThat(defaults.evictionCheck()).isEqualTo(BudgetConfig.EvictionCheck.WARN);
+        BudgetConfig set = BudgetConfig.from(Settings.of(Map.of("budget.redis.failover.policy", "none",
+                "budget.redis.eviction.check", "refuse")));
+        assertThat(set.failoverPolicy()).isEqualTo(BudgetConfig.FailoverPolicy.NONE);
+        assertThat(set.evictionCheck()).isEqualTo(BudgetConfig.EvictionCheck.REFUSE);
+        assertThat(set.toBuilder().build().failoverPolicy()).isEqualTo(BudgetConfig.FailoverPolicy.NONE);
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.redis.failover.policy", "wait"))))
+                .hasMessageContaining("budget.redis.failover.policy").hasMessageContaining("wait")
+                .hasMessageContaining("drained-restart");
+    }
+
+    @Test
     void bad_values_name_the_key_and_the_value() {
         assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.backfill.headroom", "1.5"))))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("budget.backfill.headroom")
