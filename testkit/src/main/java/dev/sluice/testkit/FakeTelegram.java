@@ -169,19 +169,20 @@ public final class FakeTelegram implements AutoCloseable {
     /**
      * A message the fake issued, as it is now: {@code method} that sent it, {@code text} (or caption), {@code mediaType}
      * ({@code photo}, {@code document}, ...; null for text) and {@code media} (URL or file_id), {@code replyMarkup} as the
-     * JSON sent (null for none), the send options, and whether it was deleted.
+     * JSON sent (null for none), the send options, whether it was deleted, and whether link previews were disabled
+     * ({@code link_preview_options.is_disabled} or the older {@code disable_web_page_preview}).
      */
     public record Message(String botId, String chatId, long messageId, String method, String text, String mediaType,
                           String media, String replyMarkup, boolean silent, boolean protectContent, Long threadId,
-                          boolean deleted) {
+                          boolean deleted, boolean linkPreviewDisabled) {
         Message withText(String newText, String newMarkup) {
             return new Message(botId, chatId, messageId, method, newText, mediaType, media, newMarkup, silent, protectContent,
-                    threadId, deleted);
+                    threadId, deleted, linkPreviewDisabled);
         }
 
         Message withDeleted() {
             return new Message(botId, chatId, messageId, method, text, mediaType, media, replyMarkup, silent, protectContent,
-                    threadId, true);
+                    threadId, true, linkPreviewDisabled);
         }
     }
 
@@ -677,7 +678,8 @@ public final class FakeTelegram implements AutoCloseable {
                 messages.issued(key(botId, chatId), new Message(botId, chatId, messageId, methodName, shown,
                         mediaParameter, mediaParameter == null ? null : params.get(mediaParameter), params.get("reply_markup"),
                         Boolean.parseBoolean(params.get("disable_notification")), Boolean.parseBoolean(params.get("protect_content")),
-                        params.get("message_thread_id") == null ? null : Long.valueOf(params.get("message_thread_id").trim()), false));
+                        params.get("message_thread_id") == null ? null : Long.valueOf(params.get("message_thread_id").trim()), false,
+                        FakeTelegramMessages.linkPreviewDisabled(params)));
                 accepted.add(new Accepted(botId, chatId, shown, now, messageId, methodName));
                 answer = ok(message(botId, chatId, shown, now, messageId));
             }

@@ -84,6 +84,23 @@ final class FakeTelegramMessages {
         return params.containsKey("reply_markup") ? invalidMarkup(params.get("reply_markup")) : null;
     }
 
+    /** Whether the request asked for no link preview: {@code link_preview_options} with {@code is_disabled}, or {@code disable_web_page_preview}. */
+    static boolean linkPreviewDisabled(Map<String, String> params) {
+        if (Boolean.parseBoolean(params.get("disable_web_page_preview"))) {
+            return true;
+        }
+        String options = params.get("link_preview_options");
+        if (options == null) {
+            return false;
+        }
+        try {
+            JsonNode node = JSON.readTree(options);
+            return node != null && node.path("is_disabled").asBoolean(false);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     private static String invalidMarkup(String markup) {
         JsonNode node;
         try {
