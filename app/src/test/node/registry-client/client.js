@@ -74,7 +74,8 @@ async function main() {
   const consumer = kafka.consumer({ groupId: `node-check-${run}` });
   await consumer.connect();
   await consumer.subscribe({ topics: ['delivery.results', 'notifications.dlq'], fromBeginning: true });
-  const waiting = new Set(Array.from({ length: count }, (_, i) => `node-${run}-${i}`));
+  // Every produced id has one result: the valid ones from the sender, the invalid one FAILED from the topology.
+  const waiting = new Set([...Array.from({ length: count }, (_, i) => `node-${run}-${i}`), invalidId]);
   let deadLettered = false;
   const finished = new Promise((resolve) => {
     consumer.run({
