@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class BackpressureIT {
     private static final String BOT = "slow";
-    private static final String TOKEN = "740000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("740000001");
 
     @Test
     void a_backlog_twenty_times_the_buffer_stays_bounded_pauses_and_resumes_and_loses_nothing() throws Exception {

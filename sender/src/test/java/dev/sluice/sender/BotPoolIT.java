@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
  */
 class BotPoolIT {
     private static final Map<String, String> TOKENS = Map.of(
-            "pool1", "730000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
-            "pool2", "730000002:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
-            "pool3", "730000003:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw");
+            "pool1", dev.sluice.testkit.FakeTokens.of("730000001"),
+            "pool2", dev.sluice.testkit.FakeTokens.of("730000002"),
+            "pool3", dev.sluice.testkit.FakeTokens.of("730000003"));
     private static final int IN_FLIGHT_PER_BOT = 4;
 
     @Test

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class BotWidePenaltyIT {
     private static final String BOT = "stall";
-    private static final String TOKEN = "700000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("700000001");
 
     @Test
     void a_bot_wide_429_stops_every_chat_of_the_bot_until_it_lifts_and_the_bot_recovers() throws Exception {

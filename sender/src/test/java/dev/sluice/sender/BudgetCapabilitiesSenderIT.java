@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * reported no reservations, no sent-mark URL and 0 round trips.
  */
 class BudgetCapabilitiesSenderIT {
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private static final String BOT = "tgcap";
     private static final int MESSAGES = 60;
     private static FakeTelegram telegram;

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class GroupLimitIT {
     private static final String BOT = "groups";
-    private static final String TOKEN = "750000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("750000001");
     private static final int SCALE = 10;
 
     /** Wall clock sped up: fake time = start + SCALE · (real − start). */

@@ -78,8 +78,8 @@ class LiveBackfillIT {
 
     @Test
     void live_lag_p99_with_a_backfill_backlog_stays_within_one_second_of_live_alone() throws Exception {
-        Run alone = run("lb-alone", "lbalone", "760000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", 0);
-        Run together = run("lb-both", "lbboth", "760000002:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", 1_000);
+        Run alone = run("lb-alone", "lbalone", dev.sluice.testkit.FakeTokens.of("760000001"), 0);
+        Run together = run("lb-both", "lbboth", dev.sluice.testkit.FakeTokens.of("760000002"), 1_000);
         System.out.printf("live lag alone p50 %d ms p99 %d ms; with backfill p50 %d ms p99 %d ms "
                 + "(%d backfill messages delivered meanwhile)%n", alone.p50Ms(), alone.p99Ms(), together.p50Ms(),
                 together.p99Ms(), together.backfillDelivered());

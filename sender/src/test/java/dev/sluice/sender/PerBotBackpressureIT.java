@@ -29,9 +29,9 @@ import org.junit.jupiter.api.Test;
  */
 class PerBotBackpressureIT {
     private static final String BOT_A = "held";
-    private static final String TOKEN_A = "750000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN_A = dev.sluice.testkit.FakeTokens.of("750000001");
     private static final String BOT_B = "free";
-    private static final String TOKEN_B = "750000002:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN_B = dev.sluice.testkit.FakeTokens.of("750000002");
 
     @Test
     void a_bot_held_by_a_long_penalty_with_a_large_backlog_never_holds_back_another_bot() throws Exception {
@@ -109,7 +109,7 @@ class PerBotBackpressureIT {
     }
 
     private static final String BOT_C = "briefly";
-    private static final String TOKEN_C = "750000003:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN_C = dev.sluice.testkit.FakeTokens.of("750000003");
 
     @Test
     void a_deferred_backlog_is_read_again_after_the_penalty_in_per_chat_order_once_each_and_the_lag_returns_to_0()

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReadOnlyRegistryIT {
     private static final String BOT = "readonly";
-    private static final String TOKEN = "770000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("770000001");
 
     @Test
     void with_lookup_only_a_sender_delivers_and_writes_results_under_read_only_credentials() throws Exception {

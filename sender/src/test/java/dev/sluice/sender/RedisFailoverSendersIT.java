@@ -39,9 +39,9 @@ import org.junit.jupiter.api.Test;
  */
 class RedisFailoverSendersIT {
     private static final Map<String, String> BOTS = Map.of(
-            "alerts", "111111111:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
-            "quakes", "222222222:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
-            "billing", "333333333:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw");
+            "alerts", dev.sluice.testkit.FakeTokens.of("111111111"),
+            "quakes", dev.sluice.testkit.FakeTokens.of("222222222"),
+            "billing", dev.sluice.testkit.FakeTokens.of("333333333"));
     /** The provider's limit per bot in these tests, and the budget's rate under it. */
     private static final int PROVIDER_PER_S = 50;
     private static final String BUDGET_PER_S = "45";

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class RegistryOutageAtStartIT {
     private static final String BOT = "outage";
-    private static final String TOKEN = "710000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("710000001");
 
     @Test
     void records_unreadable_while_the_registry_is_down_are_read_again_when_it_is_back_none_skipped() throws Exception {

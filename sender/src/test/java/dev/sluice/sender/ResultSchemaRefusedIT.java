@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class ResultSchemaRefusedIT {
     private static final String BOT = "refused";
-    private static final String TOKEN = "720000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("720000001");
 
     @Test
     void a_refused_result_schema_retries_the_result_write_alone_and_never_the_provider_call() throws Exception {

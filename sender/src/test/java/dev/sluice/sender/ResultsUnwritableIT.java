@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class ResultsUnwritableIT {
     private static final String BOT = "unwritable";
-    private static final String TOKEN = "730000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("730000001");
 
     @Test
     void results_that_fail_after_the_delivery_timeout_are_written_by_the_running_sender_and_the_commit_moves_on()

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  */
 class SenderCrashIT {
     private static final String BOT = "crash";
-    private static final String TOKEN = "720000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("720000001");
     private static final int IN_FLIGHT_PER_BOT = 4;
 
     @Test

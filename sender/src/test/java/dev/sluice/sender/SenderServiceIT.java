@@ -45,7 +45,7 @@ import org.junit.jupiter.api.Test;
 /** One sender against the embedded broker, a real redis-server and FakeTelegram: outcomes, offsets, backpressure. */
 class SenderServiceIT {
     private static final String BOT = "alerts";
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private static EmbeddedKafka kafka;
     private static RedisInstance redis;
     private static InProcessSchemaRegistry registry;

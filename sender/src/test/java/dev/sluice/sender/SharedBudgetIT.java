@@ -45,7 +45,7 @@ import org.junit.jupiter.api.Test;
  */
 class SharedBudgetIT {
     private static final String BOT = "alerts";
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private static final int CHATS = 300;
     private static final int PER_CHAT = 10;
     private static final int PROVIDER_GLOBAL_PER_S = 300;

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  */
 class UnreadableOutboxRecordIT {
     private static final String BOT = "unreadable";
-    private static final String TOKEN = "760000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("760000001");
 
     @Test
     void records_that_can_never_be_read_are_dead_lettered_with_a_reason_and_a_failed_result_and_the_rest_flows()

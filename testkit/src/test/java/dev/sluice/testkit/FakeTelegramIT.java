@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 
 class FakeTelegramIT {
 
-    private static final String TOKEN = "123456:AAHsecretPartThatMustNeverLeak_xyz";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456");
     private static final String BOT_ID = "123456";
     private static final ObjectMapper JSON = new ObjectMapper();
     private final HttpClient http = HttpClient.newHttpClient();

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 
 /** Issue 20: FakeTelegram's media, edit and delete methods, validated as Telegram does, under one set of limits. */
 class FakeTelegramMethodsIT {
-    private static final String TOKEN = "123456:AAHsecretPartThatMustNeverLeak_xyz";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456");
     private static final String BOT_ID = "123456";
     private final AtomicLong now = new AtomicLong(1_700_000_000_000L);
     private FakeTelegram fake;

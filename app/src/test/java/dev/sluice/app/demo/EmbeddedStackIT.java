@@ -22,7 +22,7 @@ import picocli.CommandLine;
  * produced with {@code sluice produce} reaches that provider with the configured token.
  */
 class EmbeddedStackIT {
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
 
     @Test
     void sendsToTheGivenProviderUrlWithTheGivenToken(@TempDir Path dir) throws Exception {

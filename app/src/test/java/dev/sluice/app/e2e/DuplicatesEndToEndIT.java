@@ -44,7 +44,7 @@ import picocli.CommandLine;
  * y-1 and z-1 never got a result.
  */
 class DuplicatesEndToEndIT {
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
 
     @Test
     void everyIdEndsWithExactlyOneResultWhenIdsRepeat(@TempDir Path dir) throws Exception {

@@ -60,7 +60,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 final class EndToEndScenario {
     static final String BOT = "alerts";
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private static final int SENDERS = 3;
 
     /** Where to run: a Kafka bootstrap address and a Redis URL. */

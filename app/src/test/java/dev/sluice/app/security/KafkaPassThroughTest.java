@@ -45,7 +45,7 @@ class KafkaPassThroughTest {
         m.put("kafka.ssl.keystore.password", KEYSTORE_SECRET);
         m.put("kafka.ssl.endpoint.identification.algorithm", "https");
         // sender keys
-        m.put("bot.alerts.token", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw");
+        m.put("bot.alerts.token", dev.sluice.testkit.FakeTokens.of("123456789"));
         m.put("budget.mode", "local");
         return Settings.of(m);
     }

@@ -52,7 +52,7 @@ class NoSecretInOutputIT {
     private static final String REDIS_PASSWORD_MALFORMED = "pa%zzRedisPlanted";
     private static final String REGISTRY_PASSWORD = "registryPlanted5v";
     private static final String REGISTRY_URL_PASSWORD = "regUrlPlanted8m";
-    private static final String BOT_TOKEN = "123456789:AAHplantedTelegramToken0123456789abc";
+    private static final String BOT_TOKEN = dev.sluice.testkit.FakeTokens.of("123456789", "planted");
     private static final String API_KEY = "sk-live-Planted+/=ApiKey42";
 
     /** Every string that must never be printed (and its remarkable fragments). */

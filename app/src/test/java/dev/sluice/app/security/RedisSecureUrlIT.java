@@ -106,7 +106,7 @@ class RedisSecureUrlIT {
                 .satisfies(e -> assertThat(chain(e)).containsIgnoringCase("NOAUTH"));
 
         SenderConfig config = SenderConfig.from(Settings.of(Map.of("bootstrap.servers", "127.0.0.1:1",
-                "schema.registry.url", "http://127.0.0.1:1", "bot.alerts.token", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+                "schema.registry.url", "http://127.0.0.1:1", "bot.alerts.token", dev.sluice.testkit.FakeTokens.of("123456789"),
                 "budget.mode", "redis", "redis.url", url)));
         assertThat(config.redisUrl()).isEqualTo(url);
         assertThat(config.toString()).contains("127.0.0.1:" + redis.port()).doesNotContain(PASSWORD);

@@ -49,7 +49,7 @@ import picocli.CommandLine;
  * DELIVERED results on the BACKFILL lane, nothing else re-sent.
  */
 class ReplayPipelineIT {
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private static final List<String> BROKEN_CHATS = List.of("9001", "9002");
 
     @Test

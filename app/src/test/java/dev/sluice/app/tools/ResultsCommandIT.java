@@ -47,7 +47,7 @@ import picocli.CommandLine;
  * the summary and {@code --follow}.
  */
 class ResultsCommandIT {
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private record Run(int exit, String out, String err) {

@@ -59,7 +59,7 @@ import org.junit.jupiter.api.io.TempDir;
  * defined reasons, without a provider call, and the chat's next message is delivered after them.
  */
 class RichMessagesPipelineIT {
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private static final String BOT = "123456789";
 
     @Test

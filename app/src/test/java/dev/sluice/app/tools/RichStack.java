@@ -38,7 +38,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * test thread only (the consumer is not thread-safe); the services own their own threads.
  */
 final class RichStack implements AutoCloseable {
-    static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     static final String BOT = "123456789";
 
     final FakeTelegram telegram;

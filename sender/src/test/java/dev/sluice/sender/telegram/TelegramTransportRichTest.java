@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /** Issue 20: the transport calls the right Bot API method for an OutboundMessage, against FakeTelegram's rules. */
 class TelegramTransportRichTest {
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private static final String BOT = "123456789";
     private FakeTelegram fake;
     private TelegramTransport transport;

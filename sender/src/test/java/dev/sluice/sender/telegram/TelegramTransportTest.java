@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /** The transport against a real local HTTP server answering like the Bot API. */
 class TelegramTransportTest {
-    private static final String TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    private static final String TOKEN = dev.sluice.testkit.FakeTokens.of("123456789");
     private HttpServer server;
     private final List<String> paths = new CopyOnWriteArrayList<>();
     private volatile int status;
