@@ -1,7 +1,7 @@
 package dev.sluice.app.tools;
 
 import dev.sluice.config.ConfigException;
-import dev.sluice.config.TokenRedaction;
+import dev.sluice.config.SecretRedaction;
 import dev.sluice.schemas.SchemaRegistryException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -76,11 +76,11 @@ public final class ToolErrors {
         return EXIT_CANNOT_RUN;
     }
 
-    /** Removes URL user info and bot tokens. */
+    /**
+     * {@code text} as it may be printed: the one redaction every process uses ({@link SecretRedaction#redact}:
+     * URL user info and password parameters, bot tokens, and every secret value this process has held).
+     */
     public static String safe(String text) {
-        if (text == null) {
-            return "";
-        }
-        return TokenRedaction.redact(text.replaceAll("(?i)([a-z][a-z0-9+.-]*://)[^/@\\s,]*@", "$1[redacted]@"));
+        return text == null ? "" : SecretRedaction.redact(text);
     }
 }
