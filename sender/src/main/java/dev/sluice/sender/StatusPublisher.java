@@ -1,0 +1,78 @@
+package dev.sluice.sender;
+
+import dev.sluice.avro.SenderStatus;
+import dev.sluice.metrics.SenderMetrics;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Set;
+import java.util.function.ToLongFunction;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This instance's reports to the compacted {@code sender.status} (key {@code <bot>/<instance>}): per bot its backlog
+ * and drain rate, read by the topology for pressure; on close a tombstone per bot (the instance left, its backlog no
+ * longer counts), then the status producer is closed.
+ *
+ * <p>Threads: {@link #publish} runs on the status timer thread ({@code sluice-sender-status-*}), {@link #close} on
+ * the closing thread after that timer stopped; the only shared state is the volatile "published once" flag, set from
+ * the producer's callback thread.
+ */
+final class StatusPublisher implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(StatusPublisher.class);
+
+    private final Producer<String, SenderStatus> producer;
+    private final String topic;
+    private final String instanceId;
+    private final Set<String> bots;
+    private final ToLongFunction<String> backlog;
+    private final SenderMetrics metrics;
+    private final Clock clock;
+    private volatile boolean published;
+
+    StatusPublisher(Producer<String, SenderStatus> producer, SenderConfig config, ToLongFunction<String> backlog,
+                    SenderMetrics metrics, Clock clock) {
+        this.producer = producer;
+        this.topic = config.topics().senderStatus();
+        this.instanceId = config.instanceId();
+        this.bots = config.bots().keySet();
+        this.backlog = backlog;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    /** One report per bot; a failure is logged and the next period tries again. */
+    void publish() {
+        try {
+            Instant now = clock.instant();
+            for (String bot : bots) {
+                SenderStatus status = SenderStatus.newBuilder().setBotId(bot).setInstanceId(instanceId)
+                        .setBacklog(backlog.applyAsLong(bot)).setDrainRatePerS(metrics.drainRate(bot)).setAt(now).build();
+                producer.send(new ProducerRecord<>(topic, bot + "/" + instanceId, status), (md, error) -> {
+                    if (error == null) {
+                        published = true;
+                    }
+                });
+            }
+        } catch (RuntimeException e) {
+            log.warn("sender {}: could not publish its status ({})", instanceId, e.toString());
+        }
+    }
+
+    /** Withdraws this instance's reports (if one was ever written) and closes the status producer. */
+    @Override
+    public void close() {
+        try {
+            for (String bot : published ? bots : Set.<String>of()) {
+                producer.send(new ProducerRecord<>(topic, bot + "/" + instanceId, null));
+            }
+            producer.flush();
+        } catch (RuntimeException e) {
+            log.warn("sender {}: could not withdraw its status ({})", instanceId, e.toString());
+        }
+        producer.close(Duration.ofSeconds(2));
+    }
+}
