@@ -7,8 +7,8 @@ import java.util.function.Consumer;
 
 /**
  * At most {@code sender.max.in.flight.per.bot} provider calls in flight per bot token in this instance.
- * A lane that finds its bot full is parked by the service (no polling) and woken by {@link #release},
- * which calls the listener with the bot id after the permit is back. Thread-safe.
+ * A lane that finds its bot full is parked ({@link ParkedLanes}, no polling) and woken by {@link #release},
+ * which calls the listener ({@link Dispatcher#slotReleased}) with the bot id after the permit is back. Thread-safe.
  */
 final class BotSlots {
     private final int maxPerBot;
@@ -52,10 +52,6 @@ final class BotSlots {
                 inFlight.put(botId, n);
             }
         }
-        onRelease.accept(botId); // outside the monitor: the listener takes the service's lock
-    }
-
-    int maxPerBot() {
-        return maxPerBot;
+        onRelease.accept(botId); // outside the monitor: the listener takes the Lanes lock
     }
 }

@@ -46,10 +46,6 @@ final class DeferredRecords {
         this.maxTracked = maxTracked;
     }
 
-    int perBotMax() {
-        return perBotMax;
-    }
-
     /**
      * True for a record read again after a rewind that was buffered or finished the first time: pass over it
      * without touching its offset's state. {@code bot} is null for a tombstone.

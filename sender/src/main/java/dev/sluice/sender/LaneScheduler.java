@@ -219,12 +219,6 @@ public final class LaneScheduler<M> {
         return max;
     }
 
-    /** Messages queued in one lane, 0 when it has none. */
-    public int depth(LaneKey key) {
-        Lane<M> lane = lanes.get(key);
-        return lane == null ? 0 : lane.queue.size();
-    }
-
     private void enqueue(Lane<M> lane, long readyAtMs) {
         lane.readyAt = readyAtMs;
         lane.seq = nextSeq++;

@@ -83,12 +83,6 @@ public final class OffsetTracker {
         return s != null && s.alreadyDone.remove(offset);
     }
 
-    /** Records of this partition still without a result. */
-    public synchronized int pending(TopicPartition tp) {
-        PartitionState s = partitions.get(tp);
-        return s == null ? 0 : s.pending.size();
-    }
-
     /** The committable offset of a partition, or -1 when nothing was received. */
     public synchronized long committable(TopicPartition tp) {
         PartitionState s = partitions.get(tp);

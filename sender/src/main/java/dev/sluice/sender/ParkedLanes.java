@@ -93,11 +93,6 @@ final class ParkedLanes<H> {
         return NO_LIMIT;
     }
 
-    /** The earliest time limit of a parked lane, {@link Long#MAX_VALUE} when none has one. */
-    long nextWakeMs() {
-        return byTime.isEmpty() ? NO_LIMIT : byTime.first().latestMs;
-    }
-
     /** A slot of {@code bot} was released: the lane it wakes leaves and is returned; null when none waits for it. */
     H wakeOne(String bot) {
         LinkedHashSet<Parked<H>> queue = byBot.get(bot);
