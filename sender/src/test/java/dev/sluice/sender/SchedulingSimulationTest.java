@@ -15,6 +15,7 @@ import dev.sluice.sender.budget.LocalGcraBudget;
 import dev.sluice.sender.telegram.SendOutcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,16 +25,24 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The scheduler, the processor and the in-process GCRA together on a fake clock, driven the way the
- * dispatcher drives them: jump to the earliest readyAt, hand out ready heads, apply each step.
+ * dispatcher drives them: jump to the earliest readyAt, hand out ready heads, apply each step. Each scenario runs
+ * twice: by a plain loop over the scheduler, one head at a time, and by the real {@link Dispatcher} (per-bot batches,
+ * {@link ParkedLanes}, settle) with its sending work queued and run on the test thread.
  */
 class SchedulingSimulationTest {
     private final ManualClock clock = new ManualClock();
     private final Fakes.ScriptedTransport transport = new Fakes.ScriptedTransport();
     private final Fakes.RecordingSink sink = new Fakes.RecordingSink();
     private final LaneScheduler<PendingMessage> scheduler = new LaneScheduler<>();
+    private final Lanes lanes = new Lanes(scheduler);
+    private final ArrayDeque<Runnable> sending = new ArrayDeque<>();
+    private BotSlots slots = new BotSlots(1000);
+    private SenderConfig config;
     private final TopicPartition tp = new TopicPartition("outbox.live", 0);
     private final long start = clock.millis();
 
@@ -43,7 +52,7 @@ class SchedulingSimulationTest {
         return processor(limits, transport);
     }
 
-    private DeliveryProcessor processor(BudgetLimits limits, Fakes.ScriptedTransport transport) {
+    private DeliveryProcessor processor(BudgetLimits limits, Fakes.ScriptedTransport transport, String... more) {
         transport.clockMs = c -> clock.millis();
         LocalGcraBudget local = new LocalGcraBudget(limits, clock);
         BudgetPort counting = new BudgetPort() {
@@ -73,15 +82,59 @@ class SchedulingSimulationTest {
                 "budget.chat.burst", Integer.toString(limits.chatBurst()),
                 "sender.max.attempts", "5", "sender.retry.backoff.max.ms", "5000", "sender.retry.after.jitter.ms", "100",
                 "sender.max.in.flight.per.bot", "1000");
+        if (more.length > 0) {
+            List<String> keys = new ArrayList<>(List.of("budget.global.rate.per.s", Double.toString(limits.globalRatePerS()),
+                    "budget.global.burst", Integer.toString(limits.globalBurst()),
+                    "budget.chat.rate.per.s", Double.toString(limits.chatRatePerS()),
+                    "budget.chat.burst", Integer.toString(limits.chatBurst()),
+                    "sender.max.attempts", "5", "sender.retry.backoff.max.ms", "5000", "sender.retry.after.jitter.ms",
+                    "100"));
+            keys.addAll(List.of(more));
+            config = Fakes.config(keys.toArray(String[]::new));
+            slots = new BotSlots(config.maxInFlightPerBot());
+        }
+        this.config = config;
         return new DeliveryProcessor(config, counting, transport, sink,
                 new dev.sluice.sender.idempotency.InMemorySentMarks(Duration.ofDays(1), clock),
-                Fakes.metrics(new SimpleMeterRegistry()), clock, new SplittableRandom(1), new BotSlots(1000),
+                Fakes.metrics(new SimpleMeterRegistry()), clock, new SplittableRandom(1), slots,
                 new ChatRegistry(1000));
     }
 
     private void add(String id, String chat) {
         PendingMessage p = new PendingMessage(tp, 0, Fakes.message(id, chat, clock.instant(), null));
-        scheduler.add(p.laneKey(), p, clock.millis());
+        lanes.add(p, clock.millis());
+    }
+
+    /** Runs until every lane is empty, by the plain loop or by the real dispatcher. */
+    private int run(DeliveryProcessor processor, boolean realDispatcher) {
+        return realDispatcher ? runDispatcher(processor) : run(processor);
+    }
+
+    /**
+     * The real dispatcher: one round at the clock's time, then the sending work it handed out (which settles lanes
+     * and, when a bot slot is released, wakes parked lanes); time jumps only to the next readyAt or time limit.
+     */
+    private int runDispatcher(DeliveryProcessor processor) {
+        Dispatcher dispatcher = new Dispatcher(lanes, processor, slots, sending::add, clock, config);
+        slots.onRelease(dispatcher::slotReleased);
+        int rounds = 0;
+        while (lanes.buffered() > 0) {
+            long next = dispatcher.dispatchDue(clock.millis());
+            if (!sending.isEmpty()) {
+                Runnable r;
+                while ((r = sending.poll()) != null) {
+                    r.run();
+                }
+                rounds++;
+                continue;
+            }
+            assertThat(next).as("lanes wait for a time or a released slot; nothing is stuck").isNotEqualTo(Long.MAX_VALUE);
+            if (next > clock.millis()) {
+                clock.setMillis(next);
+            }
+        }
+        assertThat(dispatcher.parkedLanes()).isZero();
+        return rounds;
     }
 
     /** Runs until every lane is empty; returns how many steps ran. Never advances time except to a readyAt. */
@@ -107,8 +160,9 @@ class SchedulingSimulationTest {
         return steps;
     }
 
-    @Test
-    void a_chat_under_a_429_penalty_waits_alone_while_other_chats_flow_at_the_global_rate() {
+    @ParameterizedTest(name = "real dispatcher: {0}")
+    @ValueSource(booleans = {false, true})
+    void a_chat_under_a_429_penalty_waits_alone_while_other_chats_flow_at_the_global_rate(boolean realDispatcher) {
         DeliveryProcessor processor = processor(new BudgetLimits(30, 1, 1, 3));
         transport.script("X", new SendOutcome.RetryAfter(Duration.ofSeconds(3), SendOutcome.PenaltyScope.CHAT, "429"));
         add("X1", "X");
@@ -116,7 +170,7 @@ class SchedulingSimulationTest {
         for (int i = 0; i < 60; i++) {
             add("m" + i, "c" + i);
         }
-        run(processor);
+        run(processor, realDispatcher);
 
         Map<String, Long> deliveredAt = new HashMap<>();
         for (int i = 0; i < transport.sent.size(); i++) {
@@ -138,13 +192,15 @@ class SchedulingSimulationTest {
         assertThat(xOrder).containsExactly("X1", "X2");
     }
 
-    @Test
-    void budget_refusals_reschedule_lanes_so_the_global_limit_holds_in_every_second_with_few_budget_calls() {
+    @ParameterizedTest(name = "real dispatcher: {0}")
+    @ValueSource(booleans = {false, true})
+    void budget_refusals_reschedule_lanes_so_the_global_limit_holds_in_every_second_with_few_budget_calls(
+            boolean realDispatcher) {
         DeliveryProcessor processor = processor(new BudgetLimits(10, 1, 1, 2));
         for (int i = 0; i < 50; i++) {
             add("m" + i, "c" + (i % 25)); // 25 chats, 2 messages each: the global limit binds
         }
-        run(processor);
+        run(processor, realDispatcher);
         assertThat(sink.results).hasSize(50);
         // per chat FIFO
         Map<String, Integer> lastSeen = new HashMap<>();
@@ -175,8 +231,9 @@ class SchedulingSimulationTest {
      * bot until it lifts, so the penalty is not extended, the bot recovers after retry_after plus the jitter
      * and the pacer, and only two 429s are ever answered.
      */
-    @Test
-    void a_bot_wide_penalty_is_waited_out_by_every_chat_so_the_bot_recovers_after_retry_after() {
+    @ParameterizedTest(name = "real dispatcher: {0}")
+    @ValueSource(booleans = {false, true})
+    void a_bot_wide_penalty_is_waited_out_by_every_chat_so_the_bot_recovers_after_retry_after(boolean realDispatcher) {
         dev.sluice.testkit.TelegramLimiter telegram = new dev.sluice.testkit.TelegramLimiter(
                 dev.sluice.testkit.FakeTelegram.Limits.telegram());
         AtomicInteger rejected = new AtomicInteger();
@@ -199,7 +256,7 @@ class SchedulingSimulationTest {
         for (int i = 0; i < 300; i++) {
             add("m" + i, Integer.toString(1000 + i));
         }
-        run(processor);
+        run(processor, realDispatcher);
 
         assertThat(sink.results).hasSize(300).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
         assertThat(rejected.get()).as("429s: the first chat, then the second makes it bot-wide").isEqualTo(2);
@@ -212,5 +269,30 @@ class SchedulingSimulationTest {
         // then the 300 chats drain at the bot's rate: 10 s at 30/s, a little more because the bot-wide penalty
         // halved the rate (AIMD) and it climbs back additively
         assertThat(clock.millis() - start).isBetween(19_500L, 25_000L);
+    }
+
+    /**
+     * Two in-flight slots for the bot: the real dispatcher hands out batches of 16, the processor grants two calls
+     * and the other lanes park on the bot; every call that ends wakes one parked lane at once, so 40 chats drain
+     * without time passing (a generous budget) and without any lane waiting for a timer.
+     */
+    @Test
+    void lanes_parked_on_a_full_bot_are_woken_by_released_slots_without_waiting_for_time() {
+        DeliveryProcessor processor = processor(new BudgetLimits(1000, 1000, 1000, 1000), transport,
+                "sender.max.in.flight.per.bot", "2");
+        for (int i = 0; i < 40; i++) {
+            add("m" + i, "c" + (i % 20)); // 20 chats, 2 messages each
+        }
+        run(processor, true);
+
+        assertThat(sink.results).hasSize(40).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
+        assertThat(clock.millis()).as("no lane waited for a timer").isEqualTo(start);
+        assertThat(slots.hasRoom("bot")).isTrue();
+        Map<String, Integer> lastSeen = new HashMap<>();
+        for (DeliveryResult r : sink.results) {
+            int n = Integer.parseInt(r.getMessageId().substring(1));
+            Integer prev = lastSeen.put(r.getChatId(), n);
+            assertThat(prev == null || prev < n).as("order in chat %s", r.getChatId()).isTrue();
+        }
     }
 }
