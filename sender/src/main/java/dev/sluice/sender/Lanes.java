@@ -118,7 +118,7 @@ final class Lanes {
         return head;
     }
 
-    /** Lock held: when the dispatcher should look again: the earliest readyAt, unless every in-flight place is taken. */
+    /** Lock held: when the dispatcher looks again: the earliest readyAt, unless every in-flight place is taken. */
     long nextReadyAtMs(int maxInFlight) {
         return inFlight >= maxInFlight ? Long.MAX_VALUE : scheduler.nextReadyAtMs();
     }

@@ -80,7 +80,7 @@ final class ParkedLanes<H> {
         }
     }
 
-    /** Lanes whose time limit is at or before {@code nowMs} leave, each passed to {@code woken}; returns the next limit. */
+    /** Lanes whose time limit is at or before {@code nowMs} leave, each to {@code woken}; returns the next limit. */
     long wakeDue(long nowMs, Consumer<? super H> woken) {
         while (!byTime.isEmpty()) {
             Parked<H> first = byTime.first();

@@ -141,7 +141,7 @@ final class SenderWiring {
         metrics.maxLaneDepth(lanes::maxDepth);
     }
 
-    /** Closes the Kafka clients of the outbox and the results (the poll thread's, or the closing thread's if never started). */
+    /** Closes the outbox and result clients: on the poll thread when it ends, on the closing thread if never started. */
     void closeKafkaClients() {
         consumerMetrics.close();
         producerMetrics.close();

@@ -14,8 +14,8 @@ public sealed interface Step {
 
     /**
      * The head stays and the lane is parked until one of {@code botIds} has a free in-flight slot
-     * ({@code sender.max.in.flight.per.bot}, {@link ParkedLanes}): the dispatcher wakes it when a call of one of them ends, or at
-     * {@code latestMs} (epoch ms; {@link Long#MAX_VALUE} for none), when another bot of its pool admits again.
+     * ({@code sender.max.in.flight.per.bot}, {@link ParkedLanes}): the dispatcher wakes it when a call of one of them
+     * ends, or at {@code latestMs} (epoch ms; {@link Long#MAX_VALUE} for none), when another bot of its pool admits again.
      */
     record WaitForBot(Set<String> botIds, long latestMs) implements Step {
         public WaitForBot {
