@@ -33,13 +33,39 @@ public final class ManyBots {
 
     /** What one mode measured. */
     private record Measured(String mode, int shards, double perS, double cpuMsPerMsg, double cpuCores, double roundTrips,
-                            double evalPerMsg, List<Double> redisUsPerMsgPerShard, long p429, String note) {
+                            double evalPerMsg, List<Double> redisUsPerMsgPerShard, long p429, String note,
+                            MarkFigures marks) {
         double redisUsPerMsgTotal() {
             return redisUsPerMsgPerShard.stream().mapToDouble(Double::doubleValue).sum();
         }
 
         double redisUsPerMsgMaxShard() {
             return redisUsPerMsgPerShard.stream().mapToDouble(Double::doubleValue).max().orElse(0);
+        }
+    }
+
+    /**
+     * The sent marks the run left, over every shard: MEMORY USAGE per SENT and DONE mark (sampled keys, expiry entry not
+     * included), marks alive, and the growth of used_memory from before the senders started per mark (all keys the run
+     * wrote, budget keys and expiry entries included: an upper figure).
+     */
+    private record MarkFigures(long marks, long sentSampled, double sentBytes, long doneSampled, double doneBytes,
+                               double keyChars, long dbsize, double usedMemoryGrowthPerMark) {
+        static MarkFigures of(List<MarkMemory.Marks> shards, long usedBefore) {
+            long marks = 0, sentN = 0, sentB = 0, doneN = 0, doneB = 0, chars = 0, dbsize = 0, used = 0;
+            for (MarkMemory.Marks m : shards) {
+                marks += m.marks();
+                sentN += m.sent().sampled();
+                sentB += m.sent().bytes();
+                doneN += m.done().sampled();
+                doneB += m.done().bytes();
+                chars += m.sent().keyChars() + m.done().keyChars();
+                dbsize += m.dbsize();
+                used += m.usedMemory();
+            }
+            return new MarkFigures(marks, sentN, sentN == 0 ? 0 : (double) sentB / sentN, doneN,
+                    doneN == 0 ? 0 : (double) doneB / doneN, sentN + doneN == 0 ? 0 : (double) chars / (sentN + doneN),
+                    dbsize, marks == 0 ? 0 : (double) (used - usedBefore) / marks);
         }
     }
 
@@ -70,6 +96,21 @@ public final class ManyBots {
             j.put("redis_cpu_us_per_msg", Utilisation.round(m.redisUsPerMsgTotal()));
             j.put("redis_cpu_us_per_msg_per_shard", m.redisUsPerMsgPerShard().stream().map(Utilisation::round).toList());
             j.put("provider_429", m.p429());
+            Map<String, Object> mk = new java.util.LinkedHashMap<>();
+            mk.put("marks", m.marks().marks());
+            mk.put("sent_sampled", m.marks().sentSampled());
+            mk.put("sent_memory_usage_bytes", Utilisation.round(m.marks().sentBytes()));
+            mk.put("done_sampled", m.marks().doneSampled());
+            mk.put("done_memory_usage_bytes", Utilisation.round(m.marks().doneBytes()));
+            mk.put("key_chars", Utilisation.round(m.marks().keyChars()));
+            mk.put("keys_in_redis", m.marks().dbsize());
+            mk.put("used_memory_growth_per_mark_bytes", Utilisation.round(m.marks().usedMemoryGrowthPerMark()));
+            j.put("sent_marks", mk);
+            out.note("%s sent marks: %d alive; MEMORY USAGE (SAMPLES 0, no expiry entry) %.1f B per SENT mark (%d sampled), "
+                            + "%.1f B per DONE mark (%d sampled), keys of %.1f chars; used_memory grew %.1f B per mark "
+                            + "(all %d keys the run wrote, expiry entries included)", mode, m.marks().marks(),
+                    m.marks().sentBytes(), m.marks().sentSampled(), m.marks().doneBytes(), m.marks().doneSampled(),
+                    m.marks().keyChars(), m.marks().usedMemoryGrowthPerMark(), m.marks().dbsize());
             if (!modes.equals(List.of("standalone"))) { // the standalone run keeps its original keys
                 out.put(mode, j);
             }
@@ -124,6 +165,10 @@ public final class ManyBots {
             } else {
                 shards.add(new RedisProbe(infra.redis.host(), infra.redis.port()));
             }
+            long usedBefore = 0;
+            for (RedisProbe p : shards) {
+                usedBefore += MarkMemory.usedMemory(p.host(), p.port());
+            }
             try (Senders s = Senders.start("many-" + mode, senders, settings, tokens, infra.workDir, "512m")) {
                 Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot's lanes filled
                 long accepted0 = infra.telegram.accepted().size();
@@ -153,11 +198,15 @@ public final class ManyBots {
                                 + "8 per bot), %d s warm-up, %d s window, %d s MONITOR sample on %d node(s) (%d client commands, "
                                 + "%d script-internal calls, %d messages accepted in it)",
                         senders, warmup, seconds, sample, shards.size(), clientCommands, scriptCalls, inSample);
+                List<MarkMemory.Marks> marks = new ArrayList<>();
+                for (RedisProbe p : shards) {
+                    marks.add(MarkMemory.measure(p.host(), p.port(), args.integer("mark-sample", 20_000) / shards.size()));
+                }
                 return new Measured(mode, shards.size(), delivered / window,
                         delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
                         inSample == 0 ? 0 : (double) clientCommands / inSample,
                         delivered == 0 ? 0 : (double) (evalsha1 - evalsha0) / delivered, perShard,
-                        infra.telegram.rejected429Count(), note);
+                        infra.telegram.rejected429Count(), note, MarkFigures.of(marks, usedBefore));
             }
         }
     }

@@ -27,6 +27,14 @@ public final class RedisProbe {
         this.port = port;
     }
 
+    public String host() {
+        return host;
+    }
+
+    public int port() {
+        return port;
+    }
+
     /** {@code INFO <section>} as key → value. */
     public Map<String, String> info(String section) throws IOException {
         try (Socket s = new Socket(host, port)) {

@@ -58,8 +58,11 @@ class ScenariosSmokeIT {
         for (String mode : new String[] {"standalone", "cluster"}) {
             JsonNode m = j.get(mode);
             assertThat(m.fieldNames()).toIterable().as(mode).containsExactly("delivered_per_s", "cpu_ms_per_msg",
-                    "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "redis_cpu_us_per_msg_per_shard", "provider_429");
+                    "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "redis_cpu_us_per_msg_per_shard", "provider_429",
+                    "sent_marks");
             assertThat(m.get("delivered_per_s").asDouble()).as(mode).isPositive();
+            assertThat(m.get("sent_marks").get("marks").asLong()).as(mode).isPositive();
+            assertThat(m.get("sent_marks").get("done_memory_usage_bytes").asDouble()).as(mode).isPositive();
             assertThat(m.get("redis_round_trips_per_msg").asDouble()).as(mode).isGreaterThanOrEqualTo(1.0);
             assertThat(m.get("provider_429").asLong()).as(mode).isZero();
         }
