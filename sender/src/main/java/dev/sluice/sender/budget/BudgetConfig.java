@@ -5,15 +5,8 @@ import static dev.sluice.sender.budget.BudgetConfigKeys.AIMD_FLOOR;
 import static dev.sluice.sender.budget.BudgetConfigKeys.AIMD_INCREASE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.ARRIVAL_GUARD_LIMIT;
 import static dev.sluice.sender.budget.BudgetConfigKeys.BACKFILL_HEADROOM;
-import static dev.sluice.sender.budget.BudgetConfigKeys.BOT_PAID_SUFFIX;
 import static dev.sluice.sender.budget.BudgetConfigKeys.BOT_RATE_SUFFIX;
-import static dev.sluice.sender.budget.BudgetConfigKeys.CHAT_BURST;
-import static dev.sluice.sender.budget.BudgetConfigKeys.CHAT_RATE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.CIRCUIT_MINIMUM_CALLS;
-import static dev.sluice.sender.budget.BudgetConfigKeys.GLOBAL_BURST;
-import static dev.sluice.sender.budget.BudgetConfigKeys.GLOBAL_RATE;
-import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_BURST;
-import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_RATE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.MAX_REPLICAS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.OUTAGE_MODE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.PAID_RATE;
@@ -34,8 +27,9 @@ import java.util.TreeSet;
 /**
  * Everything the budget decides with, per bot: the limits, the live headroom, AIMD and the Redis outage
  * behaviour. Immutable; built from {@link Settings} and validated (a {@code ConfigException} names the key
- * and the value). Every key is defined once in {@link BudgetConfigKeys} (name, default, rule, doc); the
- * {@link Builder} checks its values with the same rules.
+ * and the value). Every key is defined once in {@link BudgetConfigKeys} (name, default, rule, doc) and read by
+ * {@link BudgetConfigReader}; the {@link Builder} checks its values with the same rules. No thread owns it: immutable,
+ * shared freely.
  */
 public final class BudgetConfig {
     /** Every budget key, defined once in {@link BudgetConfigKeys}, and the per-bot families. */
@@ -104,51 +98,13 @@ public final class BudgetConfig {
         PAID_RATE.check(paidRatePerS);
         MAX_REPLICAS.check((long) maxReplicas);
         PROBE_INTERVAL_MS.check(probeInterval);
-        botRates.forEach((bot, r) -> check(r > 0 && r <= 1_000_000, "bot." + bot + BOT_RATE_SUFFIX, r, "0 < r <= 1000000"));
+        botRates.forEach((bot, r) -> BudgetConfigReader.check(r > 0 && r <= 1_000_000, "bot." + bot + BOT_RATE_SUFFIX, r,
+                "0 < r <= 1000000"));
     }
 
-    private static void check(boolean ok, String key, Object value, String rule) {
-        if (!ok) {
-            throw Settings.invalid(key, String.valueOf(value), rule);
-        }
-    }
-
-    /** Reads the keys of {@link #KEYS}; every one is optional. */
+    /** Reads the keys of {@link #KEYS}; every one is optional. See {@link BudgetConfigReader}. */
     public static BudgetConfig from(Settings s) {
-        Builder b = builder(new BudgetLimits(GLOBAL_RATE.read(s), Math.toIntExact(GLOBAL_BURST.read(s)),
-                CHAT_RATE.read(s), Math.toIntExact(CHAT_BURST.read(s)),
-                GROUP_RATE.read(s), Math.toIntExact(GROUP_BURST.read(s))));
-        s.withPrefix("bot.").forEach((rest, value) -> {
-            if (rest.endsWith(BOT_RATE_SUFFIX)) {
-                String bot = botId(rest, BOT_RATE_SUFFIX);
-                b.botRate(bot, s.positiveDouble("bot." + rest, 1));
-            } else if (rest.endsWith(BOT_PAID_SUFFIX)) {
-                String bot = botId(rest, BOT_PAID_SUFFIX);
-                if (s.bool("bot." + rest, false)) {
-                    b.paidBroadcast(bot);
-                }
-            }
-        });
-        return b.paidRatePerS(PAID_RATE.read(s))
-                .backfillHeadroom(BACKFILL_HEADROOM.read(s))
-                .aimd(AIMD_DECREASE.read(s), AIMD_INCREASE.read(s), AIMD_FLOOR.read(s))
-                .outageMode(OUTAGE_MODE.read(s))
-                .failoverPolicy(BudgetConfigKeys.FAILOVER_POLICY.read(s)).evictionCheck(BudgetConfigKeys.EVICTION_CHECK.read(s))
-                .maxReplicas(Math.toIntExact(MAX_REPLICAS.read(s)))
-                .probeInterval(PROBE_INTERVAL_MS.read(s))
-                .reservationMax(RESERVATION_MAX_MS.read(s))
-                .reservationLateMax(RESERVATION_LATE_MAX_MS.read(s))
-                .circuitMinimumCalls(Math.toIntExact(CIRCUIT_MINIMUM_CALLS.read(s)))
-                .arrivalGuardLimitPerS(Math.toIntExact(ARRIVAL_GUARD_LIMIT.read(s)))
-                .build();
-    }
-
-    private static String botId(String rest, String suffix) {
-        String bot = rest.substring(0, rest.length() - suffix.length());
-        if (!BudgetKeys.BOT_ID.matcher(bot).matches()) {
-            throw Settings.invalid("bot." + rest, bot, "a bot id matching " + BudgetKeys.BOT_ID.pattern());
-        }
-        return bot;
+        return BudgetConfigReader.read(s);
     }
 
     /** A config with these limits for every bot and the defaults for everything else. */

@@ -4,26 +4,16 @@ import dev.sluice.metrics.BudgetState;
 import dev.sluice.sender.redis.RedisEndpoint;
 import dev.sluice.sender.redis.RedisSession;
 import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +48,8 @@ import org.slf4j.LoggerFactory;
  * synchronous API waits at most that long; no per-command timer task is scheduled). The client never reads its
  * own clock for a decision.
  *
+ * <p>Loading the script, EVALSHA and the reload on NOSCRIPT are {@link BudgetScript}'s job.
+ *
  * <p><b>Cost of a decision</b>: one EVALSHA whose keys and arguments are byte arrays, encoded once per bot (key
  * prefixes, limits) or taken from constants (flags), so a call builds only the chat keys; the reply is one
  * integer per candidate ({@code wait_ms * 16 + code}, or the sent mark).
@@ -68,7 +60,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
-    static final String SCRIPT_RESOURCE = "/dev/sluice/sender/budget/budget.lua";
     private static final int FIXED_ARGS = 13;
     /** The provider's window the arrival guard protects: Telegram counts a bot's messages per second. */
     static final long GUARD_WINDOW_MICROS = 1_000_000;
@@ -89,13 +80,10 @@ public final class RedisGcraBudget implements BudgetPort {
 
     private final ClientResources resources;
     private final RedisSession<byte[], byte[]> session;
-    private final RedisClusterCommands<byte[], byte[]> redis;
     private final BudgetConfig config;
-    private final String script;
-    private final String sha;
+    private final BudgetScript script;
     /** Per bot: its keys' prefixes and the acquire arguments before the per-candidate flags, encoded once. */
     private final Map<String, BotArgs> bots = new ConcurrentHashMap<>();
-    private final LongAdder roundTrips = new LongAdder();
     private final String redisUrl;
     private final FailoverGuard guard;
 
@@ -127,8 +115,6 @@ public final class RedisGcraBudget implements BudgetPort {
                            io.micrometer.core.instrument.MeterRegistry registry) {
         this.config = Objects.requireNonNull(config, "config");
         this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
-        this.script = loadScript();
-        this.sha = sha1(script);
         RedisEndpoint endpoint = RedisEndpoint.parse(redisUrl);
         this.resources = LettuceResources.create(registry, "budget");
         try {
@@ -137,7 +123,7 @@ public final class RedisGcraBudget implements BudgetPort {
             resources.shutdown(0, 1, TimeUnit.SECONDS);
             throw new BudgetUnavailableException("budget: " + e.getMessage(), e);
         }
-        this.redis = session.sync();
+        this.script = new BudgetScript(session.sync());
         try {
             this.guard = new FailoverGuard(session, resources, config);
         } catch (BudgetUnavailableException e) {
@@ -145,7 +131,7 @@ public final class RedisGcraBudget implements BudgetPort {
             resources.shutdown(0, 1, TimeUnit.SECONDS);
             throw e;
         }
-        log.info("budget script sha {}, {}", sha, config);
+        log.info("budget script sha {}, {}", script.sha(), config);
     }
 
     @Override
@@ -339,7 +325,7 @@ public final class RedisGcraBudget implements BudgetPort {
     /** EVALSHA/EVAL calls made so far (for the round-trips-per-delivered measurement). */
     @Override
     public long redisRoundTrips() {
-        return roundTrips.sum();
+        return script.roundTrips();
     }
 
     /** The script takes the bot's next global slot within a request's horizon. */
@@ -355,41 +341,12 @@ public final class RedisGcraBudget implements BudgetPort {
     }
 
     private List<Object> call(byte[][] keys, byte[][] args) {
-        try {
-            try {
-                roundTrips.increment();
-                return redis.evalsha(sha, ScriptOutputType.MULTI, keys, args);
-            } catch (RedisNoScriptException e) {
-                // SCRIPT FLUSH, a restart, or a failover to a node that never ran it: EVAL runs it on the node
-                // that owns the keys (routed by the bot's slot on a cluster) and caches it there, so the next
-                // EVALSHA finds it.
-                log.warn("budget script missing in Redis (NOSCRIPT); running it by EVAL, which loads it again");
-                roundTrips.increment();
-                return redis.eval(script, ScriptOutputType.MULTI, keys, args);
-            }
-        } catch (RedisException e) {
-            throw new BudgetUnavailableException("Redis budget decision failed: " + e.getMessage(), e);
-        }
+        return script.call(keys, args);
     }
 
     /** The script text, for tools that want to inspect or benchmark it. */
     public static String loadScript() {
-        try (InputStream in = RedisGcraBudget.class.getResourceAsStream(SCRIPT_RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException("missing resource " + SCRIPT_RESOURCE);
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    static String sha1(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return BudgetScript.load();
     }
 
     @Override

@@ -5,10 +5,7 @@ import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.budget.quota.QuotaConfig.QuotaLimit;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -47,6 +44,8 @@ import org.slf4j.LoggerFactory;
  * {@code quota.probe.interval.ms}, and PostgreSQL is not asked again before that. A contractual limit is
  * never guessed.
  *
+ * <p>The table and its statements are {@link QuotaTable}'s.
+ *
  * <p>Thread-safe: one JDBC connection, used under this object's lock (a lease serves most requests without
  * it reaching PostgreSQL).
  */
@@ -62,9 +61,7 @@ public final class PostgresQuota implements AutoCloseable {
     private final QuotaConfig config;
     private final Connector connector;
     private final LongSupplier nanoTime;
-    private final String upsertSql;
-    private final String giveBackSql;
-    private final String usageSql;
+    private final QuotaTable table;
     private final Map<String, KeyState> keys = new HashMap<>();
     private final AtomicLong granted = new AtomicLong();
     private final AtomicLong roundTrips = new AtomicLong();
@@ -102,22 +99,7 @@ public final class PostgresQuota implements AutoCloseable {
         this.config = Objects.requireNonNull(config, "config");
         this.connector = Objects.requireNonNull(connector, "connector");
         this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
-        String t = config.table();
-        this.upsertSql = "WITH t AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms), "
-                + "up AS (INSERT INTO " + t + " AS q (quota_key, window_id, window_ms, quota, used) "
-                + "SELECT ?, t.now_ms / ?, ?, ?, ? FROM t "
-                + "ON CONFLICT (quota_key, window_id) DO UPDATE SET used = q.used + EXCLUDED.used, updated_at = clock_timestamp() "
-                + "WHERE q.used + EXCLUDED.used <= LEAST(q.quota, EXCLUDED.quota) AND q.window_ms = EXCLUDED.window_ms "
-                + "RETURNING q.used) "
-                + "SELECT t.now_ms, (SELECT used FROM up), "
-                + "(SELECT used FROM " + t + " s WHERE s.quota_key = ? AND s.window_id = t.now_ms / ?), "
-                + "(SELECT LEAST(s.quota, ?) FROM " + t + " s WHERE s.quota_key = ? AND s.window_id = t.now_ms / ?), "
-                + "(SELECT window_ms FROM " + t + " s WHERE s.quota_key = ? AND s.window_id = t.now_ms / ?) FROM t";
-        this.giveBackSql = "UPDATE " + t + " SET used = used - ?, updated_at = clock_timestamp() "
-                + "WHERE quota_key = ? AND window_id = ? AND used >= ?";
-        this.usageSql = "WITH t AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms) "
-                + "SELECT t.now_ms, s.used, s.quota FROM t LEFT JOIN " + t + " s "
-                + "ON s.quota_key = ? AND s.window_id = t.now_ms / ?";
+        this.table = new QuotaTable(config.table());
     }
 
     private static Connection connect(QuotaConfig config) throws SQLException {
@@ -207,35 +189,13 @@ public final class PostgresQuota implements AutoCloseable {
         for (int attempt = 0; attempt < 3; attempt++) {
             long sentNanos = nanoTime.getAsLong();
             Connection c = connection();
-            long nowMs;
-            Long usedAfter;
-            Long usedBefore;
-            Long quota;
-            Long storedWindowMs;
-            try (PreparedStatement ps = c.prepareStatement(upsertSql)) {
-                int i = 1;
-                ps.setString(i++, key);
-                ps.setLong(i++, windowMs);
-                ps.setLong(i++, windowMs);
-                ps.setLong(i++, limit.limit());
-                ps.setLong(i++, want);
-                ps.setString(i++, key);
-                ps.setLong(i++, windowMs);
-                ps.setLong(i++, limit.limit());
-                ps.setString(i++, key);
-                ps.setLong(i++, windowMs);
-                ps.setString(i++, key);
-                ps.setLong(i++, windowMs);
-                roundTrips.incrementAndGet();
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    nowMs = rs.getLong(1);
-                    usedAfter = nullableLong(rs, 2);
-                    usedBefore = nullableLong(rs, 3);
-                    quota = nullableLong(rs, 4);
-                    storedWindowMs = nullableLong(rs, 5);
-                }
-            }
+            roundTrips.incrementAndGet();
+            QuotaTable.Upsert up = table.upsert(c, key, windowMs, limit.limit(), want);
+            long nowMs = up.nowMs();
+            Long usedAfter = up.usedAfter();
+            Long usedBefore = up.usedBefore();
+            Long quota = up.quota();
+            Long storedWindowMs = up.storedWindowMs();
             down = false;
             long windowId = nowMs / windowMs;
             long windowLeftMs = (windowId + 1) * windowMs - nowMs;
@@ -266,11 +226,6 @@ public final class PostgresQuota implements AutoCloseable {
         return Decision.refused(1, Limit.QUOTA);
     }
 
-    private static Long nullableLong(ResultSet rs, int column) throws SQLException {
-        long v = rs.getLong(column);
-        return rs.wasNull() ? null : v;
-    }
-
     /**
      * Reads the key's current window from PostgreSQL (read-only: a missing table reads as nothing used).
      *
@@ -283,18 +238,11 @@ public final class PostgresQuota implements AutoCloseable {
             return Optional.empty();
         }
         long windowMs = limit.get().window().toMillis();
-        try (PreparedStatement ps = readConnection().prepareStatement(usageSql)) {
-            ps.setString(1, key);
-            ps.setLong(2, windowMs);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                long nowMs = rs.getLong(1);
-                Long used = nullableLong(rs, 2);
-                Long quota = nullableLong(rs, 3);
-                long windowId = nowMs / windowMs;
-                return Optional.of(new Usage(windowId, used == null ? 0 : used, quota == null ? limit.get().limit() : quota,
-                        (windowId + 1) * windowMs - nowMs));
-            }
+        try {
+            QuotaTable.Row row = table.read(readConnection(), key, windowMs);
+            long windowId = row.nowMs() / windowMs;
+            return Optional.of(new Usage(windowId, row.used() == null ? 0 : row.used(),
+                    row.quota() == null ? limit.get().limit() : row.quota(), (windowId + 1) * windowMs - row.nowMs()));
         } catch (SQLException e) {
             if ("42P01".equals(e.getSQLState())) { // undefined table: nothing was ever taken
                 long nowMs = System.currentTimeMillis();
@@ -325,18 +273,7 @@ public final class PostgresQuota implements AutoCloseable {
     private Connection connection() throws SQLException {
         Connection c = readConnection();
         if (!tableReady) {
-            try (Statement st = connection.createStatement()) {
-                st.execute("CREATE TABLE IF NOT EXISTS " + config.table() + " ("
-                        + "quota_key text NOT NULL, window_id bigint NOT NULL, window_ms bigint NOT NULL, "
-                        + "quota bigint NOT NULL CHECK (quota >= 1), used bigint NOT NULL CHECK (used >= 0), "
-                        + "updated_at timestamptz NOT NULL DEFAULT clock_timestamp(), "
-                        + "PRIMARY KEY (quota_key, window_id), CHECK (used <= quota))");
-            } catch (SQLException e) {
-                // two processes creating the table at once: the loser sees a unique violation on pg_type
-                if (!"23505".equals(e.getSQLState()) && !"42P07".equals(e.getSQLState())) {
-                    throw e;
-                }
-            }
+            table.create(c);
             tableReady = true;
         }
         return c;
@@ -387,12 +324,8 @@ public final class PostgresQuota implements AutoCloseable {
         for (Map.Entry<String, KeyState> e : keys.entrySet()) {
             KeyState s = e.getValue();
             if (s.left > 0 && now < s.leaseEndsNanos && !down) {
-                try (PreparedStatement ps = connection().prepareStatement(giveBackSql)) {
-                    ps.setLong(1, s.left);
-                    ps.setString(2, e.getKey());
-                    ps.setLong(3, s.windowId);
-                    ps.setLong(4, s.left);
-                    ps.executeUpdate();
+                try {
+                    table.giveBack(connection(), e.getKey(), s.windowId, s.left);
                     s.left = 0;
                 } catch (SQLException ex) {
                     log.info("could not give back {} leased quota units of '{}': {}", s.left, e.getKey(), ex.getMessage());
