@@ -102,8 +102,9 @@ public final class SenderKeys {
             "sender.resend.uncertain.classes", Set.of(), SenderKeys::classes, v -> true, CLASSES_RULE,
             "classes resent after a read timeout, e.g. CRITICAL; default none (every class ends UNCERTAIN)");
     public static final ConfigKey<Duration> SENT_MARK_TTL_MS = ConfigKey.positiveMillis("sender.sent.mark.ttl.ms",
-            Duration.ofDays(7).toMillis(), "life of the idempotency key sluice:{bot}:sent:<id>, longer than the "
-                    + "outbox retention");
+            Duration.ofDays(14).toMillis(), "life of the idempotency key sluice:{bot}:sent:<id>; at least the outbox "
+                    + "topics' retention.ms + segment.ms (a record stays readable until its segment is deleted; Kafka's "
+                    + "defaults 7 + 7 days), checked against the broker at start (a warning when shorter)");
     public static final ConfigKey<Double> BREAKER_FAILURE_RATE_PERCENT = ConfigKey.number(
             "sender.breaker.failure.rate.percent", 50.0, v -> v > 0 && v <= 100, "a percentage in (0, 100]",
             "per-bot circuit breaker over the provider (5xx and I/O errors): failure rate that opens it");

@@ -106,6 +106,9 @@ public final class SenderService implements AutoCloseable {
         dispatchThread.start();
         pollThread.start();
         wiring.resultSink.checkSchema(wiring.resultSerializer);
+        if (config.budgetMode() == BudgetMode.REDIS) { // marks outlive the process: check their TTL (warns only)
+            SentMarkTtlCheck.startAsync(config);
+        }
         long period = config.statusInterval().toMillis();
         statusTimer.scheduleAtFixedRate(status::publish, period, period, TimeUnit.MILLISECONDS);
     }

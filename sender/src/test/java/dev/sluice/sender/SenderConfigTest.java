@@ -120,7 +120,7 @@ class SenderConfigTest {
         assertThat(d.maxInFlightPerBot()).isEqualTo(8);
         assertThat(d.maxReschedules()).isEqualTo(50);
         assertThat(d.resendUncertainClasses()).isEmpty();
-        assertThat(d.sentMarkTtl()).isEqualTo(java.time.Duration.ofDays(7));
+        assertThat(d.sentMarkTtl()).isEqualTo(java.time.Duration.ofDays(14));
         assertThat(d.botPenaltyWindow()).isEqualTo(java.time.Duration.ofSeconds(1));
         assertThat(d.botPenaltyMinChats()).isEqualTo(2);
         assertThat(d.breakerFailureRatePercent()).isEqualTo(50f);
