@@ -267,6 +267,14 @@ public final class Chaos {
                     provider429++;
                     if (!injected.contains(i)) {
                         secondsOver.add(c.atMillis() / 1000);
+                        long botLastSecond = phaseCalls.stream().filter(o -> o.status() == 200 && isBot(o)
+                                && o.atMillis() > c.atMillis() - 1000 && o.atMillis() <= c.atMillis()).count();
+                        long chatLastSecond = phaseCalls.stream().filter(o -> o.status() == 200 && isBot(o)
+                                && o.chatId().equals(c.chatId()) && o.atMillis() > c.atMillis() - 1000
+                                && o.atMillis() <= c.atMillis()).count();
+                        Infra.say("%s: 429 at %s (chat %s): the bot had %d calls accepted in the second before it, the "
+                                + "chat %d", fault, java.time.Instant.ofEpochMilli(c.atMillis()), c.chatId(), botLastSecond,
+                                chatLastSecond);
                     }
                 }
             }
