@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import dev.sluice.avro.NotificationClass;
+import dev.sluice.sender.provider.BotToken;
 
 /**
  * Immutable configuration of one sender instance, read once from {@link Settings} and validated; every

@@ -5,7 +5,7 @@ import dev.sluice.avro.OutboundMessage;
 import dev.sluice.avro.SenderStatus;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.idempotency.SentMarks;
-import dev.sluice.sender.telegram.Transport;
+import dev.sluice.sender.provider.Transport;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 

@@ -7,7 +7,7 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
-import dev.sluice.sender.telegram.SendOutcome;
+import dev.sluice.sender.provider.SendOutcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;

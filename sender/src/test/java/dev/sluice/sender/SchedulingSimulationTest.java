@@ -12,7 +12,7 @@ import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.PenaltyScope;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.LocalGcraBudget;
-import dev.sluice.sender.telegram.SendOutcome;
+import dev.sluice.sender.provider.SendOutcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;

@@ -2,9 +2,9 @@ package dev.sluice.sender.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.sender.BotToken;
-import dev.sluice.sender.telegram.SendOutcome;
-import dev.sluice.sender.telegram.Transport;
+import dev.sluice.sender.provider.BotScopedTransport;
+import dev.sluice.sender.provider.BotToken;
+import dev.sluice.sender.provider.SendOutcome;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -46,7 +46,7 @@ import java.util.random.RandomGenerator;
  * </ul>
  * Header values, the token and the filled URL are never part of an outcome, a log line or {@link #toString()}.
  */
-public final class HttpProviderTransport implements Transport {
+public final class HttpProviderTransport implements BotScopedTransport {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int SNIPPET_CHARS = 160;
 
@@ -92,6 +92,7 @@ public final class HttpProviderTransport implements Transport {
     }
 
     /** Whether {@code botId} is a provider of this transport. */
+    @Override
     public boolean serves(String botId) {
         return providers.containsKey(botId);
     }

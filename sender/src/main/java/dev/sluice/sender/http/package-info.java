@@ -9,7 +9,7 @@
  *     {@link dev.sluice.sender.http.ResponseCheck} is a soft limit (a throttle signal, never a delivery).</li>
  * <li>{@link dev.sluice.sender.budget.LimitKeyBudget}: the budget decides under the provider's limit key (the
  *     provider plus its API key or plan), shared by every process that spends that key.</li>
- * <li>{@link dev.sluice.sender.http.RoutingTransport}: provider ids to HTTP, every other bot to Telegram.</li>
+ * <li>{@link dev.sluice.sender.provider.RoutingTransport}: provider ids to HTTP, every other bot to Telegram.</li>
  * </ul>
  */
 package dev.sluice.sender.http;

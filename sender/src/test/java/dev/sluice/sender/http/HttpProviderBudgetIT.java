@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.config.Settings;
-import dev.sluice.sender.BotToken;
+import dev.sluice.sender.provider.BotToken;
 import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetListener;
 import dev.sluice.sender.budget.BudgetLimits;

@@ -3,8 +3,8 @@ package dev.sluice.sender.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.config.Settings;
-import dev.sluice.sender.BotToken;
-import dev.sluice.sender.telegram.SendOutcome;
+import dev.sluice.sender.provider.BotToken;
+import dev.sluice.sender.provider.SendOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;

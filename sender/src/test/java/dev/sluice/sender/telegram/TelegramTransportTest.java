@@ -3,7 +3,8 @@ package dev.sluice.sender.telegram;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.sluice.sender.BotToken;
+import dev.sluice.sender.provider.BotToken;
+import dev.sluice.sender.provider.SendOutcome;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;

@@ -1,12 +1,12 @@
-package dev.sluice.sender;
+package dev.sluice.sender.provider;
 
 import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * A Telegram bot token (secret). {@link #toString()} never shows it; only the transport calls
- * {@link #reveal()} to build the request URL. Use {@link #redact(String)} on any text that may
- * contain a token (exception messages with the request URL).
+ * A bot's secret: a Telegram bot token, or an HTTP provider's API key. {@link #toString()} never shows it; only the
+ * transport calls {@link #reveal()} to build the request. Use {@link #redact(String)} on any text that may
+ * contain it (exception messages with the request URL). Immutable.
  */
 public final class BotToken {
     /** Telegram token shape: {@code <numeric bot id>:<35 url-safe chars>}; matched loosely. */

@@ -1,4 +1,4 @@
-package dev.sluice.sender.telegram;
+package dev.sluice.sender.provider;
 
 import java.time.Duration;
 

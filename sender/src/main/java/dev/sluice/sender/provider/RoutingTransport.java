@@ -1,18 +1,17 @@
-package dev.sluice.sender.http;
+package dev.sluice.sender.provider;
 
-import dev.sluice.sender.telegram.SendOutcome;
-import dev.sluice.sender.telegram.Transport;
 import java.util.Objects;
 
 /**
- * Bot ids configured as HTTP providers go to the {@link HttpProviderTransport}, every other bot id to the
- * fallback (the Telegram transport). Owns and closes both.
+ * Bot ids the scoped transport serves (the HTTP providers, {@code dev.sluice.sender.http.HttpProviderTransport}) go
+ * to it, every other bot id to the fallback (the Telegram transport). Owns and closes both. Thread-safe: no state
+ * of its own.
  */
 public final class RoutingTransport implements Transport {
-    private final HttpProviderTransport providers;
+    private final BotScopedTransport providers;
     private final Transport fallback;
 
-    public RoutingTransport(HttpProviderTransport providers, Transport fallback) {
+    public RoutingTransport(BotScopedTransport providers, Transport fallback) {
         this.providers = Objects.requireNonNull(providers, "providers");
         this.fallback = Objects.requireNonNull(fallback, "fallback");
     }
