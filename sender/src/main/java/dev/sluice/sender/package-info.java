@@ -22,7 +22,12 @@
  * <li>{@link dev.sluice.sender.DeliveryProcessor} (sending threads): one step of a lane's head — deadline,
  *     idempotency key ({@link dev.sluice.sender.idempotency.SentMarks}), bot choice (pools), budget decision,
  *     provider call, classified outcome, one {@code DeliveryResult} per message
- *     ({@link dev.sluice.sender.KafkaResultSink}). Never sleeps.</li>
+ *     ({@link dev.sluice.sender.KafkaResultSink}). Never sleeps. It orchestrates: {@code Admission} (the checks
+ *     before a budget call, returning a sealed {@code Prepared}), {@code LanePacer} (when a lane asks),
+ *     {@code Refusals} (a refusal → the wait and the pacer's schedule), {@code PoolDelivery} ({@code bot_pool}
+ *     messages), {@code ProviderCall} (the call and its {@link dev.sluice.sender.provider.SendOutcome}),
+ *     {@code Outcomes} (the {@code DeliveryResult}, sent-mark replay) and {@code DeliveryPolicy} (the retry,
+ *     backoff, reschedule and reservation numbers).</li>
  * <li>{@link dev.sluice.sender.StatusPublisher} (status thread): per-bot reports to {@code sender.status}.</li>
  * <li>{@link dev.sluice.sender.RateLimitAttribution}: Telegram's 429 does not name its scope; several chats of
  *     one bot refused together mean the whole bot (else group or chat), so a bot-wide penalty is waited out by

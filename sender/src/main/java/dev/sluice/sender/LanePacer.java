@@ -1,0 +1,98 @@
+package dev.sluice.sender;
+
+import dev.sluice.avro.Lane;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.sender.budget.BudgetConfig;
+import dev.sluice.sender.budget.BudgetLimits;
+
+/**
+ * When a lane's head may ask the budget: its lane (live or backfill), whether it goes ahead of routine work (an
+ * urgent message), and its attempt slot in the bot's {@link BotPacer}. Live and backfill lanes of a bot have
+ * separate attempt schedules: backfill lanes take slots at the share above the live headroom, so live lanes never
+ * queue behind a backfill backlog in the pacer (the budget still decides, with HEADROOM refusals).
+ *
+ * <p>Thread-safe: the pacer's schedules are behind its monitor and nothing else here changes. Any dispatching or
+ * sending thread calls it; the {@link PendingMessage} it reads is owned by the thread holding that lane's head.
+ */
+final class LanePacer {
+    private static final String BACKFILL_PACER = "#backfill";
+
+    private final BotPacer pacer;
+    private final String backfillTopic;
+    private final DeliveryPolicy policy;
+
+    LanePacer(BudgetConfig budgetConfig, String backfillTopic, DeliveryPolicy policy) {
+        this.backfillTopic = backfillTopic;
+        this.policy = policy;
+        this.pacer = new BotPacer(key -> {
+            if (!key.endsWith(BACKFILL_PACER)) {
+                return budgetConfig.limitsFor(key);
+            }
+            BudgetLimits l = budgetConfig.limitsFor(key.substring(0, key.length() - BACKFILL_PACER.length()));
+            return l.withGlobalRate(Math.max(0.01, l.globalRatePerS() * (1 - budgetConfig.backfillHeadroom())));
+        });
+    }
+
+    /** Records of {@code outbox.backfill} ask as BACKFILL whatever their field says: live keeps its headroom. */
+    Lane laneOf(PendingMessage p) {
+        return p.partition().topic().equals(backfillTopic) ? Lane.BACKFILL : p.message().getLane();
+    }
+
+    /**
+     * True for a live CRITICAL message (a reminder, a security code). It goes ahead of routine work in this
+     * instance: its lane is served first ({@link LaneScheduler}) and it asks the budget without waiting for a
+     * pacer slot. The shared budget still decides whether it is sent.
+     */
+    boolean isUrgent(PendingMessage p) {
+        return p.message().getEventClass() == NotificationClass.CRITICAL && laneOf(p) == Lane.LIVE;
+    }
+
+    /** Urgent itself, or the head of a lane holding an urgent message ({@link PendingMessage#aheadOfUrgent}). */
+    boolean asksAhead(PendingMessage p) {
+        return isUrgent(p) || (p.aheadOfUrgent() && laneOf(p) == Lane.LIVE);
+    }
+
+    /** Reserves the lane's next attempt slot of {@code bot} at or after {@code nowMs}; returns it, epoch ms. */
+    long reserve(String bot, PendingMessage p, long nowMs) {
+        return pacer.reserve(key(bot, p), nowMs);
+    }
+
+    /** The spacing of the lane's attempt slots of {@code bot}, whole ms. */
+    long intervalMillis(String bot, PendingMessage p) {
+        return pacer.intervalMillis(key(bot, p));
+    }
+
+    /** No attempt slot of the lane's schedule of {@code bot} before {@code untilMs}. */
+    void deferTo(String bot, PendingMessage p, long untilMs) {
+        pacer.deferTo(key(bot, p), untilMs);
+    }
+
+    /** No attempt slot of {@code bot}, live or backfill, before {@code untilMs} (a bot-wide penalty). */
+    void deferBoth(String bot, long untilMs) {
+        pacer.deferTo(bot, untilMs);
+        pacer.deferTo(bot + BACKFILL_PACER, untilMs);
+    }
+
+    /** How late the lane's reserved slot of {@code bot} may still be used ({@link DeliveryPolicy#lateSlotMs}). */
+    long lateSlotMs(String bot, PendingMessage p) {
+        return policy.lateSlotMs(intervalMillis(bot, p));
+    }
+
+    /**
+     * A live lane that must wait (a pacer slot, a refusal) with reservations on waits until the next multiple of
+     * the batch window instead: the lanes of a bot that wait meanwhile become ready at the same instant and are
+     * decided together, several per budget round trip ({@link DeliveryProcessor#processBatch}), and a refused one
+     * costs a share of a round trip instead of one of its own. Later is always safe; the wait grows by less than
+     * one window.
+     */
+    long aligned(PendingMessage p, long atMs) {
+        if (policy.batchWindowMs() <= 0 || laneOf(p) == Lane.BACKFILL || asksAhead(p)) {
+            return atMs;
+        }
+        return policy.alignedMs(atMs);
+    }
+
+    private String key(String bot, PendingMessage p) {
+        return laneOf(p) == Lane.BACKFILL ? bot + BACKFILL_PACER : bot;
+    }
+}

@@ -1,0 +1,163 @@
+package dev.sluice.sender;
+
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.metrics.SenderMetrics;
+import dev.sluice.sender.idempotency.SentMarks;
+import dev.sluice.sender.idempotency.SentMarksUnavailableException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A message's result: builds its {@link DeliveryResult} and hands it to the {@link ResultSink}, and replays the
+ * result of a message that was sent before (its sent mark, read here or in the budget's decision) instead of
+ * sending it again.
+ *
+ * <p>Thread-safe: no state of its own but the result lookup, set once at wiring before any message is processed
+ * (volatile). Any sending thread calls it; the {@link PendingMessage} it changes is owned by the thread holding that
+ * lane's head.
+ */
+final class Outcomes {
+    private static final Logger log = LoggerFactory.getLogger(Outcomes.class);
+
+    private final ResultSink results;
+    private final SentMarks sentMarks;
+    private final ChatRegistry chats;
+    private final SenderMetrics metrics;
+    private final Clock clock;
+    private final String instanceId;
+    private volatile ResultLookup resultLookup = ResultLookup.NONE;
+
+    Outcomes(ResultSink results, SentMarks sentMarks, ChatRegistry chats, SenderMetrics metrics, Clock clock,
+             String instanceId) {
+        this.results = Objects.requireNonNull(results);
+        this.sentMarks = Objects.requireNonNull(sentMarks);
+        this.chats = Objects.requireNonNull(chats);
+        this.metrics = Objects.requireNonNull(metrics);
+        this.clock = Objects.requireNonNull(clock);
+        this.instanceId = instanceId;
+    }
+
+    /** Where a redelivered message marked sent (not result-written) looks for the result of its previous owner. */
+    void resultLookup(ResultLookup lookup) {
+        this.resultLookup = Objects.requireNonNull(lookup);
+    }
+
+    /** Writes the message's result and returns {@link Step#DONE}: the head leaves its lane. */
+    Step finish(PendingMessage p, DeliveryStatus status, String reason, Integer errorCode, Long providerMessageId) {
+        OutboundMessage m = p.message();
+        String target = chats.resolve(m.getChatId());
+        String bot = p.lastBotId() == null ? m.getBotId() : p.lastBotId();
+        DeliveryResult r = DeliveryResult.newBuilder()
+                .setMessageId(m.getId())
+                .setBotId(bot)
+                .setChatId(target)
+                .setStatus(status)
+                .setEventClass(m.getEventClass())
+                .setLane(m.getLane())
+                .setReason(reason)
+                .setErrorCode(errorCode)
+                .setProviderMessageId(providerMessageId)
+                .setAttempts(p.attempts())
+                .setDueAt(m.getDueAt())
+                .setSentAt(p.lastSentAtMs() < 0 ? null : Instant.ofEpochMilli(p.lastSentAtMs()))
+                .setResultAt(Instant.ofEpochMilli(clock.millis()))
+                .setDigestCount(m.getDigestCount())
+                .setFoldedIds(List.copyOf(m.getFoldedIds()))
+                .setMigratedToChatId(target.equals(m.getChatId()) ? null : target)
+                .setSenderInstance(instanceId)
+                .build();
+        metrics.result(status, m.getEventClass());
+        results.emit(p, r);
+        return Step.DONE;
+    }
+
+    /** FAILED without a call: none of the message's bots has a token in this sender. */
+    Step noBot(PendingMessage p) {
+        OutboundMessage m = p.message();
+        return finish(p, DeliveryStatus.FAILED, "no token configured for bot '" + m.getBotId() + "'"
+                + (m.getBotPool().isEmpty() ? "" : " nor for any bot of its pool " + m.getBotPool()), null, null);
+    }
+
+    /** SKIPPED_INACTIVE without a call: the chat blocked the bot (or every bot of its pool) earlier. */
+    Step inactive(PendingMessage p, String target) {
+        return finish(p, DeliveryStatus.SKIPPED_INACTIVE, "chat " + target
+                + " blocked the bot or was deactivated (403 seen by this sender); not sent", null, null);
+    }
+
+    /**
+     * A message the provider already accepted whose result step failed (an exception while building or writing
+     * it): its result again, never a second provider call.
+     */
+    Step resultOfAccepted(PendingMessage p) {
+        String reason = p.acceptedAs() == DeliveryStatus.UNCERTAIN
+                ? "no answer after the request was sent; may have been delivered, not resent" : null;
+        return finish(p, p.acceptedAs(), reason, null, p.acceptedProviderMessageId());
+    }
+
+    /**
+     * A redelivered message already marked sent is not sent again: SENT → the result the previous owner could
+     * not write; RESULT_WRITTEN → no second result. If the store is unreachable the message is sent (the
+     * budget decides whether anything is sent at all while Redis is down).
+     *
+     * @return DONE when the message was sent before, else null (go on)
+     */
+    Step checkSentMark(PendingMessage p) {
+        OutboundMessage m = p.message();
+        SentMarks.Mark mark;
+        try {
+            mark = sentMarks.get(m.getBotId(), m.getId());
+        } catch (SentMarksUnavailableException e) {
+            metrics.redisError("connection");
+            log.warn("sent mark of {} unreadable ({}); sending without the idempotency check", m.getId(),
+                    e.getMessage());
+            mark = SentMarks.Mark.NONE;
+        }
+        p.sentMarkChecked(true);
+        return replay(p, mark);
+    }
+
+    /** The step for a message whose mark was read: DONE or its result when it was sent before, else null. */
+    Step replay(PendingMessage p, SentMarks.Mark mark) {
+        OutboundMessage m = p.message();
+        switch (mark.state()) {
+            case RESULT_WRITTEN -> {
+                results.alreadyFinished(p);
+                return Step.DONE;
+            }
+            case SENT -> {
+                if (resultLookup.hasResult(mark.resultKey(), m.getId(), mark.atMs())) {
+                    // The previous owner wrote the result and died before raising the key: no second result.
+                    log.info("result of {} was written by the previous owner (found on the results topic)", m.getId());
+                    results.alreadyFinished(p);
+                    return Step.DONE;
+                }
+                log.info("{} was sent by the previous owner, which left no result: writing it, not sending", m.getId());
+                DeliveryStatus status = "UNCERTAIN".equals(mark.status()) ? DeliveryStatus.UNCERTAIN
+                        : DeliveryStatus.DELIVERED;
+                return finish(p, status, "already sent before a redelivery (idempotency key " + m.getId()
+                        + "); not sent again", null, mark.providerMessageId());
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
+    /** Records in the sent marks that the provider accepted (or may have accepted) the message. */
+    void markSent(PendingMessage p, DeliveryStatus status, Long providerMessageId) {
+        try {
+            sentMarks.markSent(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId,
+                    clock.millis(), chats.resolve(p.message().getChatId()));
+        } catch (SentMarksUnavailableException e) {
+            metrics.redisError("connection");
+            log.warn("could not mark {} as sent ({}); a redelivery after a crash could send it again",
+                    p.message().getId(), e.getMessage());
+        }
+    }
+}
