@@ -68,7 +68,7 @@ record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass
         return !resendUncertain.contains(eventClass);
     }
 
-    /** The wait after the {@code failures}-th transient failure: full jitter, uniform in [1, min(cap, base·2^(n−1))]. */
+    /** The wait after the {@code failures}-th transient failure: uniform in [1, min(cap, base·2^(n−1))] ms. */
     long backoffMs(int failures, RandomGenerator random) {
         return backoff.delay(failures, random).toMillis();
     }

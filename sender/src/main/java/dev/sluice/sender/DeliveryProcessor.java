@@ -32,14 +32,15 @@ import org.slf4j.LoggerFactory;
  *     sent in Redis (a redelivery after a crash) → not sent again; at most {@code sender.max.in.flight.per.bot}
  *     calls per bot in flight; a circuit breaker per bot stops calls while 5xx and connect errors dominate</li>
  * <li>{@link LanePacer}: when a lane asks (attempt slots per bot, live and backfill apart; urgent messages first)</li>
- * <li>here: one budget call per batch of one bot's heads; pools ({@code bot_pool}): each bot is tried in turn and
- *     the first whose budget grants sends; when all refuse, the lane waits for the earliest of their waits</li>
+ * <li>here: one budget call per batch of one bot's heads, and what each head does with its decision</li>
+ * <li>{@link PoolDelivery}: pools ({@code bot_pool}): each bot is tried in turn and the first whose budget grants
+ *     sends; when all refuse, the lane waits for the earliest of their waits</li>
  * <li>{@link Refusals}: a refusal → the wait and the pacer's schedule</li>
- * <li>{@link ProviderCall}: the call and its outcome — 200 → DELIVERED; 403 → BLOCKED; 400 migrate → resend to the
- *     new id; other 4xx → FAILED; 429 → attributed ({@link RateLimitAttribution}), a shared gate, the lane waits
- *     retry_after plus jitter (429s do not use up the attempt budget); 5xx / connect errors → full-jitter backoff,
- *     FAILED after {@code sender.max.attempts}; a read timeout after the request was sent → UNCERTAIN, or resent
- *     for classes in {@code sender.resend.uncertain.classes}</li>
+ * <li>{@link ProviderCall}: the call and its outcome — 200 → DELIVERED; 403 → BLOCKED; 400 migrate → resend to
+ *     the new id; other 4xx → FAILED; 429 → attributed ({@link RateLimitAttribution}), a shared gate, the lane
+ *     waits retry_after plus jitter (429s do not use up the attempt budget); 5xx / connect errors → full-jitter
+ *     backoff, FAILED after {@code sender.max.attempts}; a read timeout after the request was sent → UNCERTAIN,
+ *     or resent for classes in {@code sender.resend.uncertain.classes}</li>
  * <li>{@link Outcomes}: the {@code DeliveryResult}; {@link DeliveryPolicy}: the numbers</li>
  * </ul>
  *

@@ -58,7 +58,8 @@ class DeliveryPolicyTest {
         for (int i = 0; i < 1_000; i++) {
             assertThat(policy.jitterMs(random)).isBetween(0L, 200L);
         }
-        DeliveryPolicy noJitter = new DeliveryPolicy(3, 4, Set.of(), policy.backoff(), Duration.ZERO, Duration.ZERO, -1);
+        DeliveryPolicy noJitter = new DeliveryPolicy(3, 4, Set.of(), policy.backoff(), Duration.ZERO, Duration.ZERO,
+                -1);
         assertThat(noJitter.jitterMs(random)).isZero();
     }
 

@@ -12,6 +12,7 @@
  * <li>{@link dev.sluice.sender.provider.BotToken}: a bot's secret, never shown by {@code toString}, and the
  *     redaction of token-shaped text in provider answers.</li>
  * </ul>
- * Implementations: {@code dev.sluice.sender.telegram.TelegramTransport}, {@code dev.sluice.sender.http.HttpProviderTransport}.
+ * Implementations: {@code dev.sluice.sender.telegram.TelegramTransport},
+ * {@code dev.sluice.sender.http.HttpProviderTransport}.
  */
 package dev.sluice.sender.provider;
