@@ -110,7 +110,8 @@ public final class ConfigKeys {
                 CachedSchemaRegistryClient.BASIC_AUTH_USER_INFO_CONFIG, CachedSchemaRegistryClient.CONNECT_TIMEOUT_MS_CONFIG,
                 CachedSchemaRegistryClient.REQUEST_TIMEOUT_MS_CONFIG, CachedSchemaRegistryClient.RETRY_MAX_MS_CONFIG,
                 Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE, Topics.OUTBOX_BACKFILL,
-                Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES, Topics.OUTBOX_DLQ));
+                Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES, Topics.OUTBOX_DLQ,
+                Topics.DELIVERY_PARTS));
         return keys;
     }
 }

@@ -17,10 +17,13 @@ import java.util.List;
  * @param preferences        compacted per-user preferences such as digest opt-out ({@code topic.preferences})
  * @param outboxDlq          outbox records a sender can never read, with the reason in headers
  *                           ({@code topic.outbox.dlq})
+ * @param deliveryParts      one result per part of a split notification ({@code text.too.long=split}), written by the
+ *                           senders and folded by the topology into the notification's one result on
+ *                           {@code deliveryResults} ({@code topic.delivery.parts})
  */
 public record Topics(String notifications, String notificationsBackfill, String dlq, String outboxLive,
                      String outboxBackfill, String deliveryResults, String chatEvents, String senderStatus,
-                     String preferences, String outboxDlq) {
+                     String preferences, String outboxDlq, String deliveryParts) {
 
     public static final String NOTIFICATIONS = "topic.notifications";
     public static final String NOTIFICATIONS_BACKFILL = "topic.notifications.backfill";
@@ -32,6 +35,7 @@ public record Topics(String notifications, String notificationsBackfill, String 
     public static final String SENDER_STATUS = "topic.sender.status";
     public static final String PREFERENCES = "topic.preferences";
     public static final String OUTBOX_DLQ = "topic.outbox.dlq";
+    public static final String DELIVERY_PARTS = "topic.delivery.parts";
 
     public static Topics defaults() {
         return from(Settings.empty());
@@ -48,13 +52,14 @@ public record Topics(String notifications, String notificationsBackfill, String 
                 s.string(CHAT_EVENTS, "chat.events"),
                 s.string(SENDER_STATUS, "sender.status"),
                 s.string(PREFERENCES, "preferences"),
-                s.string(OUTBOX_DLQ, "outbox.dlq"));
+                s.string(OUTBOX_DLQ, "outbox.dlq"),
+                s.string(DELIVERY_PARTS, "delivery.parts"));
     }
 
     /** All topics, for creating them up front (the demo, tests). */
     public List<String> all() {
         return List.of(notifications, notificationsBackfill, dlq, outboxLive, outboxBackfill, deliveryResults,
-                chatEvents, senderStatus, preferences, outboxDlq);
+                chatEvents, senderStatus, preferences, outboxDlq, deliveryParts);
     }
 
     /** Topics that are compacted (latest value per key matters). */

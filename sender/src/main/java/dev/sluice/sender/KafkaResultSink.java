@@ -26,6 +26,9 @@ import org.slf4j.LoggerFactory;
  * marks the message's offset done only when Kafka acknowledged the result; then also raises the message's
  * idempotency key to "result written", so a redelivery after a crash writes no second result.
  *
+ * <p>The result of a part of a split notification (it has a {@code part}, {@code text.too.long=split}) goes to
+ * {@code delivery.parts} instead, where the topology folds the parts' results into the notification's one result.
+ *
  * <p>A write that fails, at once (the serializer cannot get the schema id from the registry, the producer's
  * buffer is full) or later (the broker refused it until {@code delivery.timeout.ms} passed), is counted in
  * {@value SluiceMetrics#RESULTS_WRITE_FAILED} and written again by this sink, in memory, with exponential
@@ -48,6 +51,7 @@ final class KafkaResultSink implements ResultSink, AutoCloseable {
 
     private final Producer<String, DeliveryResult> producer;
     private final String topic;
+    private final String partsTopic;
     private final OffsetTracker offsets;
     private final SentMarks sentMarks;
     private final Duration backoff;
@@ -57,10 +61,18 @@ final class KafkaResultSink implements ResultSink, AutoCloseable {
     private final MeterRegistry registry;
     private volatile boolean closed;
 
+    /** Part results go to {@code topic} too (tests of the sink alone). */
     KafkaResultSink(Producer<String, DeliveryResult> producer, String topic, OffsetTracker offsets,
+                    SentMarks sentMarks, Duration backoff, MeterRegistry registry, String instanceId) {
+        this(producer, topic, topic, offsets, sentMarks, backoff, registry, instanceId);
+    }
+
+    /** @param partsTopic where results with a {@code part} go ({@code topic.delivery.parts}) */
+    KafkaResultSink(Producer<String, DeliveryResult> producer, String topic, String partsTopic, OffsetTracker offsets,
                     SentMarks sentMarks, Duration backoff, MeterRegistry registry, String instanceId) {
         this.producer = producer;
         this.topic = topic;
+        this.partsTopic = partsTopic;
         this.offsets = offsets;
         this.sentMarks = sentMarks;
         this.backoff = backoff.compareTo(RETRY_BACKOFF_MAX) > 0 ? RETRY_BACKOFF_MAX : backoff;
@@ -99,7 +111,7 @@ final class KafkaResultSink implements ResultSink, AutoCloseable {
             return; // the offset stays pending: the next owner writes the result from the sent mark
         }
         try {
-            producer.send(new ProducerRecord<>(topic, result.getChatId(), result), (metadata, error) -> {
+            producer.send(new ProducerRecord<>(topicOf(result), result.getChatId(), result), (metadata, error) -> {
                 if (error == null) {
                     written(message, result, attempt);
                 } else {
@@ -111,12 +123,17 @@ final class KafkaResultSink implements ResultSink, AutoCloseable {
         }
     }
 
+    /** {@code delivery.parts} for the result of a part of a split notification, else {@code delivery.results}. */
+    String topicOf(DeliveryResult result) {
+        return result.getPart() != null ? partsTopic : topic;
+    }
+
     private void written(PendingMessage message, DeliveryResult result, int attempt) {
         awaitingWrite.decrementAndGet();
         offsets.done(message.partition(), message.offset());
         if (attempt > 1) {
             log.info("wrote the {} result of message {} to {} at attempt {}", result.getStatus(),
-                    result.getMessageId(), topic, attempt);
+                    result.getMessageId(), topicOf(result), attempt);
         }
         if (result.getStatus() == DeliveryStatus.DELIVERED || result.getStatus() == DeliveryStatus.UNCERTAIN) {
             // Only a message that reached the provider carries a sent mark to raise. A FAILED or EXPIRED one
@@ -130,7 +147,7 @@ final class KafkaResultSink implements ResultSink, AutoCloseable {
         long waitMs = backoffMs(attempt);
         // The message is not named by its text, only by id; the error never carries a token.
         log.warn("could not write the {} result of message {} to {} (attempt {}): {}; writing it again in {} ms",
-                result.getStatus(), result.getMessageId(), topic, attempt, error.toString(), waitMs);
+                result.getStatus(), result.getMessageId(), topicOf(result), attempt, error.toString(), waitMs);
         try {
             retries.schedule(() -> write(message, result, attempt + 1), waitMs, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {

@@ -71,6 +71,7 @@ final class Outcomes {
                 .setFoldedIds(List.copyOf(m.getFoldedIds()))
                 .setMigratedToChatId(target.equals(m.getChatId()) ? null : target)
                 .setSenderInstance(instanceId)
+                .setPart(m.getPart()) // a part's result goes to delivery.parts (KafkaResultSink)
                 .build();
         metrics.result(status, m.getEventClass());
         results.emit(p, r);

@@ -109,8 +109,8 @@ final class SenderWiring {
                 new ByteArraySerializer());
         this.consumerMetrics = SluiceBinders.kafkaConsumer(consumer, registry);
         this.producerMetrics = SluiceBinders.kafkaProducer(producer, registry);
-        this.resultSink = new KafkaResultSink(producer, config.topics().deliveryResults(), offsets, sentMarks,
-                config.retryBackoff(), registry, config.instanceId());
+        this.resultSink = new KafkaResultSink(producer, config.topics().deliveryResults(), config.topics().deliveryParts(),
+                offsets, sentMarks, config.retryBackoff(), registry, config.instanceId());
         this.unreadable = new UnreadableRecords(consumer, dlqProducer, config.topics().outboxDlq(), resultSink, offsets,
                 clock, config.unreadableSchemaGrace(), config.retryBackoff(), config.instanceId(), registry);
         this.botSlots = new BotSlots(config.maxInFlightPerBot());

@@ -248,7 +248,7 @@ final class UnreadableRecords {
                 .setStatus(DeliveryStatus.FAILED).setEventClass(m.getEventClass()).setLane(m.getLane())
                 .setReason(reason).setAttempts(0).setDueAt(m.getDueAt()).setResultAt(Instant.ofEpochMilli(clock.millis()))
                 .setDigestCount(m.getDigestCount()).setFoldedIds(List.copyOf(m.getFoldedIds()))
-                .setSenderInstance(instanceId).build();
+                .setSenderInstance(instanceId).setPart(m.getPart()).build();
     }
 
     /**

@@ -19,6 +19,12 @@ import java.util.Map;
  *       Telegram's count, so nothing we pass is refused for length)</li>
  *   <li>with {@code media} the text is a caption: at most {@value #MAX_CAPTION_LENGTH} characters, may be empty; a
  *       delete's text (and a markup edit's) is not sent, only bounded; the extras by {@link RichMessageValidator}</li>
+ *   <li>with {@code text.too.long=split} ({@link #validate(Notification, int)} with more than one part allowed) a longer
+ *       text of a send (not an edit) passes when {@link TextSplitter} cuts it into at most {@code text.split.max.parts}
+ *       parts (the first at most the caption limit when it carries media, every other at most
+ *       {@value #MAX_TEXT_LENGTH}); a text that needs more is dead-lettered naming the field, its length and the key.
+ *       Such a notification is at most 20 x 4,096 characters of text (about 240 KiB in UTF-8), still far below
+ *       {@code max.request.size}</li>
  *   <li>every other field bounded in UTF-8 bytes (constants below), so that no record the topology writes
  *       (outbox, digest store changelog, results) can exceed a producer's {@code max.request.size} (1 MiB by
  *       default): a notification is at most about 32 KiB, a digest entry (the latest notification plus at most
@@ -55,8 +61,21 @@ public final class NotificationValidator {
     private NotificationValidator() {
     }
 
-    /** @throws InvalidNotificationException naming the first broken rule's field and value */
+    /**
+     * The rules with {@code text.too.long=dead-letter}: a text longer than one message allows is invalid.
+     *
+     * @throws InvalidNotificationException naming the first broken rule's field and value
+     */
     public static void validate(Notification n) {
+        validate(n, 1);
+    }
+
+    /**
+     * @param maxParts 1 with {@code text.too.long=dead-letter}; else {@code text.split.max.parts}: the parts a send's
+     *                 too-long text may be split into
+     * @throws InvalidNotificationException naming the first broken rule's field and value
+     */
+    public static void validate(Notification n, int maxParts) {
         requireText("id", n.getId());
         maxBytes("id", n.getId(), MAX_ID_BYTES);
         requireText("bot_id", n.getBotId());
@@ -75,7 +94,14 @@ public final class NotificationValidator {
         } else if (n.getEditOf() != null && n.getEditPart() == EditPart.CAPTION) {
             maxCharacters(n, MAX_CAPTION_LENGTH, "caption", "Telegram editMessageCaption");
         } else if (n.getMedia() != null && n.getEditOf() == null) {
-            maxCharacters(n, MAX_CAPTION_LENGTH, "caption", "Telegram send" + mediaMethod(n));
+            if (maxParts > 1 && n.getText().length() > MAX_CAPTION_LENGTH) {
+                requireParts(n, MAX_CAPTION_LENGTH, maxParts);
+            } else {
+                maxCharacters(n, MAX_CAPTION_LENGTH, "caption", "Telegram send" + mediaMethod(n));
+            }
+        } else if (n.getEditOf() == null && maxParts > 1 && n.getText().length() > MAX_TEXT_LENGTH) {
+            requireText("text", n.getText());
+            requireParts(n, MAX_TEXT_LENGTH, maxParts);
         } else {
             requireMessageText(n, MAX_TEXT_LENGTH, n.getEditOf() != null ? "Telegram editMessageText" : "Telegram sendMessage");
         }
@@ -117,6 +143,19 @@ public final class NotificationValidator {
             throw new InvalidNotificationException("not_before", "field not_before " + n.getNotBefore() + " is more than "
                     + maxHorizonMs + " ms after now (" + Instant.ofEpochMilli(nowMs) + "; schedule.max.horizon.ms), "
                     + "so it would wait in the schedule store without a result (notification id " + shortened(n.getId()) + ")");
+        }
+    }
+
+    /** A text longer than one message: it must split into at most {@code maxParts} parts ({@link TextSplitter}). */
+    private static void requireParts(Notification n, int firstMax, int maxParts) {
+        int length = n.getText().length();
+        // more than maxParts full parts can never fit: no need to cut a huge text to know
+        if ((long) length > firstMax + (long) (maxParts - 1) * MAX_TEXT_LENGTH
+                || TextSplitter.split(n.getText(), firstMax, MAX_TEXT_LENGTH, maxParts).isEmpty()) {
+            throw new InvalidNotificationException("text", "field text has " + length + " characters: split at paragraph,"
+                    + " line and word boundaries into parts of at most " + MAX_TEXT_LENGTH + (firstMax == MAX_TEXT_LENGTH ? ""
+                    : " (the first, a media caption, at most " + firstMax + ")") + " it needs more than the " + maxParts
+                    + " parts text.split.max.parts allows (notification id " + n.getId() + ")");
         }
     }
 

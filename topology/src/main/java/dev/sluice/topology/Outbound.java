@@ -5,6 +5,7 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.DigestEntry;
 import dev.sluice.avro.EditPart;
 import dev.sluice.avro.Lane;
+import dev.sluice.avro.MessagePart;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
@@ -132,6 +133,48 @@ final class Outbound {
         }
         keep = Math.max(0, keep);
         return text.substring(0, keep) + "\u2026 and " + (text.length() - keep) + " more characters";
+    }
+
+    /**
+     * The messages {@code m} is sent as ({@code text.too.long=split}, node {@code <lane>-split-parts}): {@code m} itself
+     * when its text fits in one message ({@link #maxTextLength}), or when it is not a send (an edit or a delete, which are
+     * bounded at validation) or a digest (bounded by {@link #digestText}); else its parts in order
+     * ({@link TextSplitter}: part 1 at most the caption limit when it carries media, every other at most 4,096), whatever
+     * their number (validation bounded it by {@code text.split.max.parts}; a notification that waited in a store while
+     * the setting changed is still split rather than failed).
+     *
+     * <p>Part k of n: id {@code <id>#k/n}, {@code part} = (k, n, id), the same chat, bot, class, lane, times, parse
+     * mode, topic, protection and preview setting. Part 1 carries the media (its text is the caption) and the inline
+     * keyboard, since the notification's one result names part 1's provider message id, so an edit or delete of the
+     * notification acts on part 1. Parts 2..n are silent ({@code disable_notification}): one notification, one alert.
+     * No part has a bot pool: all parts come from {@code bot_id}, in order.
+     */
+    static List<OutboundMessage> parts(OutboundMessage m) {
+        if (m.getEditOf() != null || m.getDeleteOf() != null || m.getDigestCount() > 0 || m.getPart() != null
+                || m.getText().length() <= maxTextLength(m.getMedia() != null)) {
+            return List.of(m);
+        }
+        List<String> texts = TextSplitter.split(m.getText(), maxTextLength(m.getMedia() != null),
+                NotificationValidator.MAX_TEXT_LENGTH, Integer.MAX_VALUE);
+        if (texts.size() == 1) {
+            m.setText(texts.get(0));
+            return List.of(m);
+        }
+        int n = texts.size();
+        List<OutboundMessage> parts = new ArrayList<>(n);
+        for (int k = 1; k <= n; k++) {
+            OutboundMessage.Builder b = OutboundMessage.newBuilder(m)
+                    .setId(m.getId() + "#" + k + "/" + n)
+                    .setText(texts.get(k - 1))
+                    .setBotPool(new ArrayList<>())
+                    .setAttributes(new HashMap<>(m.getAttributes()))
+                    .setPart(MessagePart.newBuilder().setIndex(k).setCount(n).setParentId(m.getId()).build());
+            if (k > 1) {
+                b.setMedia(null).setReplyMarkup(null).setDisableNotification(true);
+            }
+            parts.add(b.build());
+        }
+        return parts;
     }
 
     /**

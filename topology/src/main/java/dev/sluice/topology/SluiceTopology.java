@@ -59,6 +59,13 @@ import org.apache.kafka.streams.state.Stores;
  * {@code <p>-to-addressed} and {@code <p>-addressed-result} → {@code <p>-to-address-result} → {@code <p>-address-results-sink}
  * (an edit or delete whose message cannot be found ends FAILED); {@code delivery-results-source} →
  * {@code delivery-results-to-message-ids} ({@link ProviderMessageIdsProcessor}) keeps {@code provider-message-id-store}.
+ * Between {@code <p>-to-addressed} and {@code <p>-outbox-sink}: {@code <p>-split-parts} ({@link Outbound#parts}) sends a
+ * text too long for one message ({@code text.too.long=split}) as its ordered parts {@code <id>#k/n}, keyed by the chat
+ * like the rest, so they keep per-chat order; any other message passes unchanged.
+ *
+ * <p>Parts: {@code delivery-parts-source} ({@code delivery.parts}, where senders write the results of parts) →
+ * {@code delivery-parts-aggregate} ({@link PartResultsProcessor}, store {@code part-results-store}) →
+ * {@code delivery-parts-results-sink}: exactly one result per split notification on {@code delivery.results}.
  *
  * <p>Shared: {@code chat-events-source} → {@code chat-events-to-status} and {@code delivery-results-source} →
  * {@code delivery-results-to-status} keep {@code chat-status-store} ({@link ChatStatusProcessor}); global
@@ -88,6 +95,8 @@ public final class SluiceTopology {
     public static final String PREFERENCES_STORE = "preferences-store";
     /** Notification id to provider message id, from {@code delivery.results}, for edits and deletes (issue 20). */
     public static final String PROVIDER_MESSAGE_ID_STORE = "provider-message-id-store";
+    /** Results of the parts of split notifications until each notification has its one result ({@link PartResultsProcessor}). */
+    public static final String PART_RESULTS_STORE = "part-results-store";
 
     private SluiceTopology() {
     }
@@ -155,6 +164,15 @@ public final class SluiceTopology {
         deliveryResults.process(() -> new ProviderMessageIdsProcessor(new SpecificAvroDeserializer<>(registry, DeliveryResult.class)),
                 Named.as("delivery-results-to-message-ids"), PROVIDER_MESSAGE_ID_STORE);
 
+        // text.too.long=split: the parts' results (delivery.parts) become each notification's one result
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PART_RESULTS_STORE),
+                Serdes.String(), new SpecificAvroSerde<>(registry, DeliveryResult.class)));
+        builder.stream(topics.deliveryParts(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("delivery-parts-source"))
+                .process(() -> new PartResultsProcessor(new SpecificAvroDeserializer<>(registry, DeliveryResult.class)),
+                        Named.as("delivery-parts-aggregate"), PART_RESULTS_STORE)
+                .to(topics.deliveryResults(), Produced.with(Serdes.String(), new SpecificAvroSerde<>(registry, DeliveryResult.class))
+                        .withName("delivery-parts-results-sink"));
+
         SpecificAvroSerde<Notification> notificationSerde = new SpecificAvroSerde<>(registry, Notification.class);
         addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde, keyedInput);
         addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde, keyedInput);
@@ -178,7 +196,8 @@ public final class SluiceTopology {
 
         KStream<byte[], Checked> checked = builder
                 .stream(spec.sourceTopic(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("source")))
-                .process(() -> new ValidateProcessor(notificationSerde.deserializer(), spec, config.scheduleMaxHorizonMs(), keyedInput),
+                .process(() -> new ValidateProcessor(notificationSerde.deserializer(), spec, config.scheduleMaxHorizonMs(), keyedInput,
+                                config.textTooLong() == TopologyConfig.TextTooLong.SPLIT ? config.textSplitMaxParts() : 1),
                         Named.as(spec.name("validate")));
 
         checked.split(Named.as(spec.name("checked")))
@@ -243,6 +262,8 @@ public final class SluiceTopology {
                         .split(Named.as(spec.name("addressed")))
                         .branch((key, value) -> value instanceof OutboundMessage, Branched.withConsumer(addressed -> addressed
                                 .mapValues(value -> (OutboundMessage) value, Named.as(spec.name("to-addressed")))
+                                // a too-long text (text.too.long=split) leaves as its ordered parts, same key: per-chat order
+                                .flatMapValues(Outbound::parts, Named.as(spec.name("split-parts")))
                                 .to(spec.outboxTopic(), Produced.with(Serdes.String(), outboundSerde).withName(spec.name("outbox-sink"))),
                                 "-outbound"))
                         .defaultBranch(Branched.withConsumer(unaddressable -> unaddressable

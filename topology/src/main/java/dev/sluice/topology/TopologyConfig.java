@@ -44,6 +44,14 @@ import org.apache.kafka.streams.StreamsConfig;
  *       too (per-chat order). Past it the edit ends FAILED "message to edit not found" ({@link EditAddressProcessor})</li>
  *   <li>{@code edit.target.retention.ms} (default 86400000, 24 h; 60000..2592000000) how long the provider message id of a
  *       delivered notification is kept for edits and deletes (window store {@code provider-message-id-store}, changelogged)</li>
+ *   <li>{@code text.too.long} (default {@code dead-letter}; or {@code split}) what a notification whose text is too long
+ *       for one Telegram message does (more than 4,096 characters for sendMessage, 1,024 for a media caption):
+ *       {@code dead-letter} sends it to {@code notifications.dlq} with a FAILED result (the behaviour before the key
+ *       existed); {@code split} sends it as ordered parts ({@link TextSplitter}: cut at paragraph, line, then word
+ *       boundaries) to the same chat, parts {@code <id>#k/n}, whose results the topology folds into the
+ *       notification's one result ({@link PartResultsProcessor}). Edits stay bounded (an edit is one message)</li>
+ *   <li>{@code text.split.max.parts} (default 10; 2..20) with {@code split}: a text that needs more parts is
+ *       dead-lettered with a reason naming the field, its length and this key</li>
  *   <li>{@code stream.thread.replacements.max} (default 3) and {@code stream.thread.replacements.window.ms} (default
  *       600000): a failed stream thread is replaced at most this many times within the window; one more failure
  *       shuts the Kafka Streams client down (state ERROR: {@code /health/live} and {@code /health/ready} answer 503)
@@ -65,6 +73,14 @@ import org.apache.kafka.streams.StreamsConfig;
  * </ul>
  */
 public final class TopologyConfig {
+    /** {@code text.too.long}: what a notification whose text is too long for one message does. */
+    public enum TextTooLong {
+        /** Dead-lettered with a FAILED result (the default, the behaviour before the key existed). */
+        DEAD_LETTER,
+        /** Sent as ordered parts sharing the notification's one result. */
+        SPLIT
+    }
+
     public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
     public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
     public static final String APPLICATION_ID = "application.id";
@@ -85,6 +101,10 @@ public final class TopologyConfig {
     public static final String SCHEDULE_MAX_HORIZON_MS = "schedule.max.horizon.ms";
     public static final String EDIT_WAIT_MAX_MS = "edit.wait.max.ms";
     public static final String EDIT_TARGET_RETENTION_MS = "edit.target.retention.ms";
+    public static final String TEXT_TOO_LONG = "text.too.long";
+    public static final String TEXT_SPLIT_MAX_PARTS = "text.split.max.parts";
+    /** Most parts {@code text.split.max.parts} may allow (20 messages of 4,096 characters). */
+    public static final int MAX_TEXT_SPLIT_PARTS = 20;
     public static final String STREAM_THREAD_REPLACEMENTS_MAX = "stream.thread.replacements.max";
     public static final String STREAM_THREAD_REPLACEMENTS_WINDOW_MS = "stream.thread.replacements.window.ms";
     /** Largest {@code digest.max.folded.ids}: 1000 ids of at most 256 bytes stay far below 1 MiB. */
@@ -113,6 +133,8 @@ public final class TopologyConfig {
     private final long editWaitMaxMs;
     private final long editTargetRetentionMs;
     private final int streamThreadReplacementsMax;
+    private final TextTooLong textTooLong;
+    private final int textSplitMaxParts;
     private final long streamThreadReplacementsWindowMs;
 
     private TopologyConfig(Settings s) {
@@ -151,6 +173,9 @@ public final class TopologyConfig {
                 "a duration in milliseconds 1000..86400000 (24 h)");
         this.editTargetRetentionMs = s.longValue(EDIT_TARGET_RETENTION_MS, 86_400_000L, v -> v >= 60_000 && v <= 30L * 86_400_000L,
                 "a duration in milliseconds 60000..2592000000 (30 days)");
+        this.textTooLong = s.enumValue(TEXT_TOO_LONG, TextTooLong.class, TextTooLong.DEAD_LETTER);
+        this.textSplitMaxParts = Math.toIntExact(s.longValue(TEXT_SPLIT_MAX_PARTS, 10, v -> v >= 2 && v <= MAX_TEXT_SPLIT_PARTS,
+                "an integer 2.." + MAX_TEXT_SPLIT_PARTS));
         this.streamThreadReplacementsMax = Math.toIntExact(s.longValue(STREAM_THREAD_REPLACEMENTS_MAX, 3, v -> v >= 0 && v <= 1_000,
                 "an integer 0..1000"));
         this.streamThreadReplacementsWindowMs = s.longValue(STREAM_THREAD_REPLACEMENTS_WINDOW_MS, 600_000, v -> v >= 1_000,
@@ -268,6 +293,16 @@ public final class TopologyConfig {
         return scheduleMaxHorizonMs;
     }
 
+    /** {@code text.too.long}. */
+    public TextTooLong textTooLong() {
+        return textTooLong;
+    }
+
+    /** {@code text.split.max.parts}. */
+    public int textSplitMaxParts() {
+        return textSplitMaxParts;
+    }
+
     /** {@code stream.thread.replacements.max}. */
     public int streamThreadReplacementsMax() {
         return streamThreadReplacementsMax;
@@ -295,6 +330,8 @@ public final class TopologyConfig {
                 + ", pressure.drain.time.threshold.ms=" + pressureDrainTimeThresholdMs
                 + ", pressure.status.max.age.ms=" + pressureStatusMaxAgeMs + ", policy=" + chatPolicy
                 + ", dedupe.window.ms=" + dedupeWindowMs + ", schedule.max.horizon.ms=" + scheduleMaxHorizonMs
+                + ", text.too.long=" + textTooLong.name().toLowerCase().replace('_', '-')
+                + ", text.split.max.parts=" + textSplitMaxParts
                 + ", stream.thread.replacements.max=" + streamThreadReplacementsMax
                 + ", stream.thread.replacements.window.ms=" + streamThreadReplacementsWindowMs
                 + ", kafka.*={" + pass + "}}";

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Step 1 of DESIGN.md's topology: reads the raw bytes of a source record as a {@link Notification}
- * (Confluent wire format), validates it ({@link NotificationValidator}, including {@code not_before} against
+ * (Confluent wire format), validates it ({@link NotificationValidator} with {@code text.too.long}, including {@code not_before} against
  * {@code schedule.max.horizon.ms} on the wall clock) and normalises its {@code chat_id} ({@link ChatIds}), so
  * the repartition key, the stores, the outbox key and {@code chat_id} all use the normalised id.
  *
@@ -37,12 +37,19 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[]
     private final LaneSpec spec;
     private final long scheduleMaxHorizonMs;
     private final ChatKeyedInput keyedInput;
+    private final int maxParts;
 
-    ValidateProcessor(Deserializer<Notification> deserializer, LaneSpec spec, long scheduleMaxHorizonMs, ChatKeyedInput keyedInput) {
+    /**
+     * @param maxParts parts a too-long text may be split into: 1 with {@code text.too.long=dead-letter}, else
+     *                 {@code text.split.max.parts}
+     */
+    ValidateProcessor(Deserializer<Notification> deserializer, LaneSpec spec, long scheduleMaxHorizonMs, ChatKeyedInput keyedInput,
+                      int maxParts) {
         this.deserializer = deserializer;
         this.spec = spec;
         this.scheduleMaxHorizonMs = scheduleMaxHorizonMs;
         this.keyedInput = keyedInput;
+        this.maxParts = maxParts;
     }
 
     @Override
@@ -55,7 +62,7 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[]
                 throw new InvalidNotificationException("value", "record value is null (a tombstone), expected a Notification");
             }
             notification = deserializer.deserialize(topic, record.headers(), record.value());
-            NotificationValidator.validate(notification);
+            NotificationValidator.validate(notification, maxParts);
             NotificationValidator.validateNotBefore(notification, context().currentSystemTimeMs(), scheduleMaxHorizonMs);
         } catch (SchemaRegistryException e) {
             if (e.retriable()) {

@@ -139,7 +139,7 @@ class TopologyServiceIT {
                 "commit.interval.ms", "100"));
         for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
                 Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES,
-                Topics.OUTBOX_DLQ)) {
+                Topics.OUTBOX_DLQ, Topics.DELIVERY_PARTS)) {
             settings = settings.with(key, "outage." + key.substring("topic.".length()));
         }
         TopologyConfig config = TopologyConfig.from(settings);
@@ -182,7 +182,7 @@ class TopologyServiceIT {
                 "state.dir", stateDir.toString()));
         for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
                 Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES,
-                Topics.OUTBOX_DLQ)) {
+                Topics.OUTBOX_DLQ, Topics.DELIVERY_PARTS)) {
             settings = settings.with(key, "copart." + key.substring("topic.".length()));
         }
         TopologyConfig config = TopologyConfig.from(settings);

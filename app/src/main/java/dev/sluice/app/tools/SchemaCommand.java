@@ -66,7 +66,7 @@ public final class SchemaCommand implements Callable<Integer> {
         Topics t = Topics.defaults();
         return List.of(
                 new Entry(Notification.getClassSchema(), List.of(t.notifications(), t.notificationsBackfill()), false),
-                new Entry(DeliveryResult.getClassSchema(), List.of(t.deliveryResults()), false),
+                new Entry(DeliveryResult.getClassSchema(), List.of(t.deliveryResults(), t.deliveryParts()), false),
                 new Entry(ChatEvent.getClassSchema(), List.of(t.chatEvents()), false),
                 new Entry(Preference.getClassSchema(), List.of(t.preferences()), false),
                 new Entry(OutboundMessage.getClassSchema(), List.of(t.outboxLive(), t.outboxBackfill()), false),

@@ -45,7 +45,7 @@ class SchemaCommandTest {
         assertThat(r.exit()).isZero();
         assertThat(r.out().lines().filter(l -> l.startsWith("# ")).toList()).containsExactly(
                 "# Notification (topics: notifications, notifications.backfill; registry subjects: notifications-value, notifications.backfill-value)",
-                "# DeliveryResult (topics: delivery.results; registry subjects: delivery.results-value)",
+                "# DeliveryResult (topics: delivery.results, delivery.parts; registry subjects: delivery.results-value, delivery.parts-value)",
                 "# ChatEvent (topics: chat.events; registry subjects: chat.events-value)",
                 "# Preference (topics: preferences; registry subjects: preferences-value)",
                 "# OutboundMessage (topics: outbox.live, outbox.backfill; registry subjects: outbox.live-value, outbox.backfill-value)",
