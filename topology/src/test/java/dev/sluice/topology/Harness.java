@@ -36,6 +36,7 @@ final class Harness implements AutoCloseable {
     final TestInputTopic<byte[], byte[]> backfill;
     final TestInputTopic<String, ChatEvent> chatEvents;
     final TestInputTopic<String, DeliveryResult> results;
+    final TestInputTopic<String, DeliveryResult> parts;
     final TestInputTopic<String, SenderStatus> senderStatus;
     final TestInputTopic<String, Preference> preferences;
     final TestOutputTopic<String, OutboundMessage> outboxLive;
@@ -60,6 +61,7 @@ final class Harness implements AutoCloseable {
         backfill = driver.createInputTopic("notifications.backfill", new ByteArraySerializer(), new ByteArraySerializer());
         chatEvents = driver.createInputTopic("chat.events", new StringSerializer(), new SpecificAvroSerializer<>(registry));
         results = driver.createInputTopic("delivery.results", new StringSerializer(), new SpecificAvroSerializer<>(registry));
+        parts = driver.createInputTopic("delivery.parts", new StringSerializer(), new SpecificAvroSerializer<>(registry));
         senderStatus = driver.createInputTopic("sender.status", new StringSerializer(), new SpecificAvroSerializer<>(registry));
         preferences = driver.createInputTopic("preferences", new StringSerializer(), new SpecificAvroSerializer<>(registry));
         outboxLive = driver.createOutputTopic("outbox.live", new StringDeserializer(),
@@ -128,6 +130,11 @@ final class Harness implements AutoCloseable {
     /** A delivery.results record, keyed by its chat_id as the sender's KafkaResultSink keys it. */
     void result(DeliveryResult r) {
         results.pipeInput(new TestRecord<>(r.getChatId(), r, now));
+    }
+
+    /** A delivery.parts record (the result of one part of a split notification), keyed by its chat_id as the sender keys it. */
+    void partResult(DeliveryResult r) {
+        parts.pipeInput(new TestRecord<>(r.getChatId(), r, now));
     }
 
     /** A sender.status report of one instance. */

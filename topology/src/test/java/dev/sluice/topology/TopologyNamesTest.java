@@ -51,7 +51,7 @@ class TopologyNamesTest {
                     "dlq-original", "dlq-sink", "dlq-has-result", "dlq-result", "dlq-results-sink", "by-chat-path", "by-chat-path-direct",
                     "by-chat-path-repartition", "direct-key", "key-by-chat", "by-chat-merge", "route", "routed", "routed-outbound", "routed-result",
                     "to-outbound", "outbox-sink", "to-result", "results-sink", "address", "addressed", "addressed-outbound",
-                    "addressed-result", "to-addressed", "to-address-result", "address-results-sink"}) {
+                    "addressed-result", "to-addressed", "to-address-result", "address-results-sink", "split-parts"}) {
                 expected.add(p + "-" + step);
             }
             expected.add(repartition + "-repartition-filter");
@@ -59,17 +59,17 @@ class TopologyNamesTest {
             expected.add(repartition + "-repartition-source");
         }
         expected.addAll(Set.of("chat-events-source", "chat-events-to-status", "delivery-results-source", "delivery-results-to-status",
-                "delivery-results-to-message-ids",
+                "delivery-results-to-message-ids", "delivery-parts-source", "delivery-parts-aggregate", "delivery-parts-results-sink",
                 "sender-status-source", "sender-status", "preferences-source", "preferences"));
         assertThat(nodes).isEqualTo(expected);
         assertThat(stores).containsExactlyInAnyOrder("chat-status-store", "chat-policy-store", "live-digest-store",
                 "live-schedule-store", "backfill-digest-store", "backfill-schedule-store", "live-dedupe-store", "backfill-dedupe-store", "sender-status-store", "preferences-store",
-                "provider-message-id-store", "live-edit-wait-store", "backfill-edit-wait-store");
+                "provider-message-id-store", "live-edit-wait-store", "backfill-edit-wait-store", "part-results-store");
         for (String node : nodes) {
             assertThat(node).as("kebab-case, never generated (KSTREAM-...)").matches("[a-z]+(-[a-z]+)*");
         }
         assertThat(topics).contains("notifications", "notifications.backfill", "outbox.live", "outbox.backfill",
-                "notifications.dlq", "by-chat-repartition", "backfill-by-chat-repartition", "chat.events", "delivery.results",
+                "notifications.dlq", "by-chat-repartition", "backfill-by-chat-repartition", "chat.events", "delivery.results", "delivery.parts",
                 "sender.status", "preferences");
 
         Matcher generated = Pattern.compile("KSTREAM-|KTABLE-|KSTREAM_").matcher(description.toString());
