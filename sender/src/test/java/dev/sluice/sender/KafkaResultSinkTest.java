@@ -101,4 +101,20 @@ class KafkaResultSinkTest {
         }
         assertThat(calls.get()).as("no check after it worked").isEqualTo(3);
     }
+
+    @Test
+    void a_parts_result_goes_to_the_parts_topic_and_every_other_result_to_the_results_topic() {
+        MockProducer<String, DeliveryResult> producer = new MockProducer<>(true, null, new StringSerializer(), NO_BYTES);
+        try (KafkaResultSink sink = new KafkaResultSink(producer, "delivery.results", "delivery.parts", offsets, marks,
+                Duration.ofMillis(10), registry, "test-1")) {
+            DeliveryResult part = DeliveryResult.newBuilder(delivered("n#2/3"))
+                    .setPart(dev.sluice.avro.MessagePart.newBuilder().setIndex(2).setCount(3).setParentId("n").build()).build();
+            sink.emit(pending(1, "n#2/3"), part);
+            sink.emit(pending(2, "m"), delivered("m"));
+            assertThat(producer.history()).extracting(r -> r.topic() + " " + r.key() + " " + r.value().getMessageId())
+                    .containsExactly("delivery.parts 42 n#2/3", "delivery.results 42 m");
+            assertThat(offsets.committable(tp)).as("both done once written").isEqualTo(3);
+            assertThat(marks.get("bot", "n#2/3").state()).isEqualTo(SentMarks.State.RESULT_WRITTEN);
+        }
+    }
 }
