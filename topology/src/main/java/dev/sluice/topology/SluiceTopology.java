@@ -80,7 +80,9 @@ import org.apache.kafka.streams.state.Stores;
  * <p><b>Accounting</b> (every input id has exactly one terminal fate; an id repeated within
  * {@code dedupe.window.ms} is dropped as a duplicate, counted, and has the fate of its first copy): an id is in
  * exactly one of: the DLQ (plus a FAILED result when its id could be read);
- * an outbox record with {@code digest_count = 0} (its own {@code id}); the {@code folded_ids} of exactly one
+ * an outbox record with {@code digest_count = 0} (its own {@code id}), or, split ({@code text.too.long=split}), the n
+ * outbox records {@code <id>#k/n} whose {@code part.parent_id} is the id (their results on {@code delivery.parts} fold
+ * into one result for the id); the {@code folded_ids} of exactly one
  * outbox record with {@code digest_count > 0} (a digest, id {@code <lane>-digest-<partition>-<offset>-<ms>}; its
  * delivery result carries the same {@code folded_ids}); a {@code delivery.results} record with
  * {@code sender_instance = topology}: EXPIRED or SKIPPED_INACTIVE for one notification (its id is the
