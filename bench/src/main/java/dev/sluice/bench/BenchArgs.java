@@ -80,4 +80,24 @@ public final class BenchArgs {
     public String string(String name, String defaultValue) {
         return values.getOrDefault(name, defaultValue);
     }
+
+    /**
+     * {@code --topology-settings k=v,k=v}: topology config keys laid over a scenario's own (issue 21: A/B runs of one
+     * jar, e.g. {@code critical.commit.interval.ms=0} or {@code kafka.producer.retry.backoff.ms=20}); empty when absent.
+     */
+    public Map<String, String> topologySettings() {
+        Map<String, String> m = new LinkedHashMap<>();
+        String v = values.get("topology-settings");
+        if (v == null || v.isBlank()) {
+            return m;
+        }
+        for (String pair : v.split(",")) {
+            int eq = pair.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--topology-settings: expected key=value, got '" + pair + "'");
+            }
+            m.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+        }
+        return m;
+    }
 }

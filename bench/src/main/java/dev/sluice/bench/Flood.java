@@ -67,6 +67,9 @@ public final class Flood {
                     "schema.registry.url", infra.registry.url(), "application.id", "bench-flood",
                     "state.dir", infra.workDir.resolve("streams").toString(), "commit.interval.ms", "100",
                     "pressure.drain.time.threshold.ms", threshold, "digest.flush.interval.ms", digestFlushMs));
+            for (Map.Entry<String, String> e : args.topologySettings().entrySet()) {
+                topo = topo.with(e.getKey(), e.getValue());
+            }
             TopologyService topology = infra.track(new TopologyService(TopologyConfig.from(topo)));
             topology.start();
             Map<String, String> settings = infra.senderSettings(infra.telegram.apiUrl());
@@ -166,6 +169,9 @@ public final class Flood {
                         rate, threshold, digestFlushMs, WARM_UP_MESSAGES);
                 out.note("Sluice criticals, produced -> committed on outbox.live (topology): p50 %d ms, p99 %d ms; committed -> accepted (sender): p50 %d ms, p99 %d ms",
                         percentile(topologyPart, 0.5), percentile(topologyPart, 0.99), percentile(senderPart, 0.5), percentile(senderPart, 0.99));
+                if (!args.topologySettings().isEmpty()) {
+                    out.note("topology settings (--topology-settings): %s", args.topologySettings());
+                }
                 slowest.forEach(line -> out.note("over 2 s: %s", line));
                 out.put("sluice_critical_topology_p99_ms", percentile(topologyPart, 0.99))
                         .put("sluice_critical_sender_p99_ms", percentile(senderPart, 0.99));

@@ -64,6 +64,9 @@ public final class TopologyThroughput {
             Settings common = Settings.of(Map.of("bootstrap.servers", infra.kafka.bootstrapServers(),
                     "schema.registry.url", infra.registry.url(), "processing.guarantee", guarantee,
                     "commit.interval.ms", "100", "state.dir", infra.workDir.resolve("streams").toString()));
+            for (Map.Entry<String, String> e : args.topologySettings().entrySet()) {
+                common = common.with(e.getKey(), e.getValue());
+            }
 
             Infra.say("Sluice topology: %s", guarantee);
             TopologyService topology = new TopologyService(TopologyConfig.from(common.with("application.id", "bench-topology")));
@@ -93,6 +96,9 @@ public final class TopologyThroughput {
                     .put("ratio", Utilisation.round(sluice.perSecond() / base.perSecond()));
             out.note("%s, commit.interval.ms=100, 1 stream thread each, %d partitions, one embedded broker; input pre-produced, read from the start",
                     guarantee, Infra.PARTITIONS);
+            if (!args.topologySettings().isEmpty()) {
+                out.note("topology settings (--topology-settings): %s", args.topologySettings());
+            }
             out.emit(args);
             return sluice.count() >= events && base.count() >= events ? 0 : 2;
         }

@@ -6,11 +6,12 @@ import dev.sluice.avro.OutboundMessage;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.avro.specific.SpecificRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.ContextualProcessor;
@@ -30,16 +31,19 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * {@value #CHECK_INTERVAL_MS} ms releases what became addressable. Defined ends, without a provider call (a FAILED result,
  * {@code sender_instance = topology}): the named notification ended without a message (not DELIVERED), or no result came
  * within {@code edit.wait.max.ms} ("message to edit not found" / "message to delete not found"). Messages without an edit or
- * delete pass untouched when nothing of their chat waits. Owned by the stream thread of its task.
+ * delete pass untouched when nothing of their chat waits: the chats with waiting messages (and how many) are also kept in
+ * memory, loaded from the restored store at init and changed with every write, so a message of a chat with nothing waiting,
+ * and a punctuation with nothing waiting at all, read no store (issue 21). Owned by the stream thread of its task.
  */
 final class EditAddressProcessor extends ContextualProcessor<String, OutboundMessage, String, SpecificRecord> {
     /** How late an edit leaves after its original's result arrived; short, the wait store is small (bounded by the wait). */
     static final long CHECK_INTERVAL_MS = 200;
-    private static final StringSerializer KEYS = new StringSerializer();
     private final LaneSpec spec;
     private final long waitMaxMs;
     private WindowStore<String, String> ids;
     private KeyValueStore<String, OutboundMessage> waiting;
+    /** Chat id → number of its entries in {@link #waiting}. */
+    private final Map<String, Integer> waitingPerChat = new HashMap<>();
     private long seq;
 
     EditAddressProcessor(LaneSpec spec, TopologyConfig config) {
@@ -54,7 +58,9 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
         waiting = context.getStateStore(SluiceTopology.editWaitStore(spec));
         try (KeyValueIterator<String, OutboundMessage> it = waiting.all()) {
             while (it.hasNext()) {
-                String key = it.next().key;
+                KeyValue<String, OutboundMessage> kv = it.next();
+                String key = kv.key;
+                waitingPerChat.merge(kv.value.getChatId(), 1, Integer::sum);
                 seq = Math.max(seq, Long.parseLong(key.substring(key.lastIndexOf('\u001f') + 1)) + 1);
             }
         }
@@ -65,14 +71,9 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
     public void process(Record<String, OutboundMessage> record) {
         OutboundMessage m = record.value();
         long now = context().currentSystemTimeMs();
-        if (hasWaiting(m.getChatId()) || !release(m, now)) {
+        if (waitingPerChat.containsKey(m.getChatId()) || !release(m, now)) {
             waiting.put(m.getChatId() + '\u001f' + String.format("%019d", seq++), m);
-        }
-    }
-
-    private boolean hasWaiting(String chat) {
-        try (KeyValueIterator<String, OutboundMessage> it = waiting.prefixScan(chat + '\u001f', KEYS)) {
-            return it.hasNext();
+            waitingPerChat.merge(m.getChatId(), 1, Integer::sum);
         }
     }
 
@@ -117,7 +118,10 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
 
     /** Per chat in arrival order: releases the head while it can go; a chat whose head must wait keeps the rest. */
     private void releaseWaiting(long now) {
-        List<String> done = new ArrayList<>();
+        if (waitingPerChat.isEmpty()) {
+            return;
+        }
+        List<KeyValue<String, OutboundMessage>> done = new ArrayList<>();
         Set<String> blocked = new HashSet<>();
         List<KeyValue<String, OutboundMessage>> entries = new ArrayList<>();
         try (KeyValueIterator<String, OutboundMessage> it = waiting.all()) {
@@ -129,12 +133,15 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
                 continue;
             }
             if (release(e.value, now)) {
-                done.add(e.key);
+                done.add(e);
             } else {
                 blocked.add(chat);
             }
         }
-        done.forEach(waiting::delete);
+        for (KeyValue<String, OutboundMessage> e : done) {
+            waiting.delete(e.key);
+            waitingPerChat.computeIfPresent(e.value.getChatId(), (chat, n) -> n > 1 ? n - 1 : null);
+        }
     }
 
     private void forward(OutboundMessage m, long now) {

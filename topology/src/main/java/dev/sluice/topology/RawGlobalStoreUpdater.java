@@ -8,14 +8,22 @@ import org.apache.kafka.streams.state.KeyValueStore;
 /**
  * Keeps a global store as a copy of a compacted topic: latest raw value bytes per key, a tombstone deletes.
  * Raw bytes on purpose: a global store is restored by copying the topic, so the store must hold exactly
- * what the topic holds; readers decode (and skip what they cannot read) when they look a key up.
+ * what the topic holds; readers decode (and skip what they cannot read) when they look a key up. Each change is told to
+ * {@link StoreChanges} after it is written (readers that cache what they decoded, {@link BotPressure}). Runs on the
+ * global stream thread.
  */
 final class RawGlobalStoreUpdater implements Processor<String, byte[], Void, Void> {
     private final String storeName;
+    private final StoreChanges changes;
     private KeyValueStore<String, byte[]> store;
 
     RawGlobalStoreUpdater(String storeName) {
+        this(storeName, new StoreChanges());
+    }
+
+    RawGlobalStoreUpdater(String storeName, StoreChanges changes) {
         this.storeName = storeName;
+        this.changes = changes;
     }
 
     @Override
@@ -33,5 +41,6 @@ final class RawGlobalStoreUpdater implements Processor<String, byte[], Void, Voi
         } else {
             store.put(record.key(), record.value());
         }
+        changes.changed(record.key());
     }
 }

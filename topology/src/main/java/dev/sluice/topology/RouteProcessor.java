@@ -9,7 +9,6 @@ import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.avro.Preference;
 import dev.sluice.avro.SenderStatus;
-import dev.sluice.limits.GcraPolicy;
 import dev.sluice.topology.TopologyCounters.DigestTrigger;
 import dev.sluice.topology.TopologyCounters.FoldReason;
 import java.nio.ByteBuffer;
@@ -75,7 +74,6 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
 final class RouteProcessor extends ContextualProcessor<String, Notification, String, SpecificRecord> {
     private static final int MAX_MIGRATION_HOPS = 8;
     private static final int MAX_RELEASE_PER_PUNCTUATION = 10_000;
-    private static final int POLICY_SWEEP_PER_PUNCTUATION = 1_000;
     /** Attribute {@code sluice replay} sets on a notification it re-creates from a result. */
     static final String REPLAYED_FROM_ATTRIBUTE = "sluice.replayed.from";
 
@@ -84,26 +82,28 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private final Classifier classifier;
     private final TopologyCounters counters;
     private final Deserializer<SenderStatus> senderStatusDeserializer;
+    private final StoreChanges senderStatusChanges;
     private final Deserializer<Preference> preferenceDeserializer;
 
     private KeyValueStore<String, ChatStatus> chatStatus;
-    private KeyValueStore<String, String> policyStore;
-    private KeyValueStore<String, DigestEntry> digests;
+    private PolicyTats policy;
+    private PendingDigests digests;
     private KeyValueStore<Bytes, Notification> schedule;
     private WindowStore<String, Long> dedupe;
     private long releasedOpened;
     private BotPressure pressure;
     private DigestPreferences preferences;
-    private int pendingKeys;
-    private String policySweepFrom;
+    private CriticalCommits criticalCommits;
 
     RouteProcessor(LaneSpec spec, TopologyConfig config, Classifier classifier, TopologyCounters counters,
-                   Deserializer<SenderStatus> senderStatusDeserializer, Deserializer<Preference> preferenceDeserializer) {
+                   Deserializer<SenderStatus> senderStatusDeserializer, StoreChanges senderStatusChanges,
+                   Deserializer<Preference> preferenceDeserializer) {
         this.spec = spec;
         this.config = config;
         this.classifier = classifier;
         this.counters = counters;
         this.senderStatusDeserializer = senderStatusDeserializer;
+        this.senderStatusChanges = senderStatusChanges;
         this.preferenceDeserializer = preferenceDeserializer;
     }
 
@@ -111,24 +111,23 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     public void init(ProcessorContext<String, SpecificRecord> context) {
         super.init(context);
         chatStatus = context.getStateStore(SluiceTopology.CHAT_STATUS_STORE);
-        policyStore = context.getStateStore(SluiceTopology.CHAT_POLICY_STORE);
-        digests = context.getStateStore(SluiceTopology.digestStore(spec));
+        policy = new PolicyTats(config.chatPolicy(), context.getStateStore(SluiceTopology.CHAT_POLICY_STORE));
+        // Stores are restored before init: PendingDigests reads the entries a previous run left pending.
+        digests = new PendingDigests(context.getStateStore(SluiceTopology.digestStore(spec)));
         schedule = context.getStateStore(SluiceTopology.scheduleStore(spec));
         dedupe = context.getStateStore(SluiceTopology.dedupeStore(spec));
         pressure = new BotPressure(context.getStateStore(SluiceTopology.SENDER_STATUS_STORE), senderStatusDeserializer,
-                config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs());
+                config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs(),
+                senderStatusChanges);
         preferences = new DigestPreferences(context.getStateStore(SluiceTopology.PREFERENCES_STORE), preferenceDeserializer,
                 config.topics().preferences());
-        // Stores are restored before init: count the entries a previous run left pending.
-        pendingKeys = 0;
-        try (KeyValueIterator<String, DigestEntry> it = digests.all()) {
-            while (it.hasNext()) {
-                it.next();
-                pendingKeys++;
-            }
-        }
         context.schedule(Duration.ofMillis(config.digestFlushIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::flushAll);
         context.schedule(Duration.ofMillis(config.scheduleReleaseIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::release);
+        criticalCommits = new CriticalCommits(config.criticalCommitIntervalMs());
+        if (criticalCommits.enabled()) {
+            context.schedule(Duration.ofMillis(criticalCommits.minSpacingMs()), PunctuationType.WALL_CLOCK_TIME,
+                    now -> criticalCommits.punctuate(context, now));
+        }
     }
 
     @Override
@@ -204,7 +203,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
                     sendOn(n, eventClass, now);
                 } else if (pressure.underPressure(n.getBotId(), now)) {
                     fold(key, null, n, eventClass, FoldReason.PRESSURE, now, released);
-                } else if (!policyAllows(chat, now)) {
+                } else if (!policy.allows(chat, now)) {
                     fold(key, null, n, eventClass, FoldReason.POLICY, now, released);
                 } else {
                     sendOn(n, eventClass, now);
@@ -217,33 +216,14 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private void sendOn(Notification n, NotificationClass eventClass, long now) {
         context().forward(new Record<>(n.getChatId(), Outbound.single(n, eventClass, spec.lane(), now), now));
         counters.sentOn(spec.lane(), eventClass);
+        if (eventClass == NotificationClass.CRITICAL) {
+            criticalCommits.critical(context(), now); // its transaction closes now, not at commit.interval.ms
+        }
     }
 
     private void result(Notification n, NotificationClass eventClass, DeliveryStatus status, String reason, long now) {
         context().forward(new Record<>(n.getChatId(), Outbound.result(n, eventClass, spec.lane(), status, reason, now), now));
         counters.result(spec.lane(), eventClass, status);
-    }
-
-    /** The chat's policy GCRA: TAT stored as {@code <rate count>:<tat>} (the TAT's scale depends on the count). */
-    private boolean policyAllows(String chat, long now) {
-        Optional<GcraPolicy> policy = config.chatPolicy().forChat(chat);
-        if (policy.isEmpty()) {
-            return true;
-        }
-        GcraPolicy p = policy.get();
-        long tat = GcraPolicy.EMPTY_TAT;
-        String stored = policyStore.get(chat);
-        if (stored != null) {
-            int colon = stored.indexOf(':');
-            if (colon > 0 && Long.parseLong(stored.substring(0, colon)) == p.scaledUnitsPerMilli()) {
-                tat = Long.parseLong(stored.substring(colon + 1));
-            }
-        }
-        GcraPolicy.Result r = p.decide(tat, now);
-        if (r.decision().allowed()) {
-            policyStore.put(chat, p.scaledUnitsPerMilli() + ":" + r.tat());
-        }
-        return r.decision().allowed();
     }
 
     private void fold(String key, DigestEntry pending, Notification n, NotificationClass eventClass, FoldReason reason, long now,
@@ -254,7 +234,6 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
                     .setEntity(n.getEntity()).setEventClass(eventClass).setCount(0).setFirstAt(n.getCreatedAt())
                     .setLastAt(n.getCreatedAt()).setFoldedAt(Instant.ofEpochMilli(now)).setLatest(n)
                     .setFoldedIds(new ArrayList<>()).setDigestId(newDigestId(now, released)).build();
-            pendingKeys++;
         }
         List<String> ids = new ArrayList<>(e.getFoldedIds());
         ids.add(n.getId());
@@ -272,12 +251,11 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         if (ids.size() >= config.digestMaxFoldedIds()) {
             // Full: it leaves now as its own digest, so the id list stays bounded and every id is in one digest.
             digests.delete(key);
-            pendingKeys--;
             emitDigest(e, now, DigestTrigger.MAX_FOLDED_IDS);
         } else {
             digests.put(key, e);
         }
-        if (pendingKeys >= config.digestMaxKeys()) {
+        if (digests.size() >= config.digestMaxKeys()) {
             flush(now, true);
         }
     }
@@ -327,52 +305,20 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
      */
     void flushAll(long now) {
         flush(now, false);
-        sweepIdlePolicies(now);
-    }
-
-    /**
-     * Deletes up to {@value #POLICY_SWEEP_PER_PUNCTUATION} TATs of chats that are idle again (a full burst:
-     * the same as never seen), continuing from where the last sweep stopped, so the policy store holds the
-     * chats active within about one burst time, not every chat ever seen.
-     */
-    private void sweepIdlePolicies(long now) {
-        List<String> idle = new ArrayList<>();
-        String last = null;
-        int seen = 0;
-        try (KeyValueIterator<String, String> it = policyStore.range(policySweepFrom, null)) {
-            while (it.hasNext() && seen < POLICY_SWEEP_PER_PUNCTUATION) {
-                KeyValue<String, String> kv = it.next();
-                seen++;
-                last = kv.key;
-                Optional<GcraPolicy> policy = config.chatPolicy().forChat(kv.key);
-                int colon = kv.value.indexOf(':');
-                if (policy.isEmpty() || colon <= 0 || Long.parseLong(kv.value.substring(0, colon)) != policy.get().scaledUnitsPerMilli()
-                        || policy.get().millisUntilIdle(Long.parseLong(kv.value.substring(colon + 1)), now) == 0) {
-                    idle.add(kv.key);
-                }
-            }
-            policySweepFrom = it.hasNext() && last != null ? last + "\u0000" : null;
-        }
-        idle.forEach(policyStore::delete);
+        policy.sweepIdle(now);
     }
 
     /** {@code forced}: the {@code digest.max.keys} bound was reached; everything leaves, policy or not. */
     private void flush(long now, boolean forced) {
-        List<KeyValue<String, DigestEntry>> all = new ArrayList<>();
-        try (KeyValueIterator<String, DigestEntry> it = digests.all()) {
-            it.forEachRemaining(all::add);
-        }
+        List<KeyValue<String, DigestEntry>> all = digests.all();
         all.sort(Comparator.comparing((KeyValue<String, DigestEntry> kv) -> kv.value.getFoldedAt()).thenComparing(kv -> kv.key));
-        int kept = 0;
         for (KeyValue<String, DigestEntry> kv : all) {
-            if (!forced && !policyAllows(kv.value.getChatId(), now)) {
-                kept++;
+            if (!forced && !policy.allows(kv.value.getChatId(), now)) {
                 continue;
             }
             digests.delete(kv.key);
             emitDigest(kv.value, now, forced ? DigestTrigger.MAX_KEYS : DigestTrigger.INTERVAL);
         }
-        pendingKeys = kept;
     }
 
     /** Wall-clock punctuator: releases notifications whose not_before (or earlier expires_at) has come, in that order. */

@@ -141,10 +141,12 @@ public final class SluiceTopology {
                                  ChatKeyedInput keyedInput) {
         StreamsBuilder builder = new StreamsBuilder();
         var topics = config.topics();
+        // One per built topology: the sender-status updater (global thread) tells the routing processors what changed.
+        StoreChanges senderStatusChanges = new StoreChanges();
         builder.addGlobalStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SENDER_STATUS_STORE),
                         Serdes.String(), Serdes.ByteArray()).withLoggingDisabled(), topics.senderStatus(),
                 Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("sender-status"),
-                () -> new RawGlobalStoreUpdater(SENDER_STATUS_STORE));
+                () -> new RawGlobalStoreUpdater(SENDER_STATUS_STORE, senderStatusChanges));
         builder.addGlobalStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PREFERENCES_STORE),
                         Serdes.String(), Serdes.ByteArray()).withLoggingDisabled(), topics.preferences(),
                 Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("preferences"),
@@ -176,13 +178,14 @@ public final class SluiceTopology {
                         .withName("delivery-parts-results-sink"));
 
         SpecificAvroSerde<Notification> notificationSerde = new SpecificAvroSerde<>(registry, Notification.class);
-        addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde, keyedInput);
-        addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde, keyedInput);
+        addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde, keyedInput, senderStatusChanges);
+        addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde, keyedInput, senderStatusChanges);
         return builder.build();
     }
 
     private static void addLane(StreamsBuilder builder, LaneSpec spec, TopologyConfig config, SchemaRegistryClient registry,
-                                TopologyCounters counters, SpecificAvroSerde<Notification> notificationSerde, ChatKeyedInput keyedInput) {
+                                TopologyCounters counters, SpecificAvroSerde<Notification> notificationSerde, ChatKeyedInput keyedInput,
+                                StoreChanges senderStatusChanges) {
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(digestStore(spec)),
                 Serdes.String(), new SpecificAvroSerde<>(registry, DigestEntry.class)));
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(scheduleStore(spec)),
@@ -204,7 +207,7 @@ public final class SluiceTopology {
 
         checked.split(Named.as(spec.name("checked")))
                 .branch((key, value) -> value.isValid(), Branched.withConsumer(valid -> route(byChat(valid, spec, notificationSerde),
-                        spec, config, registry, counters, outboundSerde, resultSerde), "-valid"))
+                        spec, config, registry, counters, outboundSerde, resultSerde, senderStatusChanges), "-valid"))
                 .defaultBranch(Branched.withConsumer(invalid -> {
                     invalid.mapValues(c -> {
                                 counters.deadLettered(spec.lane());
@@ -249,9 +252,10 @@ public final class SluiceTopology {
 
     private static void route(KStream<String, Notification> byChat, LaneSpec spec, TopologyConfig config,
                               SchemaRegistryClient registry, TopologyCounters counters,
-                              SpecificAvroSerde<OutboundMessage> outboundSerde, SpecificAvroSerde<DeliveryResult> resultSerde) {
+                              SpecificAvroSerde<OutboundMessage> outboundSerde, SpecificAvroSerde<DeliveryResult> resultSerde,
+                              StoreChanges senderStatusChanges) {
         byChat.<String, SpecificRecord>process(() -> new RouteProcessor(spec, config, config.classifier(), counters,
-                                new SpecificAvroDeserializer<>(registry, SenderStatus.class),
+                                new SpecificAvroDeserializer<>(registry, SenderStatus.class), senderStatusChanges,
                                 new SpecificAvroDeserializer<>(registry, Preference.class)),
                         Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec),
                         dedupeStore(spec))

@@ -26,6 +26,10 @@ import org.apache.kafka.streams.StreamsConfig;
  *   <li>{@code state.dir} (default: Kafka Streams' default under java.io.tmpdir) local state directory</li>
  *   <li>{@code num.stream.threads} (default 1)</li>
  *   <li>{@code commit.interval.ms} (default: Kafka Streams' default, 100 ms under exactly-once)</li>
+ *   <li>{@code critical.commit.interval.ms} (default 20; 0..60000, 0 = off) after a CRITICAL notification went to the
+ *       outbox, the stream thread commits at once instead of at {@code commit.interval.ms}, so its transaction (and the
+ *       notification) is visible to the senders sooner; at most one such commit per this many ms per stream thread
+ *       ({@link CriticalCommits})</li>
  *   <li>{@code topic.*} topic names, see {@link Topics}</li>
  *   <li>{@code classify.kind.patterns} (default none) {@code <kind glob>=<CLASS>} pairs, first match wins, e.g.
  *       {@code meeting.*=CRITICAL,board.*=COLLAPSIBLE}; see {@link KindPatternClassifier}</li>
@@ -88,6 +92,7 @@ public final class TopologyConfig {
     public static final String STATE_DIR = "state.dir";
     public static final String NUM_STREAM_THREADS = "num.stream.threads";
     public static final String COMMIT_INTERVAL_MS = "commit.interval.ms";
+    public static final String CRITICAL_COMMIT_INTERVAL_MS = "critical.commit.interval.ms";
     public static final String KAFKA_PREFIX = "kafka.";
     public static final String DEFAULT_APPLICATION_ID = "sluice-topology";
     public static final String CLASSIFY_KIND_PATTERNS = "classify.kind.patterns";
@@ -118,6 +123,7 @@ public final class TopologyConfig {
     private final Optional<String> stateDir;
     private final int numStreamThreads;
     private final OptionalLong commitIntervalMs;
+    private final long criticalCommitIntervalMs;
     private final Topics topics;
     private final Map<String, String> kafkaPassThrough;
     private final KindPatternClassifier classifier;
@@ -153,6 +159,8 @@ public final class TopologyConfig {
         this.stateDir = Optional.ofNullable(s.string(STATE_DIR, null));
         this.numStreamThreads = s.positiveInt(NUM_STREAM_THREADS, 1);
         this.commitIntervalMs = s.has(COMMIT_INTERVAL_MS) ? OptionalLong.of(s.positiveLong(COMMIT_INTERVAL_MS, 100)) : OptionalLong.empty();
+        this.criticalCommitIntervalMs = s.longValue(CRITICAL_COMMIT_INTERVAL_MS, 20, v -> v >= 0 && v <= 60_000,
+                "a duration in milliseconds 0..60000 (0: no early commit for CRITICAL notifications)");
         this.topics = Topics.from(s);
         this.kafkaPassThrough = Map.copyOf(s.withPrefix(KAFKA_PREFIX));
         this.classifier = KindPatternClassifier.parse(CLASSIFY_KIND_PATTERNS, s.string(CLASSIFY_KIND_PATTERNS, ""));
@@ -234,6 +242,11 @@ public final class TopologyConfig {
 
     public OptionalLong commitIntervalMs() {
         return commitIntervalMs;
+    }
+
+    /** {@code critical.commit.interval.ms}: 0 = no early commit after a CRITICAL notification. */
+    public long criticalCommitIntervalMs() {
+        return criticalCommitIntervalMs;
     }
 
     public Topics topics() {
@@ -324,6 +337,7 @@ public final class TopologyConfig {
         kafkaPassThrough.forEach((k, v) -> pass.append(k).append('=').append(Settings.redactIfSecret(k, v)).append(", "));
         return "TopologyConfig{application.id=" + applicationId + ", bootstrap.servers=" + bootstrapServers
                 + ", processing.guarantee=" + processingGuarantee + ", num.stream.threads=" + numStreamThreads
+                + ", critical.commit.interval.ms=" + criticalCommitIntervalMs
                 + ", topics=" + topics + ", classify.kind.patterns=" + classifier + ", digest.flush.interval.ms=" + digestFlushIntervalMs
                 + ", digest.max.keys=" + digestMaxKeys + ", digest.max.folded.ids=" + digestMaxFoldedIds
                 + ", schedule.release.interval.ms=" + scheduleReleaseIntervalMs

@@ -142,4 +142,15 @@ class TopologyConfigTest {
         bad.forEach((key, value) -> assertThatThrownBy(() -> TopologyConfig.from(Settings.of(REQUIRED).with(key, value)))
                 .as(key).isInstanceOf(ConfigException.class).hasMessageContaining(key).hasMessageContaining(value));
     }
+
+    @Test
+    void issue21CriticalCommitIntervalHasADefaultZeroTurnsItOffAndItIsValidated() {
+        assertThat(TopologyConfig.from(Settings.of(REQUIRED)).criticalCommitIntervalMs()).isEqualTo(20);
+        assertThat(TopologyConfig.from(Settings.of(REQUIRED).with("critical.commit.interval.ms", "0")).criticalCommitIntervalMs()).isZero();
+        assertThat(TopologyConfig.from(Settings.of(REQUIRED).with("critical.commit.interval.ms", "250")).criticalCommitIntervalMs()).isEqualTo(250);
+        for (String value : new String[] {"-1", "60001", "soon"}) {
+            assertThatThrownBy(() -> TopologyConfig.from(Settings.of(REQUIRED).with("critical.commit.interval.ms", value)))
+                    .as(value).isInstanceOf(ConfigException.class).hasMessageContaining("critical.commit.interval.ms").hasMessageContaining(value);
+        }
+    }
 }

@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -137,7 +138,10 @@ class TwoInstanceKillIT {
                         chat = Integer.toString(c);
                     }
                 }
-                Instant notBefore = Instant.now().plusSeconds(20);
+                // Whole milliseconds, as the record carries it: a post released in the millisecond of its not_before has
+                // due_at = that millisecond, which a sub-millisecond Instant.now() would be after. 40 s: room for a loaded
+                // machine to commit the marker before the kill (checked below).
+                Instant notBefore = Instant.now().plusSeconds(40).truncatedTo(ChronoUnit.MILLIS);
                 try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
                         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
                     for (Notification n : List.of(
