@@ -57,7 +57,7 @@ public final class Flood {
         int senders = args.integer("senders", 3);
         String threshold = args.string("pressure-threshold-ms", "2000");
         String digestFlushMs = args.string("digest-flush-ms", "60000");
-        // --no-baseline: the naive FIFO gets no events (its row is empty), so a run ends when Sluice has settled
+        // --no-baseline: no naive FIFO (its row is empty), so a run ends when Sluice has settled
         boolean baseline = !args.flag("no-baseline");
 
         try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
@@ -78,20 +78,22 @@ public final class Flood {
             settings.put("sender.status.interval.ms", "1000");
             Map<String, String> sluiceTokens = Map.of("flood", tokens.get("flood"));
             try (Senders group = Senders.start("flood", senders, settings, sluiceTokens, infra.workDir, "256m");
-                 NaiveFifoSender naive = new NaiveFifoSender(infra.redis.url(), new BudgetLimits(rate, 1, 1.0, 2),
+                 NaiveFifoSender naive = !baseline ? null : new NaiveFifoSender(infra.redis.url(), new BudgetLimits(rate, 1, 1.0, 2),
                          infra.telegram.apiUrl(), tokens.get("naive"));
                  OutboxWatcher outbox = new OutboxWatcher(infra)) {
                 Infra.say("flood: %d routine events to %d users and %d critical reminders in %.0f s; budget %.1f/s for both",
                         routine, users, criticals, seconds, rate);
                 warmUp(infra, collector);
-                List<Notification> produced = produce(infra, baseline ? naive : null, routine, users, criticals, seconds);
+                List<Notification> produced = produce(infra, naive, routine, users, criticals, seconds);
                 long routineCount = produced.stream().filter(n -> n.getEventClass() == NotificationClass.ROUTINE).count();
                 boolean sluiceDone = Settle.await("sluice", produced.size(), () -> Settle.settled(collector, "fl")
                                 + Settle.settled(collector, "fc"), infra.telegram,
                         Duration.ofSeconds(600), Duration.ofSeconds(150));
                 boolean naiveDone = !baseline || Settle.await("naive", produced.size(), naive::sentCount, infra.telegram,
                         Duration.ofSeconds((long) (produced.size() / rate * 1.5) + 120), Duration.ofSeconds(60));
-                naive.throwIfFailed();
+                if (naive != null) {
+                    naive.throwIfFailed();
+                }
 
                 Map<String, Long> createdAt = produced.stream().collect(Collectors.toMap(Notification::getId,
                         n -> n.getCreatedAt().toEpochMilli()));
@@ -136,14 +138,14 @@ public final class Flood {
                 long sluiceMax = critical.isEmpty() ? -1 : critical.get(critical.size() - 1);
                 long sluiceP50 = percentile(critical, 0.5);
                 long sluiceOver2s = critical.stream().filter(ms -> ms > 2000).count();
-                List<Long> naiveCritical = naive.sent().stream().filter(x -> x.notification().getEventClass() == NotificationClass.CRITICAL)
+                List<NaiveFifoSender.Sent> naiveSent = naive == null ? List.of() : naive.sent();
+                List<Long> naiveCritical = naiveSent.stream().filter(x -> x.notification().getEventClass() == NotificationClass.CRITICAL)
                         .map(NaiveFifoSender.Sent::latencyMillis).sorted().toList();
                 long naiveP50 = percentile(naiveCritical, 0.5);
                 long naiveOver2s = naiveCritical.stream().filter(ms -> ms > 2000).count();
-                List<NaiveFifoSender.Sent> naiveSent = naive.sent();
                 long naiveP99 = NaiveFifoSender.criticalP99(naiveSent);
-                long naiveRoutineLast = naiveSent.stream().mapToLong(NaiveFifoSender.Sent::acceptedAtMillis).max().orElse(0)
-                        - produced.get(0).getCreatedAt().toEpochMilli();
+                long naiveRoutineLast = naiveSent.isEmpty() ? -1000 : naiveSent.stream().mapToLong(NaiveFifoSender.Sent::acceptedAtMillis).max()
+                        .orElse(0) - produced.get(0).getCreatedAt().toEpochMilli();
                 double share = routineCount == 0 ? 0 : (double) foldedRoutine / routineCount;
                 long digests = results.stream().filter(r -> !r.getFoldedIds().isEmpty()).count();
                 long sluiceMessages = infra.telegram.accepted().stream().filter(a -> a.botId().equals(FakeTelegram.botIdOf(tokens.get("flood")))

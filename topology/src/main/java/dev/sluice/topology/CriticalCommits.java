@@ -9,10 +9,12 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * forwarded, {@link #critical} asks Kafka Streams for a commit ({@link ProcessorContext#commit()}: the thread commits
  * all its tasks after the current processing round) instead of waiting for the interval, at most once per
  * {@code critical.commit.interval.ms} per stream thread, so a burst of CRITICAL records costs a bounded number of
- * extra transactions. A CRITICAL record that comes sooner is marked pending and the processor's
- * {@link #punctuate} (a wall-clock punctuator at the same spacing) asks then; the regular commit covers it anyway
- * if it comes first. Nothing else changes: what is in a transaction, and the order of records, are the same as
- * with the interval alone; only a transaction ends sooner.
+ * extra transactions. A CRITICAL record that comes sooner is marked pending, and the processor's next record
+ * ({@link #nextRecord}) asks once the spacing has passed; the regular commit covers it if it comes first (so a pending
+ * one waits at most {@code commit.interval.ms}, as before). No punctuator: Kafka Streams halves the records it
+ * processes per loop after every loop that ran one, so a frequent punctuator would cost throughput. Nothing else
+ * changes: what is in a transaction, and the order of records, are the same as with the interval alone; only a
+ * transaction ends sooner.
  *
  * <p>One instance per processor (task and lane), used by that task's stream thread only; the time of the last
  * request is per stream thread (a {@link ThreadLocal}), since one commit closes the transaction of all the thread's
@@ -51,8 +53,8 @@ final class CriticalCommits {
         maybeRequest(context, nowMs);
     }
 
-    /** Wall-clock punctuation: asks for the commit a CRITICAL record marked pending while the spacing held it back. */
-    void punctuate(ProcessorContext<?, ?> context, long nowMs) {
+    /** Before the processor's next record: asks for the commit a CRITICAL record marked pending while the spacing held it back. */
+    void nextRecord(ProcessorContext<?, ?> context, long nowMs) {
         if (pending) {
             maybeRequest(context, nowMs);
         }

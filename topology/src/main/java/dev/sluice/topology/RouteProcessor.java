@@ -124,15 +124,12 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         context.schedule(Duration.ofMillis(config.digestFlushIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::flushAll);
         context.schedule(Duration.ofMillis(config.scheduleReleaseIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::release);
         criticalCommits = new CriticalCommits(config.criticalCommitIntervalMs());
-        if (criticalCommits.enabled()) {
-            context.schedule(Duration.ofMillis(criticalCommits.minSpacingMs()), PunctuationType.WALL_CLOCK_TIME,
-                    now -> criticalCommits.punctuate(context, now));
-        }
     }
 
     @Override
     public void process(Record<String, Notification> record) {
         long now = context().currentSystemTimeMs();
+        criticalCommits.nextRecord(context(), now);
         String id = dedupeKey(record.value());
         try (WindowStoreIterator<Long> seen = dedupe.fetch(id, now - config.dedupeWindowMs(), Long.MAX_VALUE)) {
             if (seen.hasNext()) {

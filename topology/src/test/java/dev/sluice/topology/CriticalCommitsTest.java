@@ -11,7 +11,7 @@ class CriticalCommitsTest {
     private static final long T = 1_900_000_000_000L;
 
     @Test
-    void asksAtOnceThenHoldsBackWithinTheSpacingAndTheNextPunctuationAsksForWhatWasHeldBack() {
+    void asksAtOnceThenHoldsBackWithinTheSpacingAndTheNextRecordAsksForWhatWasHeldBack() {
         MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
         CriticalCommits commits = new CriticalCommits(20);
         commits.critical(context, T);
@@ -20,13 +20,13 @@ class CriticalCommitsTest {
 
         commits.critical(context, T + 5);
         assertThat(context.committed()).as("5 ms later: held back").isFalse();
-        commits.punctuate(context, T + 15);
+        commits.nextRecord(context, T + 15);
         assertThat(context.committed()).as("still within 20 ms").isFalse();
-        commits.punctuate(context, T + 20);
+        commits.nextRecord(context, T + 20);
         assertThat(context.committed()).as("the held-back one, 20 ms after the last request").isTrue();
         context.resetCommit();
 
-        commits.punctuate(context, T + 60);
+        commits.nextRecord(context, T + 60);
         assertThat(context.committed()).as("nothing pending: no commit").isFalse();
         assertThat(commits.requests()).isEqualTo(2);
     }
@@ -41,7 +41,7 @@ class CriticalCommitsTest {
         assertThat(live.committed()).isTrue();
         b.critical(backfill, T + 1_010);
         assertThat(backfill.committed()).as("another processor on the same thread asked 10 ms ago").isFalse();
-        b.punctuate(backfill, T + 1_030);
+        b.nextRecord(backfill, T + 1_030);
         assertThat(backfill.committed()).isTrue();
         backfill.resetCommit();
         b.critical(backfill, T);
@@ -54,7 +54,7 @@ class CriticalCommitsTest {
         CriticalCommits off = new CriticalCommits(0);
         assertThat(off.enabled()).isFalse();
         off.critical(context, T);
-        off.punctuate(context, T + 1_000);
+        off.nextRecord(context, T + 1_000);
         assertThat(context.committed()).isFalse();
         assertThatThrownBy(() -> new CriticalCommits(-1)).isInstanceOf(IllegalArgumentException.class);
     }
