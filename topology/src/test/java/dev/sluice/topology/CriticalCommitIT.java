@@ -35,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 21: a CRITICAL notification closes its exactly-once transaction at once ({@code critical.commit.interval.ms},
- * {@link CriticalCommits}) instead of at {@code commit.interval.ms}. With the interval at 10 minutes, a read_committed
+ * {@link CriticalCommits}) instead of at {@code commit.interval.ms}. With the interval at 2 minutes, a read_committed
  * consumer of {@code outbox.live} sees the reminder, and the routine message of its chat processed before it (same
  * transaction, order kept), within the test's bound of 60 s; without the early commit they would wait for the interval.
  */
@@ -73,7 +73,9 @@ class CriticalCommitIT {
                 "schema.registry.url", registry.url(),
                 "application.id", "critical-commit-it",
                 "state.dir", stateDir.toString(),
-                "commit.interval.ms", "600000",
+                "commit.interval.ms", "120000",
+                // Kafka Streams refuses a transaction timeout (10 s under exactly-once) below the commit interval
+                "kafka.producer.transaction.timeout.ms", "300000",
                 "critical.commit.interval.ms", "20")));
         CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
         try (TopologyService service = new TopologyService(config);
@@ -103,7 +105,7 @@ class CriticalCommitIT {
             });
             long visibleAfterMs = System.currentTimeMillis() - producedAt;
             assertThat(seen).as("the routine message before the reminder, in its order").containsExactly("r-1", "c-1");
-            assertThat(visibleAfterMs).as("visible long before commit.interval.ms (600 s)").isLessThan(60_000);
+            assertThat(visibleAfterMs).as("visible long before commit.interval.ms (120 s after the start)").isLessThan(60_000);
         }
     }
 
