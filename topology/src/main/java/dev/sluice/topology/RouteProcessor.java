@@ -69,7 +69,10 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * re-addressed notification is not checked against it.
  *
  * <p>Output: OutboundMessage (for the outbox) or DeliveryResult (for {@code delivery.results}), key = the
- * (re-addressed) chat id, timestamp = the wall-clock time of the decision.
+ * (re-addressed) chat id, timestamp = the wall-clock time of the decision. A CRITICAL notification sent on asks for an
+ * early commit ({@link CriticalCommits}, {@code critical.commit.interval.ms}), so its transaction does not wait for
+ * {@code commit.interval.ms}. One instance per task and lane; its state (stores, {@link PendingDigests},
+ * {@link BotPressure}'s kept reports) belongs to the task's stream thread.
  */
 final class RouteProcessor extends ContextualProcessor<String, Notification, String, SpecificRecord> {
     private static final int MAX_MIGRATION_HOPS = 8;
