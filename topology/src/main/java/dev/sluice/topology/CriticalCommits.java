@@ -13,8 +13,7 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * ({@link #nextRecord}) asks once the spacing has passed; the regular commit covers it if it comes first (so a pending
  * one waits at most {@code commit.interval.ms}, as before). No punctuator: Kafka Streams halves the records it
  * processes per loop after every loop that ran one, so a frequent punctuator would cost throughput. Nothing else
- * changes: what is in a transaction, and the order of records, are the same as with the interval alone; only a
- * transaction ends sooner.
+ * changes: the same records in the same order, each exactly once; a transaction only ends sooner (and holds less).
  *
  * <p>One instance per processor (task and lane), used by that task's stream thread only; the time of the last
  * request is per stream thread (a {@link ThreadLocal}), since one commit closes the transaction of all the thread's
