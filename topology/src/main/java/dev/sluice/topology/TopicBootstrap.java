@@ -55,6 +55,7 @@ public final class TopicBootstrap {
                     }
                 }
             }
+            awaitVisible(admin, created);
             return created;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -94,6 +95,36 @@ public final class TopicBootstrap {
             throw new IllegalStateException("interrupted while describing topics", e);
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("cannot describe topics: " + (e.getCause() != null ? e.getCause() : e), e);
+        }
+    }
+
+    /**
+     * Waits (at most {@value #TIMEOUT_SECONDS} s) until the brokers' metadata shows every created topic with a leader for
+     * each partition: a create returns once the controller has it, and a client that uses the topic at once (a describe, a
+     * global store's partition lookup) could still be told it does not exist.
+     */
+    private static void awaitVisible(Admin admin, List<String> created) throws InterruptedException, TimeoutException {
+        if (created.isEmpty()) {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+        while (true) {
+            try {
+                boolean ready = admin.describeTopics(created).allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS).values().stream()
+                        .allMatch(d -> !d.partitions().isEmpty() && d.partitions().stream().allMatch(p -> p.leader() != null));
+                if (ready) {
+                    return;
+                }
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)) {
+                    throw new IllegalStateException("cannot describe the created topics: " + e.getCause(), e.getCause());
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw new TimeoutException("created topics " + created + " not visible in the brokers' metadata within "
+                        + TIMEOUT_SECONDS + " s");
+            }
+            Thread.sleep(50); // polling the metadata; bounded by the deadline above
         }
     }
 }
