@@ -38,6 +38,7 @@ public final class SenderMetrics implements MeterBinder {
     private final Map<String, MinuteWindow> grantedLastMinute = new ConcurrentHashMap<>();
     private final Map<String, Double> ratePerSecond = new ConcurrentHashMap<>();
     private final Map<String, AtomicReference<LongSupplier>> backlog = new ConcurrentHashMap<>();
+    private final Map<String, AtomicReference<java.util.function.BooleanSupplier>> tokenRejected = new ConcurrentHashMap<>();
     private final AtomicReference<IntSupplier> buffered = new AtomicReference<>(() -> 0);
     private final AtomicReference<IntSupplier> maxLaneDepth = new AtomicReference<>(() -> 0);
     private final Map<BudgetState, Long> millisInMode = new EnumMap<>(BudgetState.class);
@@ -72,6 +73,7 @@ public final class SenderMetrics implements MeterBinder {
         for (String bot : bots) {
             grantedLastMinute.put(bot, new MinuteWindow(clock));
             backlog.put(bot, new AtomicReference<>(() -> 0L));
+            tokenRejected.put(bot, new AtomicReference<>(() -> false));
         }
     }
 
@@ -99,6 +101,9 @@ public final class SenderMetrics implements MeterBinder {
                     .register(r);
             Gauge.builder(SluiceMetrics.BACKLOG, this, m -> m.backlog(bot)).tag(SluiceMetrics.TAG_BOT, bot)
                     .description("Messages waiting in this instance for the bot").register(r);
+            Gauge.builder(SluiceMetrics.BOT_TOKEN_REJECTED, this, m -> m.tokenRejected.get(bot).get().getAsBoolean() ? 1 : 0)
+                    .tag(SluiceMetrics.TAG_BOT, bot).description("1 while the provider rejects the bot's token (401, or 404 for "
+                            + "a malformed one): its lanes are parked and re-checked every sender.token.recheck.ms").register(r);
             Gauge.builder(SluiceMetrics.DRAIN_RATE, this, m -> m.drainRate(bot)).tag(SluiceMetrics.TAG_BOT, bot)
                     .description("Sends granted per second over the last 60 s").register(r);
             Gauge.builder(SluiceMetrics.DRAIN_TIME, this, m -> m.drainTimeSeconds(bot)).tag(SluiceMetrics.TAG_BOT, bot)
@@ -277,6 +282,12 @@ public final class SenderMetrics implements MeterBinder {
     public void backlog(String bot, LongSupplier supplier) {
         checkBot(bot);
         backlog.get(bot).set(Objects.requireNonNull(supplier));
+    }
+
+    /** Whether the provider rejects {@code bot}'s token right now (gauge {@code sluice_bot_token_rejected}). */
+    public void tokenRejected(String bot, java.util.function.BooleanSupplier supplier) {
+        checkBot(bot);
+        tokenRejected.get(bot).set(Objects.requireNonNull(supplier));
     }
 
     // ---- readings (also used by readiness checks and tests) ----

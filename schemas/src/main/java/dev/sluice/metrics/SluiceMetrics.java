@@ -77,6 +77,8 @@ public final class SluiceMetrics {
     public static final String BUFFERED_RECORDS = "sluice.sender.buffered.records";
     /** Gauge per bot: messages waiting in this instance for that bot. */
     public static final String BACKLOG = "sluice.sender.backlog";
+    /** Gauge per bot: 1 while the provider rejects the bot's token (401/404; lanes parked), else 0. No token in tags. */
+    public static final String BOT_TOKEN_REJECTED = "sluice.bot.token.rejected";
     /** Gauge per bot, messages per second: sends granted in the last 60 s / 60. */
     public static final String DRAIN_RATE = "sluice.sender.drain.rate";
     /** Gauge per bot, seconds: backlog / drain rate (+Inf when a backlog does not drain at all). */
@@ -129,7 +131,7 @@ public final class SluiceMetrics {
     /** Every Sluice metric name above (for consistency checks). */
     public static List<String> all() {
         return List.of(BUDGET_UTILISATION, BUDGET_GRANTED, BUDGET_SLOTS_FORFEITED, BUDGET_LATE_ANSWERS, BUDGET_MODE, BUDGET_MODE_TIME, RATE_LIMITED,
-                PROVIDER_REQUESTS, DELIVERY_LAG, LANE_DEPTH_MAX, BUFFERED_RECORDS, BACKLOG, DRAIN_RATE, DRAIN_TIME,
+                PROVIDER_REQUESTS, DELIVERY_LAG, LANE_DEPTH_MAX, BUFFERED_RECORDS, BACKLOG, BOT_TOKEN_REJECTED, DRAIN_RATE, DRAIN_TIME,
                 RESULTS, REDIS_ERRORS, BUDGET_REFUSALS, BACKPRESSURE_PAUSES, RESULTS_WRITE_FAILED, OUTBOX_DEAD_LETTERED,
                 OUTBOX_READ_RETRIES, BACKLOG_DEFERRED, TOPOLOGY_FOLDED, TOPOLOGY_DIGESTS, TOPOLOGY_EXPIRED, TOPOLOGY_SKIPPED,
                 TOPOLOGY_DLQ, TOPOLOGY_OUTBOUND, TOPOLOGY_DIGEST_STORE_SIZE, TOPOLOGY_DUPLICATES, TOPOLOGY_STREAM_THREAD_FAILURES);

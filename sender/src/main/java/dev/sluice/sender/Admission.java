@@ -17,7 +17,9 @@ import java.util.random.RandomGenerator;
 
 /**
  * The checks of a lane's head before the budget is asked, in order: the deadline and the reschedule limit, a token
- * for the bot, an inactive chat (403 seen by this sender; a migrated group is resolved to its new id), the sent
+ * for the bot, a token the provider rejected ({@link TokenRejections}: wait for the re-check), an inactive chat (a 403
+ * of this bot seen by this sender for a message released before it, {@link ChatRegistry}; a migrated group is
+ * resolved to its new id), the sent
  * mark (unless it rides in the budget's decision), a bot-wide penalty, a reserved slot, the lane's attempt slot in
  * the pacer, a free in-flight slot of the bot, and the breaker's permit, taken last so that nothing after it can fail
  * and leave it taken. {@link #prepare} says what came of them as a {@link Prepared}.
@@ -54,6 +56,7 @@ final class Admission {
     private final BudgetPort budget;
     private final boolean foldSentMarks;
     private final ChatRegistry chats;
+    private final TokenRejections tokens;
     private final RateLimitAttribution attribution;
     private final LanePacer pacer;
     private final BotSlots slots;
@@ -68,12 +71,13 @@ final class Admission {
      *                      read per message)
      */
     Admission(Set<String> knownBots, BudgetPort budget, boolean foldSentMarks, ChatRegistry chats,
-              RateLimitAttribution attribution, LanePacer pacer, BotSlots slots, ProviderBreakers breakers,
+              TokenRejections tokens, RateLimitAttribution attribution, LanePacer pacer, BotSlots slots, ProviderBreakers breakers,
               Outcomes outcomes, DeliveryPolicy policy, SenderMetrics metrics, RandomGenerator random) {
         this.knownBots = Set.copyOf(knownBots);
         this.budget = Objects.requireNonNull(budget);
         this.foldSentMarks = foldSentMarks;
         this.chats = Objects.requireNonNull(chats);
+        this.tokens = Objects.requireNonNull(tokens);
         this.attribution = Objects.requireNonNull(attribution);
         this.pacer = Objects.requireNonNull(pacer);
         this.slots = Objects.requireNonNull(slots);
@@ -97,8 +101,14 @@ final class Admission {
         if (!knownBots.contains(bot)) {
             return new Prepared.Known(outcomes.noBot(p));
         }
+        long parked = tokens.parkedUntil(bot, now);
+        if (parked > 0) { // the provider rejected the bot's token: wait for the re-check (TokenRejections)
+            p.releaseAttemptSlot();
+            p.clearReservation();
+            return new Prepared.Known(retryAt(parked, expiresAt));
+        }
         String target = chats.resolve(m.getChatId());
-        if (chats.isInactive(bot, target)) {
+        if (chats.isInactive(bot, target, m.getDueAt().toEpochMilli(), now)) {
             return new Prepared.Known(outcomes.inactive(p, target));
         }
         // While the budget decides without Redis (outage fallback) the mark is read before asking, not after a

@@ -61,6 +61,13 @@ final class BotPacer {
         tats.merge(botId, floor, Math::max);
     }
 
+    /** The bot's next free attempt slot at or after {@code nowMs} (epoch ms), without reserving it. */
+    synchronized long nextFreeAtMs(String botId, long nowMs) {
+        long now = nowMs * 1000;
+        long slot = Math.max(now, tats.getOrDefault(botId, now) - spacing(botId).toleranceMicros());
+        return (slot + 999) / 1000;
+    }
+
     /** The spacing of the bot's attempt slots, whole ms rounded up. */
     synchronized long intervalMillis(String botId) {
         return (spacing(botId).intervalMicros() + 999) / 1000;

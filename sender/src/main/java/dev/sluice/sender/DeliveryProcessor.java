@@ -11,6 +11,7 @@ import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.idempotency.RedisSentMarks;
 import dev.sluice.sender.idempotency.SentMarks;
 import dev.sluice.sender.provider.Transport;
+import dev.sluice.sender.telegram.RetryAfterCap;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,6 +65,7 @@ public final class DeliveryProcessor {
     private final Refusals refusals;
     private final ProviderCall provider;
     private final PoolDelivery pool;
+    private final TokenRejections tokens;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -83,13 +85,16 @@ public final class DeliveryProcessor {
                 config.breakerOpen(), config.breakerHalfOpenCalls());
         this.pacer = new LanePacer(config.budgetConfig(), config.topics().outboxBackfill(), policy);
         this.outcomes = new Outcomes(results, sentMarks, chats, metrics, clock, config.instanceId());
-        this.admission = new Admission(config.bots().keySet(), budget, foldSentMarks, chats, attribution, pacer,
+        this.tokens = new TokenRejections(config.tokenRecheck());
+        this.admission = new Admission(config.bots().keySet(), budget, foldSentMarks, chats, tokens, attribution, pacer,
                 slots, breakers, outcomes, policy, metrics, random);
         this.refusals = new Refusals(pacer, policy, metrics, random);
-        this.provider = new ProviderCall(transport, budget, config.budgetConfig(), slots, breakers, attribution,
-                chats, pacer, outcomes, policy, metrics, clock, random);
-        this.pool = new PoolDelivery(budget, admission, pacer, refusals, provider, outcomes, chats, attribution, slots,
-                breakers, policy, metrics, clock, random);
+        // every provider wait bounded by sender.retry.after.max.ms (issue 16)
+        Transport capped = RetryAfterCap.wrap(Objects.requireNonNull(transport), config.retryAfterMax());
+        this.provider = new ProviderCall(capped, budget, config.budgetConfig(), slots, breakers, attribution,
+                chats, tokens, pacer, outcomes, policy, metrics, clock, random);
+        this.pool = new PoolDelivery(budget, admission, pacer, refusals, provider, outcomes, chats, tokens, attribution,
+                slots, breakers, policy, metrics, clock, random);
     }
 
     /**
@@ -297,6 +302,11 @@ public final class DeliveryProcessor {
     /** Where a redelivered message marked sent (not result-written) looks for the result of its previous owner. */
     void resultLookup(ResultLookup lookup) {
         outcomes.resultLookup(lookup);
+    }
+
+    /** Bots whose token the provider rejected (readiness, the token gauge). */
+    TokenRejections tokenRejections() {
+        return tokens;
     }
 
     /** The circuit breaker state of a bot's provider calls (for readiness and tests). */

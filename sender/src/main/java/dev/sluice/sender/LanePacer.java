@@ -57,6 +57,11 @@ final class LanePacer {
         return pacer.reserve(key(bot, p), nowMs);
     }
 
+    /** The lane's next free attempt slot of {@code bot} at or after {@code nowMs}, not reserved (pool ranking). */
+    long nextFreeAtMs(String bot, PendingMessage p, long nowMs) {
+        return pacer.nextFreeAtMs(key(bot, p), nowMs);
+    }
+
     /** The spacing of the lane's attempt slots of {@code bot}, whole ms. */
     long intervalMillis(String bot, PendingMessage p) {
         return pacer.intervalMillis(key(bot, p));

@@ -3,6 +3,7 @@ package dev.sluice.sender;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
+import dev.sluice.chat.ChatIds;
 import dev.sluice.metrics.SenderMetrics;
 import dev.sluice.sender.idempotency.SentMarks;
 import dev.sluice.sender.idempotency.SentMarksUnavailableException;
@@ -52,11 +53,12 @@ final class Outcomes {
     Step finish(PendingMessage p, DeliveryStatus status, String reason, Integer errorCode, Long providerMessageId) {
         OutboundMessage m = p.message();
         String target = chats.resolve(m.getChatId());
+        String original = ChatIds.normalise(m.getChatId()); // a migration is reported under the old id (issue 16, F11)
         String bot = p.lastBotId() == null ? m.getBotId() : p.lastBotId();
         DeliveryResult r = DeliveryResult.newBuilder()
                 .setMessageId(m.getId())
                 .setBotId(bot)
-                .setChatId(target)
+                .setChatId(original)
                 .setStatus(status)
                 .setEventClass(m.getEventClass())
                 .setLane(m.getLane())
@@ -69,7 +71,7 @@ final class Outcomes {
                 .setResultAt(Instant.ofEpochMilli(clock.millis()))
                 .setDigestCount(m.getDigestCount())
                 .setFoldedIds(List.copyOf(m.getFoldedIds()))
-                .setMigratedToChatId(target.equals(m.getChatId()) ? null : target)
+                .setMigratedToChatId(target.equals(original) ? null : target)
                 .setSenderInstance(instanceId)
                 .setPart(m.getPart()) // a part's result goes to delivery.parts (KafkaResultSink)
                 .build();
@@ -154,7 +156,7 @@ final class Outcomes {
     void markSent(PendingMessage p, DeliveryStatus status, Long providerMessageId) {
         try {
             sentMarks.markSent(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId,
-                    clock.millis(), chats.resolve(p.message().getChatId()));
+                    clock.millis(), ChatIds.normalise(p.message().getChatId())); // the result's key
         } catch (SentMarksUnavailableException e) {
             metrics.redisError("connection");
             log.warn("could not mark {} as sent ({}); a redelivery after a crash could send it again",

@@ -34,6 +34,11 @@ public final class PendingMessage {
         this.partition = Objects.requireNonNull(partition);
         this.offset = offset;
         this.message = Objects.requireNonNull(message);
+        // issue 16: the chat id keys the lane, the budget, the chat marks and the result; normalised once here
+        String chat = dev.sluice.chat.ChatIds.normalise(message.getChatId());
+        if (chat != null && !chat.equals(message.getChatId())) {
+            message.setChatId(chat);
+        }
     }
 
     public TopicPartition partition() {

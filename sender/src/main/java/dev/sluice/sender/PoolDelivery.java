@@ -18,8 +18,9 @@ import java.util.random.RandomGenerator;
 
 /**
  * A message with a {@code bot_pool}: after the common checks ({@link Admission#expired}, a configured bot, a chat
- * that did not block every bot, the sent mark), each active bot is asked in turn (one budget call each) and the
- * first that grants sends. When all refuse, the lane waits for the earliest of their waits (the earliest gate
+ * that did not block every bot, the sent mark), each active bot is asked in turn (one budget call each), least loaded
+ * first ({@link PoolRanking}), skipping a bot whose token is rejected ({@link TokenRejections}), and the first that
+ * grants sends. When all refuse, the lane waits for the earliest of their waits (the earliest gate
  * decides); when some are full, it is parked until a call of one of them ends or another bot admits again.
  * A pool with one active bot takes attempt slots in the pacer like a one-bot message.
  *
@@ -34,6 +35,7 @@ final class PoolDelivery {
     private final ProviderCall provider;
     private final Outcomes outcomes;
     private final ChatRegistry chats;
+    private final TokenRejections tokens;
     private final RateLimitAttribution attribution;
     private final BotSlots slots;
     private final ProviderBreakers breakers;
@@ -43,7 +45,7 @@ final class PoolDelivery {
     private final RandomGenerator random;
 
     PoolDelivery(BudgetPort budget, Admission admission, LanePacer pacer, Refusals refusals, ProviderCall provider,
-                 Outcomes outcomes, ChatRegistry chats, RateLimitAttribution attribution, BotSlots slots,
+                 Outcomes outcomes, ChatRegistry chats, TokenRejections tokens, RateLimitAttribution attribution, BotSlots slots,
                  ProviderBreakers breakers, DeliveryPolicy policy, SenderMetrics metrics, Clock clock,
                  RandomGenerator random) {
         this.budget = Objects.requireNonNull(budget);
@@ -53,6 +55,7 @@ final class PoolDelivery {
         this.provider = Objects.requireNonNull(provider);
         this.outcomes = Objects.requireNonNull(outcomes);
         this.chats = Objects.requireNonNull(chats);
+        this.tokens = Objects.requireNonNull(tokens);
         this.attribution = Objects.requireNonNull(attribution);
         this.slots = Objects.requireNonNull(slots);
         this.breakers = Objects.requireNonNull(breakers);
@@ -71,14 +74,16 @@ final class PoolDelivery {
         if (expired != null) {
             return expired;
         }
-        List<String> candidates = admission.candidates(m);
+        // least loaded first (PoolRanking): fewest calls in flight, then the earliest free attempt slot
+        List<String> candidates = PoolRanking.rank(admission.candidates(m), slots::inFlight,
+                b -> pacer.nextFreeAtMs(b, p, now));
         if (candidates.isEmpty()) {
             return outcomes.noBot(p);
         }
         String target = chats.resolve(m.getChatId());
         List<String> active = new ArrayList<>();
         for (String bot : candidates) {
-            if (!chats.isInactive(bot, target)) {
+            if (!chats.isInactive(bot, target, m.getDueAt().toEpochMilli(), now)) {
                 active.add(bot);
             }
         }
@@ -95,6 +100,11 @@ final class PoolDelivery {
         long wait = Long.MAX_VALUE;
         Set<String> full = new LinkedHashSet<>();
         for (String bot : active) {
+            long parked = tokens.parkedUntil(bot, now);
+            if (parked > 0) { // its token is rejected: the other bots of the pool go on
+                wait = Math.min(wait, parked);
+                continue;
+            }
             long botGate = attribution.botGateUntilMs(bot);
             if (botGate > now) {
                 // A bot-wide penalty is running: any call would be refused and extend it. The lane gives up its

@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The provider call of a message that holds its budget grant, a bot slot and the breaker's permit, and what its
- * {@link SendOutcome} means: 200 → DELIVERED (marked sent); 403 → BLOCKED (chat inactive); 400 migrate → the lane
- * follows the new id; other 4xx → FAILED; 429 → attributed, written as a shared gate, the lane waits retry_after
+ * {@link SendOutcome} means: 200 → DELIVERED (marked sent); 403 → BLOCKED (chat inactive for that bot); 400 migrate →
+ * the lane follows the new id (the result names the old one); 401/404 → the bot's lanes wait for the token re-check
+ * ({@link TokenRejections}), never FAILED; other 4xx → FAILED; 429 → attributed, written as a shared gate, the lane waits retry_after
  * plus jitter; 5xx / connect errors → full-jitter backoff, FAILED after {@code sender.max.attempts}; a read timeout
  * after the request was sent → UNCERTAIN unless the class is resent. The bot slot is released as soon as the call
  * returns, and the breaker records every call.
@@ -42,6 +43,7 @@ final class ProviderCall {
     private final ProviderBreakers breakers;
     private final RateLimitAttribution attribution;
     private final ChatRegistry chats;
+    private final TokenRejections tokens;
     private final LanePacer pacer;
     private final Outcomes outcomes;
     private final DeliveryPolicy policy;
@@ -50,7 +52,8 @@ final class ProviderCall {
     private final RandomGenerator random;
 
     ProviderCall(Transport transport, BudgetPort budget, BudgetConfig budgetConfig, BotSlots slots,
-                 ProviderBreakers breakers, RateLimitAttribution attribution, ChatRegistry chats, LanePacer pacer,
+                 ProviderBreakers breakers, RateLimitAttribution attribution, ChatRegistry chats,
+                 TokenRejections tokens, LanePacer pacer,
                  Outcomes outcomes, DeliveryPolicy policy, SenderMetrics metrics, Clock clock,
                  RandomGenerator random) {
         this.transport = Objects.requireNonNull(transport);
@@ -60,6 +63,7 @@ final class ProviderCall {
         this.breakers = Objects.requireNonNull(breakers);
         this.attribution = Objects.requireNonNull(attribution);
         this.chats = Objects.requireNonNull(chats);
+        this.tokens = Objects.requireNonNull(tokens);
         this.pacer = Objects.requireNonNull(pacer);
         this.outcomes = Objects.requireNonNull(outcomes);
         this.policy = Objects.requireNonNull(policy);
@@ -97,8 +101,12 @@ final class ProviderCall {
         } else {
             breakers.recordAnswer(bot, took);
         }
+        if (!(outcome instanceof SendOutcome.TokenRejected)) {
+            tokens.accepted(bot);
+        }
         if (outcome instanceof SendOutcome.Delivered d) {
             metrics.providerResponse(bot, ProviderOutcome.OK);
+            chats.markActive(bot, target);
             outcomes.markSent(p, DeliveryStatus.DELIVERED, d.providerMessageId());
             metrics.lag(m.getEventClass(), Duration.ofMillis(p.lastSentAtMs() - m.getDueAt().toEpochMilli()));
             return outcomes.finish(p, DeliveryStatus.DELIVERED, null, null, d.providerMessageId());
@@ -109,7 +117,7 @@ final class ProviderCall {
         }
         if (outcome instanceof SendOutcome.Blocked b) {
             metrics.providerResponse(bot, ProviderOutcome.FORBIDDEN);
-            chats.markInactive(bot, target);
+            chats.markInactive(bot, target, after);
             log.info("chat {} is inactive for bot {}: {}", target, bot, b.description());
             return outcomes.finish(p, DeliveryStatus.BLOCKED, b.description(), b.errorCode(), null);
         }
@@ -120,6 +128,12 @@ final class ProviderCall {
             p.recordReschedule();
             log.info("chat {} migrated to {}: its lane follows", target, to);
             return retryAt(after + 1, expiresAt); // at once, to the new id, still at the head of its lane
+        }
+        if (outcome instanceof SendOutcome.TokenRejected tr) {
+            metrics.providerResponse(bot, ProviderOutcome.CLIENT_ERROR);
+            long recheckAt = tokens.reject(bot, tr.errorCode(), tr.description(), after);
+            // never FAILED, never a reschedule counted: it waits (or expires at its deadline); a pool's other bots go on
+            return retryAt(p.message().getBotPool().size() > 1 ? after + 1 : recheckAt, expiresAt);
         }
         if (outcome instanceof SendOutcome.PermanentFailure f) {
             metrics.providerResponse(bot, ProviderOutcome.CLIENT_ERROR);

@@ -51,6 +51,8 @@ public final class SenderConfig {
     private final Duration retryBackoff;
     private final Duration retryBackoffMax;
     private final Duration retryAfterJitter;
+    private final Duration retryAfterMax;
+    private final Duration tokenRecheck;
     private final Duration commitInterval;
     private final Duration botPenaltyWindow;
     private final int botPenaltyMinChats;
@@ -121,6 +123,8 @@ public final class SenderConfig {
                     "at least " + SenderKeys.RETRY_BACKOFF_MS.name() + " (" + retryBackoff.toMillis() + ")");
         }
         this.retryAfterJitter = SenderKeys.RETRY_AFTER_JITTER_MS.read(s);
+        this.retryAfterMax = SenderKeys.RETRY_AFTER_MAX_MS.read(s);
+        this.tokenRecheck = SenderKeys.TOKEN_RECHECK_MS.read(s);
         this.commitInterval = SenderKeys.COMMIT_INTERVAL_MS.read(s);
         this.botPenaltyWindow = SenderKeys.BOT_PENALTY_WINDOW_MS.read(s);
         this.botPenaltyMinChats = Math.toIntExact(SenderKeys.BOT_PENALTY_MIN_CHATS.read(s));
@@ -305,6 +309,12 @@ public final class SenderConfig {
     public Duration retryAfterJitter() {
         return retryAfterJitter;
     }
+
+    /** {@code sender.retry.after.max.ms}: the longest provider wait honoured at once (a longer one asks again then). */
+    public Duration retryAfterMax() { return retryAfterMax; }
+
+    /** {@code sender.token.recheck.ms}: how often one call re-checks a bot whose token the provider rejected. */
+    public Duration tokenRecheck() { return tokenRecheck; }
 
     public Duration commitInterval() {
         return commitInterval;

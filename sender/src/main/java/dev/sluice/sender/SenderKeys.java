@@ -82,6 +82,14 @@ public final class SenderKeys {
     public static final ConfigKey<Duration> RETRY_AFTER_JITTER_MS = ConfigKey.millis("sender.retry.after.jitter.ms",
             Duration.ofMillis(250), d -> !d.isNegative(), "a duration in milliseconds >= 0",
             "one-sided jitter added to a 429's retry_after");
+    public static final ConfigKey<Duration> RETRY_AFTER_MAX_MS = ConfigKey.millis("sender.retry.after.max.ms",
+            dev.sluice.sender.telegram.RetryAfterCap.DEFAULT,
+            d -> d.toMillis() >= 1 && d.compareTo(dev.sluice.sender.telegram.RetryAfterCap.MAX_SETTING) <= 0,
+            "a duration in milliseconds from 1 to 86400000 (1 day)", "cap on a provider's wait (Telegram retry_after, "
+                    + "HTTP Retry-After) and on the penalty gate it writes; a longer wait asks again at the cap");
+    public static final ConfigKey<Duration> TOKEN_RECHECK_MS = ConfigKey.positiveMillis("sender.token.recheck.ms",
+            60_000, "a bot whose token the provider rejected (401, 404) has its lanes parked; one call re-checks the "
+                    + "token this often (its messages wait, or expire at their deadline, never FAILED)");
     public static final ConfigKey<Duration> COMMIT_INTERVAL_MS = ConfigKey.positiveMillis("sender.commit.interval.ms",
             1_000, "offset commit period");
     public static final ConfigKey<Duration> BOT_PENALTY_WINDOW_MS = ConfigKey.positiveMillis(
@@ -127,7 +135,7 @@ public final class SenderKeys {
             INSTANCE_ID, CONSUME_BACKFILL, TELEGRAM_API_URL, BUDGET_MODE, MAX_IN_FLIGHT, BUFFER_MAX_RECORDS,
             BUFFER_MAX_RECORDS_PER_BOT, DEFERRED_MAX_RECORDS, UNREADABLE_SCHEMA_GRACE_MS, SCHEMA_REGISTRY_AUTO_REGISTER,
             REQUEST_TIMEOUT_MS, CONNECT_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_BACKOFF_MS, RETRY_BACKOFF_MAX_MS,
-            RETRY_AFTER_JITTER_MS, COMMIT_INTERVAL_MS, BOT_PENALTY_WINDOW_MS, BOT_PENALTY_MIN_CHATS,
+            RETRY_AFTER_JITTER_MS, RETRY_AFTER_MAX_MS, TOKEN_RECHECK_MS, COMMIT_INTERVAL_MS, BOT_PENALTY_WINDOW_MS, BOT_PENALTY_MIN_CHATS,
             MAX_IN_FLIGHT_PER_BOT, MAX_RESCHEDULES, RESEND_UNCERTAIN_CLASSES, SENT_MARK_TTL_MS,
             BREAKER_FAILURE_RATE_PERCENT, BREAKER_WINDOW_CALLS, BREAKER_OPEN_MS, BREAKER_HALF_OPEN_CALLS,
             STATUS_INTERVAL_MS), List.of(BOT_TOKENS, KAFKA, HttpProviderConfig.FAMILY));

@@ -123,6 +123,11 @@ public final class SenderService implements AutoCloseable {
         return wiring.budget.state();
     }
 
+    /** Bots whose token the provider rejects right now (401/404): their lanes are parked; a readiness input. */
+    public java.util.Set<String> tokenRejectedBots() {
+        return wiring.processor.tokenRejections().rejectedBots();
+    }
+
     /** The registry this instance's meters are bound to. */
     public MeterRegistry registry() {
         return wiring.registry;

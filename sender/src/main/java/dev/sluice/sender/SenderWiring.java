@@ -129,6 +129,7 @@ final class SenderWiring {
         config.bots().keySet().forEach(bot -> {
             metrics.budgetRate(bot, config.budgetConfig().limitsFor(bot).globalRatePerS());
             metrics.backlog(bot, () -> lanes.backlog(bot));
+            metrics.tokenRejected(bot, () -> processor.tokenRejections().isRejected(bot));
         });
         FunctionCounter.builder(SenderService.REDIS_ROUND_TRIPS, budget, BudgetPort::redisRoundTrips)
                 .tag("client", "budget").description("Redis round trips of the budget (script calls)").register(registry);

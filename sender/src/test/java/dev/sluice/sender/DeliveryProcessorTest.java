@@ -278,7 +278,9 @@ class DeliveryProcessorTest {
         assertThat(processor.process(a)).isEqualTo(Step.DONE);
         processor.process(pending("b", "-100"));
         assertThat(transport.sent).containsExactly("-100/text a", "-1001234/text a", "-1001234/text b");
-        assertThat(sink.results).extracting(DeliveryResult::getChatId).containsExactly("-1001234", "-1001234");
+        // issue 16 (F11): the result names the chat the message was addressed to (the old id) and the new one in
+        // migrated_to_chat_id, so the topology learns old -> new under the old id's key
+        assertThat(sink.results).extracting(DeliveryResult::getChatId).containsExactly("-100", "-100");
         assertThat(sink.results).extracting(DeliveryResult::getMigratedToChatId).containsExactly("-1001234", "-1001234");
         assertThat(sink.results).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
     }

@@ -66,14 +66,28 @@ public interface HealthCheck {
      */
     static HealthCheck senderReady(BooleanSupplier consumerRunning, Supplier<BudgetState> budgetMode,
                                    Set<BudgetState> allowedFallbacks) {
+        return senderReady(consumerRunning, budgetMode, allowedFallbacks, Set::of);
+    }
+
+    /**
+     * As {@link #senderReady(BooleanSupplier, Supplier, Set)}, and also down while the provider rejects a bot's token
+     * (issue 16: 401/404; that bot's lanes are parked): the detail {@code token_rejected} names those bots (ids only,
+     * never a token).
+     */
+    static HealthCheck senderReady(BooleanSupplier consumerRunning, Supplier<BudgetState> budgetMode,
+                                   Set<BudgetState> allowedFallbacks, Supplier<Set<String>> tokenRejectedBots) {
         return () -> {
             boolean running = consumerRunning.getAsBoolean();
             BudgetState mode = budgetMode.get();
             Map<String, String> d = new LinkedHashMap<>();
             d.put("consumer", running ? "running" : "stopped");
             d.put("budget_mode", mode == null ? "unknown" : mode.name().toLowerCase());
+            Set<String> rejected = tokenRejectedBots.get();
+            if (!rejected.isEmpty()) {
+                d.put("token_rejected", String.join(",", rejected));
+            }
             boolean modeOk = mode == BudgetState.SHARED || (mode != null && allowedFallbacks.contains(mode));
-            return running && modeOk ? Health.up(d) : Health.down(d);
+            return running && modeOk && rejected.isEmpty() ? Health.up(d) : Health.down(d);
         };
     }
 }

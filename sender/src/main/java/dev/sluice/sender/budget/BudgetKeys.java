@@ -1,5 +1,7 @@
 package dev.sluice.sender.budget;
 
+import dev.sluice.chat.ChatIds;
+
 import java.util.regex.Pattern;
 
 /**
@@ -49,12 +51,12 @@ public final class BudgetKeys {
 
     /** {@code sluice:{<bot>}:chat:<id>}: the chat's TAT and gate. */
     public static String chat(String botId, String chatId) {
-        return tag(botId) + CHAT + chatId;
+        return tag(botId) + CHAT + ChatIds.normalise(chatId);
     }
 
     /** {@code sluice:{<bot>}:group:<id>}: the group's TAT and gate. */
     public static String group(String botId, String chatId) {
-        return tag(botId) + GROUP + chatId;
+        return tag(botId) + GROUP + ChatIds.normalise(chatId);
     }
 
     /** {@code sluice:{<bot>}:sent:<message id>}: a message's sent mark. */
@@ -76,19 +78,19 @@ public final class BudgetKeys {
     }
 
     public static String chatTat(String botId, String chatId) {
-        return tag(botId) + CHAT_TAT + chatId;
+        return tag(botId) + CHAT_TAT + ChatIds.normalise(chatId);
     }
 
     public static String chatGate(String botId, String chatId) {
-        return tag(botId) + CHAT_GATE + chatId;
+        return tag(botId) + CHAT_GATE + ChatIds.normalise(chatId);
     }
 
     public static String groupTat(String botId, String chatId) {
-        return tag(botId) + GROUP_TAT + chatId;
+        return tag(botId) + GROUP_TAT + ChatIds.normalise(chatId);
     }
 
     public static String groupGate(String botId, String chatId) {
-        return tag(botId) + GROUP_GATE + chatId;
+        return tag(botId) + GROUP_GATE + ChatIds.normalise(chatId);
     }
 
     public static String botGate(String botId) {

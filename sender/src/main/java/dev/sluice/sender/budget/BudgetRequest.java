@@ -1,5 +1,7 @@
 package dev.sluice.sender.budget;
 
+import dev.sluice.chat.ChatIds;
+
 import dev.sluice.avro.Lane;
 import java.time.Duration;
 import java.util.Objects;
@@ -19,6 +21,7 @@ import java.util.Objects;
 public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo) {
 
     public BudgetRequest {
+        chatId = ChatIds.normalise(chatId); // issue 16: " -100…" and "@Name"/"@name" are one chat, one budget
         BudgetKeys.tag(botId); // validates the bot id
         if (chatId == null || chatId.isEmpty()) {
             throw new IllegalArgumentException("chatId: must not be empty, got '" + chatId + "'");
@@ -68,6 +71,6 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
 
     /** See {@link #isGroup()}. */
     public static boolean isGroup(String chatId) {
-        return chatId.startsWith("-") || chatId.startsWith("@");
+        return ChatIds.isGroupOrChannel(chatId);
     }
 }

@@ -245,7 +245,8 @@ public final class LocalGcraBudget implements BudgetPort {
     @Override
     public synchronized void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
         long now = clock.millis();
-        long until = now + Math.max(1, penalty.toMillis());
+        long until = now + dev.sluice.sender.telegram.RetryAfterCap.clampPenalty(penalty).toMillis();
+        chatId = dev.sluice.chat.ChatIds.normalise(chatId);
         PenaltyScope effective = scope == PenaltyScope.GROUP && !BudgetRequest.isGroup(chatId) ? PenaltyScope.CHAT : scope;
         String key = switch (effective) {
             case BOT -> BudgetKeys.botGate(botId);

@@ -266,6 +266,9 @@ public final class RedisGcraBudget implements BudgetPort {
 
     @Override
     public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
+        // A gate's PX TTL is bounded whoever asks (issue 16: a retry_after of decades never becomes a gate of decades).
+        retryAfter = dev.sluice.sender.telegram.RetryAfterCap.clampPenalty(retryAfter);
+        chatId = dev.sluice.chat.ChatIds.normalise(chatId);
         String tag = BudgetKeys.tag(botId);
         PenaltyScope effective = scope == PenaltyScope.GROUP && !BudgetRequest.isGroup(chatId) ? PenaltyScope.CHAT : scope;
         String gate = switch (effective) {

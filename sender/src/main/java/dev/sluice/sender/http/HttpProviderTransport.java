@@ -42,6 +42,7 @@ import java.util.random.RandomGenerator;
  *     bare 429 (RetryAfter with backoff, scope BOT), never a delivery.</li>
  * <li>5xx, connect errors, resets → {@link SendOutcome.TransientFailure}; a request timeout after the request
  *     was sent → TransientFailure with {@code maybeDelivered}.</li>
+ * <li>401 → {@link SendOutcome.TokenRejected} (the API key is refused: the bot's lanes are parked).</li>
  * <li>any other status (other 4xx, 3xx: redirects are not followed) → {@link SendOutcome.PermanentFailure}.</li>
  * </ul>
  * Header values, the token and the filled URL are never part of an outcome, a log line or {@link #toString()}.
@@ -188,6 +189,9 @@ public final class HttpProviderTransport implements BotScopedTransport {
         String description = "HTTP " + status + " from provider " + p.id() + ": " + snippet(body, token);
         if (status >= 500) {
             return new SendOutcome.TransientFailure(status, description, false);
+        }
+        if (status == 401) {
+            return new SendOutcome.TokenRejected(status, description); // the API key, not this message
         }
         return new SendOutcome.PermanentFailure(status, description);
     }

@@ -29,6 +29,14 @@ public sealed interface SendOutcome {
     record ChatMigrated(long newChatId, String description) implements SendOutcome {
     }
 
+    /**
+     * HTTP 401 Unauthorized (a revoked token), or 404 Not Found (Telegram's answer to a malformed token): the bot's
+     * token, not this message, is refused. Every message of the bot would get the same answer, so the sender parks
+     * the bot's lanes ({@code TokenRejections}) instead of failing its backlog message by message (issue 16, F10).
+     */
+    record TokenRejected(int errorCode, String description) implements SendOutcome {
+    }
+
     /** Any other 4xx: sending again would fail again. */
     record PermanentFailure(int errorCode, String description) implements SendOutcome {
     }

@@ -26,7 +26,8 @@ import okhttp3.ResponseBody;
  * per token, all built with the configured API URL and one shared OkHttp client with bounded timeouts.
  *
  * <p>Classification: ok → {@link SendOutcome.Delivered}; 429 → {@link SendOutcome.RetryAfter} with
- * {@code parameters.retry_after}; 403 → {@link SendOutcome.Blocked}; 400 with
+ * {@code parameters.retry_after}; 401, 404 → {@link SendOutcome.TokenRejected} (revoked or malformed token);
+ * 403 → {@link SendOutcome.Blocked}; 400 with
  * {@code migrate_to_chat_id} → {@link SendOutcome.ChatMigrated}; other 4xx →
  * {@link SendOutcome.PermanentFailure}; 5xx and I/O errors → {@link SendOutcome.TransientFailure}.
  * The token never leaves this class: descriptions and exception texts are redacted.
@@ -138,6 +139,9 @@ public final class TelegramTransport implements Transport {
             Integer seconds = r.parameters() == null ? null : r.parameters().retryAfter();
             Duration retryAfter = seconds == null || seconds < 0 ? DEFAULT_RETRY_AFTER : Duration.ofSeconds(seconds);
             return new SendOutcome.RetryAfter(retryAfter, SendOutcome.PenaltyScope.CHAT, description);
+        }
+        if (code == 401 || code == 404) {
+            return new SendOutcome.TokenRejected(code, description); // every method of the bot answers the same
         }
         if (code == 403) {
             return new SendOutcome.Blocked(code, description);
