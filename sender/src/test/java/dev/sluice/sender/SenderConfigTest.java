@@ -32,7 +32,8 @@ class SenderConfigTest {
         assertThat(c.budgetConfig().defaults().globalRatePerS()).isEqualTo(30);
         assertThat(c.budgetConfig().defaults().globalBurst()).isEqualTo(1);
         assertThat(c.budgetConfig().defaults().chatRatePerS()).isEqualTo(1);
-        assertThat(c.budgetConfig().defaults().chatBurst()).isEqualTo(3);
+        // issue 16: one below Telegram's tolerated 3, so arrival jitter cannot cost a 429 (was 3)
+        assertThat(c.budgetConfig().defaults().chatBurst()).isEqualTo(2);
         assertThat(c.topics().outboxLive()).isEqualTo("outbox.live");
         assertThat(c.topics().deliveryResults()).isEqualTo("delivery.results");
         assertThat(c.bots()).containsOnlyKeys("alerts");

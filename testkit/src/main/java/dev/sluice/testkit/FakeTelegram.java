@@ -200,6 +200,8 @@ public final class FakeTelegram implements AutoCloseable {
     private final Map<String, ArrayDeque<TelegramBehaviour>> queued = new HashMap<>();
     private final Map<String, TelegramBehaviour> chatStates = new HashMap<>();
     private final Map<String, Long> rejected429ByBot = new HashMap<>();
+    /** Bot id → requests that passed carrying allow_paid_broadcast=true. Guarded by {@code lock}. */
+    private final Map<String, Long> paidBroadcastRequests = new HashMap<>();
     private final Map<Integer, Long> responsesByStatus = new HashMap<>();
     private final AtomicLong requests = new AtomicLong();
     private final List<Call> calls = new ArrayList<>();
@@ -371,6 +373,13 @@ public final class FakeTelegram implements AutoCloseable {
         }
     }
 
+    /** Undoes {@link #blockChat(String, String)}: bot {@code botId} may send to {@code chatId} again. */
+    public void unblockChat(String botId, String chatId) {
+        synchronized (lock) {
+            chatStates.remove(key(bot(botId), normaliseChatId(chatId)));
+        }
+    }
+
     private void setChatState(String botId, String chatId, TelegramBehaviour state) {
         synchronized (lock) {
             chatStates.put(key(botId, normaliseChatId(chatId)), state);
@@ -408,9 +417,20 @@ public final class FakeTelegram implements AutoCloseable {
         }
     }
 
+    /**
+     * Requests of {@code botId} that passed the limits carrying {@code allow_paid_broadcast=true}: only these may
+     * exceed {@code globalPerSecond}, up to {@link TelegramLimiter#PAID_BROADCAST_PER_SECOND} per second.
+     */
+    public long paidBroadcastRequests(String botId) {
+        synchronized (lock) {
+            return paidBroadcastRequests.getOrDefault(bot(botId), 0L);
+        }
+    }
+
     /** Forgets accepted messages, counters, limiter state, queued behaviours and blocked chats. */
     public void reset() {
         synchronized (lock) {
+            paidBroadcastRequests.clear();
             accepted.clear();
             calls.clear();
             lastMessageId.clear();
@@ -648,9 +668,13 @@ public final class FakeTelegram implements AutoCloseable {
             } else if (forced != null) {
                 return forcedAnswer(forced.behaviour(), forced.botWide(), botId, chatId, now);
             }
-            TelegramLimiter.Decision decision = limiter.tryAcquire(botId, chatId, now);
+            boolean paid = Boolean.parseBoolean(params.getOrDefault("allow_paid_broadcast", "false").trim());
+            TelegramLimiter.Decision decision = limiter.tryAcquire(botId, chatId, now, paid);
             if (!decision.accepted()) {
                 return tooManyRequests(botId, decision.retryAfterSeconds());
+            }
+            if (paid) {
+                paidBroadcastRequests.merge(botId, 1L, Long::sum);
             }
             TelegramBehaviour state = chatStates.getOrDefault(key(botId, chatId), chatStates.get(key(ANY_BOT, chatId)));
             if (state != null) {

@@ -68,10 +68,22 @@ public final class TelegramLimiter {
         return chatId.startsWith("-") || chatId.startsWith("@");
     }
 
+    /** Telegram's limit for a bot's requests that carry {@code allow_paid_broadcast=true}: 1000 per second. */
+    public static final int PAID_BROADCAST_PER_SECOND = 1000;
+
     /**
      * Decides one send of {@code botId} to {@code chatId} at {@code nowMillis} and, if it passes, counts it.
      */
     public Decision tryAcquire(String botId, String chatId, long nowMillis) {
+        return tryAcquire(botId, chatId, nowMillis, false);
+    }
+
+    /**
+     * As {@link #tryAcquire(String, String, long)}; a request with {@code allow_paid_broadcast=true} is held to
+     * {@link #PAID_BROADCAST_PER_SECOND} in the bot's sliding second instead of {@code globalPerSecond} (the window
+     * counts every accepted request of the bot, paid or not; chat and group limits apply alike).
+     */
+    public Decision tryAcquire(String botId, String chatId, long nowMillis, boolean paidBroadcast) {
         Decision penalised = activePenalty(botId, chatId, nowMillis);
         if (penalised != null) {
             return penalised;
@@ -83,7 +95,8 @@ public final class TelegramLimiter {
         Scope scope = null;
 
         ArrayDeque<Long> botWindow = botWindows.computeIfAbsent(botId, k -> new ArrayDeque<>());
-        long botWait = slidingWindowWait(botWindow, limits.globalPerSecond(), SECOND_MS, nowMillis);
+        int botLimit = paidBroadcast ? Math.max(limits.globalPerSecond(), PAID_BROADCAST_PER_SECOND) : limits.globalPerSecond();
+        long botWait = slidingWindowWait(botWindow, botLimit, SECOND_MS, nowMillis);
         if (botWait > waitMs) {
             waitMs = botWait;
             scope = Scope.BOT;
@@ -112,7 +125,8 @@ public final class TelegramLimiter {
             return Decision.refuse(scope, retryAfter);
         }
 
-        record(botWindow, limits.globalPerSecond(), nowMillis);
+        // keep as many as the larger limit needs: a paid request may count the unpaid ones of the same second
+        record(botWindow, Math.max(limits.globalPerSecond(), PAID_BROADCAST_PER_SECOND), nowMillis);
         chatTat.put(chatKey, Math.max(tat, nowMillis) + chatIntervalMs);
         if (groupWindow != null) {
             record(groupWindow, limits.groupPerMinute(), nowMillis);

@@ -26,6 +26,25 @@ class TelegramLimiterTest {
     }
 
     @Test
+    void onlyRequestsCarryingAllowPaidBroadcastGoBeyondTheGlobalLimitUpTo1000PerSecond() {
+        TelegramLimiter limiter = new TelegramLimiter(ONLY_GLOBAL_5);
+        for (int i = 0; i < 5; i++) {
+            assertThat(limiter.tryAcquire("bot", String.valueOf(100 + i), i).accepted()).isTrue();
+        }
+        assertThat(limiter.tryAcquire("other", "1", 5, false).accepted()).as("another bot's window").isTrue();
+        TelegramLimiter paid = new TelegramLimiter(ONLY_GLOBAL_5);
+        for (int i = 0; i < TelegramLimiter.PAID_BROADCAST_PER_SECOND; i++) {
+            assertThat(paid.tryAcquire("bot", String.valueOf(1000 + i), 0, true).accepted()).isTrue();
+        }
+        assertThat(paid.tryAcquire("bot", "x", 1, true).accepted()).as("the 1001st in one second").isFalse();
+        TelegramLimiter mixed = new TelegramLimiter(ONLY_GLOBAL_5);
+        for (int i = 0; i < 5; i++) {
+            mixed.tryAcquire("bot", String.valueOf(100 + i), 0, false);
+        }
+        assertThat(mixed.tryAcquire("bot", "y", 1, false).accepted()).as("without the flag: refused").isFalse();
+    }
+
+    @Test
     void aCallDuringAPenaltyExtendsItAndRefusalsSpendNoBudget() {
         TelegramLimiter limiter = new TelegramLimiter(ONLY_GLOBAL_5);
         for (int i = 0; i < 5; i++) {

@@ -19,7 +19,8 @@ public final class BudgetConfigKeys {
     public static final ConfigKey<Double> CHAT_RATE = ConfigKey.positiveNumber("budget.chat.rate.per.s",
             TELEGRAM.chatRatePerS(), "per chat (Telegram FAQ: about 1 message per second per chat)");
     public static final ConfigKey<Long> CHAT_BURST = ConfigKey.positiveInt("budget.chat.burst", TELEGRAM.chatBurst(),
-            "per chat: short bursts tolerated");
+            "per chat: messages at once after an idle chat; default 2, one below the 3 Telegram tolerates, so arrival "
+                    + "jitter never costs a 429");
     public static final ConfigKey<Double> GROUP_RATE = ConfigKey.positiveNumber("budget.group.rate.per.min",
             TELEGRAM.groupRatePerMin(), "per group (Telegram FAQ: 20 messages per minute per group); applies to "
                     + "negative chat ids and @channel names");

@@ -46,9 +46,14 @@ public record BudgetLimits(double globalRatePerS, int globalBurst, double chatRa
         return new BudgetLimits(ratePerS, globalBurst, chatRatePerS, chatBurst, groupRatePerMin, groupBurst);
     }
 
-    /** Telegram defaults: 30/s burst 1 per bot, 1/s burst 3 per chat, 20/min burst 1 per group. */
+    /**
+     * Defaults for Telegram: 30/s burst 1 per bot, 1/s burst 2 per chat, 20/min burst 1 per group. The chat burst is
+     * one less than the 3 Telegram tolerates (FakeTelegram's model): a budget that spends the provider's whole burst
+     * leaves nothing for arrival jitter (two grants a few ms apart can reach the provider closer together than they
+     * were granted), so a default configuration could cost a 429 on its own (issue 16; DefaultChatBurstIT).
+     */
     public static BudgetLimits telegramDefaults() {
-        return new BudgetLimits(30, 1, 1, 3);
+        return new BudgetLimits(30, 1, 1, 2);
     }
 
     /**

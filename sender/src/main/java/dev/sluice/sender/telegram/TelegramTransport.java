@@ -40,6 +40,8 @@ public final class TelegramTransport implements Transport {
     private final OkHttpClient http;
     private final Map<String, TelegramBot> bots = new LinkedHashMap<>();
     private final Map<String, BotToken> tokens;
+    /** Bots configured {@code bot.<id>.paid.broadcast=true}: their sends carry {@code allow_paid_broadcast=true}. */
+    private final java.util.Set<String> paidBroadcastBots;
 
     /**
      * @param apiUrl         pengrad apiUrl form, e.g. {@code https://api.telegram.org/bot}
@@ -49,7 +51,17 @@ public final class TelegramTransport implements Transport {
      */
     public TelegramTransport(String apiUrl, Map<String, BotToken> tokens, Duration connectTimeout,
                              Duration requestTimeout) {
+        this(apiUrl, tokens, connectTimeout, requestTimeout, java.util.Set.of());
+    }
+
+    /**
+     * @param paidBroadcastBots bots whose sends carry {@code allow_paid_broadcast=true} (Telegram then allows up to
+     *                          1000 messages per second for a fee; {@code bot.<id>.paid.broadcast=true})
+     */
+    public TelegramTransport(String apiUrl, Map<String, BotToken> tokens, Duration connectTimeout,
+                             Duration requestTimeout, java.util.Set<String> paidBroadcastBots) {
         this.tokens = Map.copyOf(tokens);
+        this.paidBroadcastBots = java.util.Set.copyOf(paidBroadcastBots);
         this.http = new OkHttpClient.Builder()
                 .connectTimeout(connectTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .readTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
@@ -70,6 +82,9 @@ public final class TelegramTransport implements Transport {
         ParseMode mode = parseMode(parseMode);
         if (mode != null) {
             request.parseMode(mode);
+        }
+        if (paidBroadcastBots.contains(botId)) {
+            request.allowPaidBroadcast(true);
         }
         SendResponse response;
         try {
@@ -100,6 +115,9 @@ public final class TelegramTransport implements Transport {
         }
         var request = TelegramRequests.request(message, chatId, parseMode(message.getParseMode()),
                 target == null ? 0 : target.intValue());
+        if (paidBroadcastBots.contains(botId) && request instanceof com.pengrad.telegrambot.request.AbstractSendRequest<?> send) {
+            send.allowPaidBroadcast(true); // sends only: edits and deletes have no such parameter
+        }
         BaseResponse response;
         try {
             response = bot.execute(request);

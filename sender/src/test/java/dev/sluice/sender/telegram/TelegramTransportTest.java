@@ -90,6 +90,14 @@ class TelegramTransportTest {
     }
 
     @Test
+    void unauthorized_and_not_found_reject_the_token_not_the_message() {
+        answer(401, "{\"ok\":false,\"error_code\":401,\"description\":\"Unauthorized\"}");
+        assertThat(transport.send("alerts", "42", "hi", null)).isEqualTo(new SendOutcome.TokenRejected(401, "Unauthorized"));
+        answer(404, "{\"ok\":false,\"error_code\":404,\"description\":\"Not Found\"}");
+        assertThat(transport.send("alerts", "42", "hi", null)).isEqualTo(new SendOutcome.TokenRejected(404, "Not Found"));
+    }
+
+    @Test
     void server_errors_even_with_an_html_body_are_transient() {
         status = 502;
         contentType = "text/html";
