@@ -34,6 +34,11 @@
  *     every lane instead of being extended by each of them.</li>
  * <li>{@link dev.sluice.sender.BotPacer}, {@code BotSlots}, {@code ProviderBreakers}: when lanes ask the
  *     budget, how many calls a bot has in flight, and a circuit breaker per bot over provider outages.</li>
+ * <li>Issue 16: {@link dev.sluice.sender.ChatRegistry} (403 marks per (bot, chat), dated by {@code due_at}, and
+ *     migrations), {@link dev.sluice.sender.TokenRejections} (a bot whose token the provider rejects is parked and
+ *     re-checked, never failed message by message), {@code PoolRanking} (a pool asks its least-loaded bot first) and
+ *     {@link dev.sluice.sender.telegram.RetryAfterCap} ({@code sender.retry.after.max.ms} bounds every provider
+ *     wait).</li>
  * </ul>
  */
 package dev.sluice.sender;

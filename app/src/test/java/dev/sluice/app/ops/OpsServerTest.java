@@ -114,6 +114,21 @@ class OpsServerTest {
         assertThat(paused.body()).contains("\"budget_mode\":\"paused\"");
     }
 
+    @Test
+    void aBotWhoseTokenTheProviderRejectsMakesTheSenderNotReadyNamingTheBotOnly() throws Exception {
+        metrics = ProcessMetrics.create("sender");
+        AtomicReference<Set<String>> rejected = new AtomicReference<>(Set.of());
+        HealthCheck ready = HealthCheck.senderReady(() -> true, () -> BudgetState.SHARED, Set.of(), rejected::get);
+        server = OpsServer.start(new OpsConfig(true, "127.0.0.1", 0), metrics.registry(), HealthCheck.alwaysUp(), ready);
+        assertThat(get("/health/ready").statusCode()).isEqualTo(200);
+        rejected.set(Set.of("quakes")); // issue 16: 401/404 for bot quakes; its lanes are parked
+        HttpResponse<String> notReady = get("/health/ready");
+        assertThat(notReady.statusCode()).isEqualTo(503);
+        assertThat(notReady.body()).contains("\"token_rejected\":\"quakes\"");
+        rejected.set(Set.of()); // the re-check was accepted
+        assertThat(get("/health/ready").statusCode()).isEqualTo(200);
+    }
+
     enum FakeStreamsState { CREATED, REBALANCING, RUNNING, ERROR }
 
     @Test
