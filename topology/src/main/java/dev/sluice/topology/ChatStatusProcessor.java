@@ -4,7 +4,6 @@ import dev.sluice.avro.ChatEvent;
 import dev.sluice.avro.ChatStatus;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.chat.ChatIds;
-import dev.sluice.schemas.SchemaRegistryException;
 import java.time.Instant;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.KeyValue;
@@ -109,22 +108,9 @@ final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], V
 
     @Override
     public void process(Record<byte[], byte[]> record) {
-        if (record.value() == null) {
-            return;
-        }
-        String topic = context().recordMetadata().map(m -> m.topic()).orElse("unknown");
-        T value;
-        try {
-            value = deserializer.deserialize(topic, record.headers(), record.value());
-        } catch (SchemaRegistryException e) {
-            if (e.retriable()) {
-                throw e;
-            }
-            log.warn("skipping unreadable record on {}: {}", topic, e.getMessage());
-            return;
-        } catch (RuntimeException e) {
-            log.warn("skipping unreadable record on {}: {}", topic, e.getMessage());
-            return;
+        T value = SideInputRecords.decodeOrSkip(deserializer, context(), record, log);
+        if (value == null) {
+            return; // a tombstone or an unreadable record (logged)
         }
         String key = record.key() == null ? null : new String(record.key(), java.nio.charset.StandardCharsets.UTF_8);
         Change change = reader.change(key, value);

@@ -3,7 +3,6 @@ package dev.sluice.topology;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.MessagePart;
-import dev.sluice.schemas.SchemaRegistryException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -76,26 +75,11 @@ final class PartResultsProcessor extends ContextualProcessor<byte[], byte[], Str
 
     @Override
     public void process(Record<byte[], byte[]> record) {
-        if (record.value() == null) {
-            return;
-        }
-        String topic = context().recordMetadata().map(m -> m.topic()).orElse("unknown");
-        DeliveryResult r;
-        try {
-            r = deserializer.deserialize(topic, record.headers(), record.value());
-        } catch (SchemaRegistryException e) {
-            if (e.retriable()) {
-                throw e;
-            }
-            log.warn("skipping unreadable record on {}: {}", topic, e.getMessage());
-            return;
-        } catch (RuntimeException e) {
-            log.warn("skipping unreadable record on {}: {}", topic, e.getMessage());
-            return;
-        }
+        DeliveryResult r = SideInputRecords.decodeOrSkip(deserializer, context(), record, log);
         if (r == null) {
             return;
         }
+        String topic = context().recordMetadata().map(m -> m.topic()).orElse("unknown");
         MessagePart part = r.getPart();
         if (part == null) {
             log.warn("result of {} on {} is not a part's: passed on to the results as it is", r.getMessageId(), topic);

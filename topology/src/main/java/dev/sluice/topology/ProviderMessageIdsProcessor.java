@@ -2,7 +2,6 @@ package dev.sluice.topology;
 
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
-import dev.sluice.schemas.SchemaRegistryException;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -46,23 +45,7 @@ final class ProviderMessageIdsProcessor extends ContextualProcessor<byte[], byte
 
     @Override
     public void process(Record<byte[], byte[]> record) {
-        if (record.value() == null) {
-            return;
-        }
-        String topic = context().recordMetadata().map(m -> m.topic()).orElse("unknown");
-        DeliveryResult r;
-        try {
-            r = deserializer.deserialize(topic, record.headers(), record.value());
-        } catch (SchemaRegistryException e) {
-            if (e.retriable()) {
-                throw e;
-            }
-            log.warn("skipping unreadable record on {}: {}", topic, e.getMessage());
-            return;
-        } catch (RuntimeException e) {
-            log.warn("skipping unreadable record on {}: {}", topic, e.getMessage());
-            return;
-        }
+        DeliveryResult r = SideInputRecords.decodeOrSkip(deserializer, context(), record, log);
         if (r == null || r.getChatId() == null || r.getChatId().isEmpty()) {
             return;
         }
