@@ -141,7 +141,7 @@ public final class SecretRedaction {
         REMEMBERED.add(s);
         REMEMBERED.add(URLEncoder.encode(s, StandardCharsets.UTF_8));
         REMEMBERED.add(URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20"));
-        REMEMBERED.add(jsonEscaped(s));
+        REMEMBERED.add(TokenRedaction.jsonEscaped(s));
         try {
             String decoded = URLDecoder.decode(s, StandardCharsets.UTF_8);
             if (decoded.length() >= MIN_REMEMBERED_LENGTH) {
@@ -180,27 +180,5 @@ public final class SecretRedaction {
         }
         out = withoutUserInfo(out);
         return TokenRedaction.redact(out);
-    }
-
-    private static String jsonEscaped(String s) {
-        StringBuilder sb = new StringBuilder(s.length() + 8);
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                case '/' -> sb.append('/');
-                default -> {
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        return sb.toString();
     }
 }

@@ -2,6 +2,7 @@ package dev.sluice.sender.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.config.TokenRedaction;
 import dev.sluice.sender.provider.BotScopedTransport;
 import dev.sluice.sender.provider.BotToken;
 import dev.sluice.sender.provider.SendOutcome;
@@ -245,16 +246,17 @@ public final class HttpProviderTransport implements BotScopedTransport {
         if (body.length == 0) {
             return "empty body";
         }
-        String s = new String(body, 0, Math.min(body.length, SNIPPET_CHARS * 4), StandardCharsets.UTF_8)
-                .replaceAll("\\s+", " ").trim();
+        // redacted before it is cut: a token cut in half would no longer match and half of it would be shown
+        String s = redact(token, new String(body, 0, Math.min(body.length, SNIPPET_CHARS * 4), StandardCharsets.UTF_8)
+                .replaceAll("\\s+", " ").trim());
         if (s.length() > SNIPPET_CHARS) {
             s = s.substring(0, SNIPPET_CHARS) + "…";
         }
-        return redact(token, s);
+        return s;
     }
 
     private static String redact(BotToken token, String text) {
-        return token == null ? BotToken.redactAny(text) : token.redact(text);
+        return token == null ? TokenRedaction.redact(text) : token.redact(text);
     }
 
     @Override

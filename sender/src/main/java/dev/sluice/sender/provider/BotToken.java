@@ -1,16 +1,15 @@
 package dev.sluice.sender.provider;
 
+import dev.sluice.config.TokenRedaction;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * A bot's secret: a Telegram bot token, or an HTTP provider's API key. {@link #toString()} never shows it; only the
  * transport calls {@link #reveal()} to build the request. Use {@link #redact(String)} on any text that may
- * contain it (exception messages with the request URL). Immutable.
+ * contain it (exception messages with the request URL); the redaction itself is {@link TokenRedaction}'s, the one
+ * for the whole project. Immutable, so any thread may use it.
  */
 public final class BotToken {
-    /** Telegram token shape: {@code <numeric bot id>:<35 url-safe chars>}; matched loosely. */
-    private static final Pattern TOKEN_SHAPE = Pattern.compile("\\d{3,}:[A-Za-z0-9_-]{10,}");
     private final String value;
 
     public BotToken(String value) {
@@ -22,17 +21,12 @@ public final class BotToken {
         return value;
     }
 
-    /** Replaces this token and anything shaped like a Telegram token in {@code text}. */
+    /**
+     * Replaces this token (also percent-encoded or JSON-escaped, as it is filled into a request) and anything shaped
+     * like a Telegram token in {@code text}: {@link TokenRedaction#redact(String, String)}.
+     */
     public String redact(String text) {
-        if (text == null) {
-            return null;
-        }
-        return redactAny(text.replace(value, "[redacted]"));
-    }
-
-    /** Replaces anything shaped like a Telegram token in {@code text}. */
-    public static String redactAny(String text) {
-        return text == null ? null : TOKEN_SHAPE.matcher(text).replaceAll("[redacted]");
+        return TokenRedaction.redact(text, value);
     }
 
     @Override
@@ -47,6 +41,6 @@ public final class BotToken {
 
     @Override
     public String toString() {
-        return "[redacted]";
+        return TokenRedaction.REDACTED;
     }
 }

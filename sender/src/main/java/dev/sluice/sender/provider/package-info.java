@@ -10,7 +10,7 @@
  *     {@link dev.sluice.sender.provider.BotScopedTransport} serves (the HTTP providers) to it, every other bot id to
  *     the fallback (Telegram).</li>
  * <li>{@link dev.sluice.sender.provider.BotToken}: a bot's secret, never shown by {@code toString}, and the
- *     redaction of token-shaped text in provider answers.</li>
+ *     redaction of this secret and of token-shaped text in provider answers (by {@code dev.sluice.config.TokenRedaction}).</li>
  * </ul>
  * Implementations: {@code dev.sluice.sender.telegram.TelegramTransport},
  * {@code dev.sluice.sender.http.HttpProviderTransport}.

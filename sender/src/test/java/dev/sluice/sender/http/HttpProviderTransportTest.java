@@ -98,6 +98,20 @@ class HttpProviderTransportTest {
     }
 
     @Test
+    void a_body_echoing_the_key_is_redacted_before_it_is_cut_and_in_its_percent_encoded_form() {
+        HttpProviderConfig p = provider();
+        // the key straddles the 160-character cut: cutting first left "key-s3cr" in the description
+        SendOutcome cut = transport.classify(p, 400, null, "text/plain", b("x".repeat(152) + TOKEN.reveal()), TOKEN);
+        assertThat(((SendOutcome.PermanentFailure) cut).description()).doesNotContain("s3cr").endsWith("…");
+        // an error page quoting the request URL shows the key as the URL template filled it: percent-encoded
+        BotToken odd = new BotToken("k3y s3cr3t/+" + "v@lue");
+        SendOutcome echoed = transport.classify(p, 404, null, "text/html",
+                b("<p>no route for /send?key=k3y%20s3cr3t%2F%2Bv%40lue&to=1</p>"), odd);
+        assertThat(((SendOutcome.PermanentFailure) echoed).description()).doesNotContain("s3cr3t")
+                .contains("/send?key=[redacted]&to=1");
+    }
+
+    @Test
     void status_families() {
         HttpProviderConfig p = provider();
         assertThat(transport.classify(p, 200, null, "application/json", b("{\"id\":\"abc-1\"}"), TOKEN))
