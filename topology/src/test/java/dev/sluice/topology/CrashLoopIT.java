@@ -1,5 +1,6 @@
 package dev.sluice.topology;
 
+import static dev.sluice.topology.BrokerAndRegistry.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -12,28 +13,18 @@ import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerializer;
-import dev.sluice.testkit.EmbeddedKafka;
-import dev.sluice.testkit.InProcessSchemaRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.KafkaStreams;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -42,57 +33,28 @@ import org.junit.jupiter.api.io.TempDir;
  * registry error on register) ends after a bounded number of stream thread replacements, in state ERROR.
  */
 class CrashLoopIT {
-    private static EmbeddedKafka kafka;
-    private static InProcessSchemaRegistry registry;
+    @RegisterExtension
+    static final BrokerAndRegistry infra = new BrokerAndRegistry();
 
     @TempDir
     Path stateDir;
 
-    @BeforeAll
-    static void startInfrastructure() {
-        kafka = EmbeddedKafka.start();
-        registry = InProcessSchemaRegistry.start();
-    }
-
-    @AfterAll
-    static void stopInfrastructure() {
-        if (registry != null) {
-            registry.close();
-        }
-        if (kafka != null) {
-            kafka.close();
-        }
-    }
-
-    private Settings settings(String prefix, String registryUrl) {
-        Settings settings = Settings.of(Map.of(
-                "bootstrap.servers", kafka.bootstrapServers(),
-                "schema.registry.url", registryUrl,
-                "application.id", "sluice-" + prefix,
-                "state.dir", stateDir.toString(),
-                "commit.interval.ms", "100",
-                "classify.kind.patterns", "board.*=COLLAPSIBLE"));
-        for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
-                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES)) {
-            settings = settings.with(key, prefix + "." + key.substring("topic.".length()));
-        }
-        return settings;
+    private Settings settings(String prefix) {
+        return BrokerAndRegistry.withTopicPrefix(infra.settings("sluice-" + prefix, stateDir), prefix)
+                .with("classify.kind.patterns", "board.*=COLLAPSIBLE");
     }
 
     @Test
     void aHundredNotificationsWithTwelveThousandCharacterIdsAreDeadLetteredWithAReasonAndNoThreadDies() throws Exception {
-        TopologyConfig config = TopologyConfig.from(settings("bigid", registry.url()));
+        TopologyConfig config = TopologyConfig.from(settings("bigid"));
         Topics topics = config.topics();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-            TopicBootstrap.ensureTopics(admin, topics, 2, (short) 1);
-        }
-        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        infra.ensureTopics(topics, 2);
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(infra.registry().url());
         TopologyCounts counts = new TopologyCounts();
-        try (TopologyService service = new TopologyService(config, new CachedSchemaRegistryClient(registry.url()), counts)) {
+        try (TopologyService service = new TopologyService(config, new CachedSchemaRegistryClient(infra.registry().url()), counts)) {
             service.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> service.state() == KafkaStreams.State.RUNNING);
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+            BrokerAndRegistry.awaitRunning(service);
+            try (KafkaProducer<byte[], byte[]> producer = infra.bytesProducer()) {
                 SpecificAvroSerializer<Notification> avro = new SpecificAvroSerializer<>(client);
                 for (int i = 0; i < 100; i++) {
                     // F9's repro: one digest key, COLLAPSIBLE, each id 12,000 characters.
@@ -124,20 +86,17 @@ class CrashLoopIT {
     void aDeterministicWriteFailureEndsInErrorAfterTheBoundedReplacementsInsteadOfLoopingForever() throws Exception {
         // A producer limit below what validation allows (a deployment mistake): every write of this record fails
         // with RecordTooLargeException, on every replacement, the same way.
-        TopologyConfig config = TopologyConfig.from(settings("toolarge", registry.url())
+        TopologyConfig config = TopologyConfig.from(settings("toolarge")
                 .with("kafka.max.request.size", "2048")
                 .with("stream.thread.replacements.max", "2").with("stream.thread.replacements.window.ms", "600000"));
         Topics topics = config.topics();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-            TopicBootstrap.ensureTopics(admin, topics, 1, (short) 1);
-        }
-        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        infra.ensureTopics(topics, 1);
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(infra.registry().url());
         TopologyCounts counts = new TopologyCounts();
-        try (TopologyService service = new TopologyService(config, new CachedSchemaRegistryClient(registry.url()), counts)) {
+        try (TopologyService service = new TopologyService(config, new CachedSchemaRegistryClient(infra.registry().url()), counts)) {
             service.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> service.state() == KafkaStreams.State.RUNNING);
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+            BrokerAndRegistry.awaitRunning(service);
+            try (KafkaProducer<byte[], byte[]> producer = infra.bytesProducer()) {
                 Notification n = Notification.newBuilder().setId("big-text").setBotId("alerts").setChatId("1001").setKind("quake.alert")
                         .setEventClass(NotificationClass.CRITICAL).setText("y".repeat(3_000)).setCreatedAt(Instant.now()).build();
                 producer.send(new ProducerRecord<>(topics.notifications(), utf8("1001"),
@@ -156,24 +115,7 @@ class CrashLoopIT {
     }
 
     private static List<ConsumerRecord<byte[], byte[]>> consume(String topic, Deserializer<byte[]> values, int expected) {
-        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.GROUP_ID_CONFIG, "it-" + topic + "-" + System.nanoTime()), new org.apache.kafka.common.serialization.ByteArrayDeserializer(), values)) {
-            consumer.subscribe(List.of(topic));
-            await().atMost(Duration.ofSeconds(90)).until(() -> {
-                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
-                return out.size() >= expected;
-            });
-            consumer.poll(Duration.ofMillis(500)).forEach(out::add);
-        }
-        assertThat(out).hasSize(expected);
-        return out;
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+        return infra.consumeExactly(topic, new org.apache.kafka.common.serialization.ByteArrayDeserializer(), values, expected,
+                Duration.ofSeconds(90));
     }
 }

@@ -6,31 +6,24 @@ import static org.awaitility.Awaitility.await;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
-import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerializer;
-import dev.sluice.testkit.EmbeddedKafka;
-import dev.sluice.testkit.InProcessSchemaRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.KafkaStreams;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,57 +33,31 @@ import org.junit.jupiter.api.io.TempDir;
  * transaction, order kept), within the test's bound of 60 s; without the early commit they would wait for the interval.
  */
 class CriticalCommitIT {
-    private static EmbeddedKafka kafka;
-    private static InProcessSchemaRegistry registry;
+    @RegisterExtension
+    static final BrokerAndRegistry infra = new BrokerAndRegistry();
 
     @TempDir
     Path stateDir;
 
-    @BeforeAll
-    static void startInfrastructure() {
-        kafka = EmbeddedKafka.start();
-        registry = InProcessSchemaRegistry.start();
-    }
-
-    @AfterAll
-    static void stopInfrastructure() {
-        if (registry != null) {
-            registry.close();
-        }
-        if (kafka != null) {
-            kafka.close();
-        }
-    }
-
     @Test
     void a_critical_notification_and_what_came_before_it_are_committed_without_waiting_for_the_commit_interval() throws Exception {
         Topics topics = Topics.defaults();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-            TopicBootstrap.ensureTopics(admin, topics, 3, (short) 1);
-        }
-        TopologyConfig config = TopologyConfig.from(Settings.of(Map.of(
-                "bootstrap.servers", kafka.bootstrapServers(),
-                "schema.registry.url", registry.url(),
-                "application.id", "critical-commit-it",
-                "state.dir", stateDir.toString(),
-                "commit.interval.ms", "120000",
+        infra.ensureTopics(topics, 3);
+        TopologyConfig config = TopologyConfig.from(infra.settings("critical-commit-it", stateDir)
+                .with("commit.interval.ms", "120000")
                 // Kafka Streams refuses a transaction timeout (10 s under exactly-once) below the commit interval
-                "kafka.producer.transaction.timeout.ms", "300000",
-                "critical.commit.interval.ms", "20")));
-        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+                .with("kafka.producer.transaction.timeout.ms", "300000")
+                .with("critical.commit.interval.ms", "20"));
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(infra.registry().url());
         try (TopologyService service = new TopologyService(config);
-             KafkaConsumer<String, OutboundMessage> consumer = new KafkaConsumer<>(Map.of(
-                     ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                     ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                     ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                     ConsumerConfig.GROUP_ID_CONFIG, "critical-commit-it-reader"),
+             KafkaConsumer<String, OutboundMessage> consumer = infra.readCommitted("critical-commit-it-reader",
                      new StringDeserializer(), new SpecificAvroDeserializer<>(client, OutboundMessage.class))) {
             service.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> service.state() == KafkaStreams.State.RUNNING);
+            BrokerAndRegistry.awaitRunning(service);
             consumer.subscribe(List.of(topics.outboxLive()));
             long producedAt;
             try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new StringSerializer(),
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers()), new StringSerializer(),
                     new SpecificAvroSerializer<Notification>(client))) {
                 producedAt = System.currentTimeMillis();
                 // keyed by chat id: one partition, one task, read in this order

@@ -1,5 +1,6 @@
 package dev.sluice.topology;
 
+import static dev.sluice.topology.BrokerAndRegistry.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,32 +10,21 @@ import dev.sluice.avro.Lane;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
-import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerializer;
-import dev.sluice.testkit.EmbeddedKafka;
-import dev.sluice.testkit.InProcessSchemaRegistry;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.streams.KafkaStreams;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -45,56 +35,29 @@ import org.junit.jupiter.api.io.TempDir;
  * seen before the stop is still a duplicate after it (the dedupe window store comes back from its changelog).
  */
 class RestartIT {
-    private static EmbeddedKafka kafka;
-    private static InProcessSchemaRegistry registry;
+    @RegisterExtension
+    static final BrokerAndRegistry infra = new BrokerAndRegistry();
 
     @TempDir
     Path stateDir;
     @TempDir
     Path otherStateDir;
 
-    @BeforeAll
-    static void startInfrastructure() {
-        kafka = EmbeddedKafka.start();
-        registry = InProcessSchemaRegistry.start();
-    }
-
-    @AfterAll
-    static void stopInfrastructure() {
-        if (registry != null) {
-            registry.close();
-        }
-        if (kafka != null) {
-            kafka.close();
-        }
-    }
-
     private TopologyConfig config(Path stateDir, long flushIntervalMs) {
-        return TopologyConfig.from(Settings.of(Map.of(
-                "bootstrap.servers", kafka.bootstrapServers(),
-                "schema.registry.url", registry.url(),
-                "application.id", "sluice-topology-restart-it",
-                "state.dir", stateDir.toString(),
-                "commit.interval.ms", "100",
-                "digest.flush.interval.ms", Long.toString(flushIntervalMs),
-                "schedule.release.interval.ms", "100")));
+        return TopologyConfig.from(infra.settings("sluice-topology-restart-it", stateDir)
+                .with("digest.flush.interval.ms", Long.toString(flushIntervalMs))
+                .with("schedule.release.interval.ms", "100"));
     }
 
     @Test
     void aPendingDigestAndAScheduledPostComeOutAfterARestartOnce() throws Exception {
         Topics topics = Topics.defaults();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-            TopicBootstrap.ensureTopics(admin, topics, 2, (short) 1);
-        }
-        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        infra.ensureTopics(topics, 2);
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(infra.registry().url());
         SpecificAvroSerializer<Notification> avro = new SpecificAvroSerializer<>(client);
         SpecificAvroDeserializer<OutboundMessage> outbound = new SpecificAvroDeserializer<>(client, OutboundMessage.class);
 
-        try (KafkaConsumer<String, OutboundMessage> outbox = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.GROUP_ID_CONFIG, "restart-it-outbox"), new StringDeserializer(), outbound)) {
+        try (KafkaConsumer<String, OutboundMessage> outbox = infra.readCommitted("restart-it-outbox", new StringDeserializer(), outbound)) {
             outbox.subscribe(List.of(topics.outboxLive()));
             List<OutboundMessage> seen = new ArrayList<>();
             Instant notBefore;
@@ -103,10 +66,9 @@ class RestartIT {
             // Run 1: the flush interval (10 min) is far away, so the digest is still pending at the stop.
             try (TopologyService first = new TopologyService(config(stateDir, 600_000))) {
                 first.start();
-                await().atMost(Duration.ofSeconds(60)).until(() -> first.state() == KafkaStreams.State.RUNNING);
+                BrokerAndRegistry.awaitRunning(first);
                 notBefore = Instant.now().plusSeconds(12);
-                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+                try (KafkaProducer<byte[], byte[]> producer = infra.bytesProducer()) {
                     // One producer key: one source partition, so "marker" is processed after the others.
                     for (Notification n : List.of(
                             notification("d-1", NotificationClass.COLLAPSIBLE, null),
@@ -137,11 +99,10 @@ class RestartIT {
             // Run 2: same application id, flush every 2 s, and an empty state dir (another machine): the stores
             // come back from their changelogs.
             TopologyCounts secondCounts = new TopologyCounts();
-            try (TopologyService second = new TopologyService(config(otherStateDir, 2_000), new CachedSchemaRegistryClient(registry.url()),
+            try (TopologyService second = new TopologyService(config(otherStateDir, 2_000), new CachedSchemaRegistryClient(infra.registry().url()),
                     secondCounts)) {
                 second.start();
-                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+                try (KafkaProducer<byte[], byte[]> producer = infra.bytesProducer()) {
                     // The marker again (a producer retry after the restart): a duplicate. And a new one to the old group id.
                     producer.send(new ProducerRecord<>(topics.notifications(), utf8("user-1"), avro.serialize(topics.notifications(),
                             notification("marker", NotificationClass.CRITICAL, null)))).get();
@@ -180,9 +141,5 @@ class RestartIT {
         return Notification.newBuilder().setId(id).setBotId("alerts").setChatId("1001").setKind("board.updated")
                 .setEntity("board-7").setEventClass(eventClass).setText("Board 7: " + id).setCreatedAt(Instant.now())
                 .setNotBefore(notBefore).build();
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -1,18 +1,15 @@
 package dev.sluice.topology;
 
+import static dev.sluice.topology.BrokerAndRegistry.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.sluice.avro.Lane;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.OutboundMessage;
-import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerializer;
-import dev.sluice.testkit.EmbeddedKafka;
-import dev.sluice.testkit.InProcessSchemaRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,47 +24,28 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.streams.KafkaStreams;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The topology on a real (embedded KRaft) broker with exactly_once_v2 and the HTTP schema registry. */
 class TopologyServiceIT {
-    private static EmbeddedKafka kafka;
-    private static InProcessSchemaRegistry registry;
+    @RegisterExtension
+    static final BrokerAndRegistry infra = new BrokerAndRegistry();
 
     @TempDir
     Path stateDir;
 
-    @BeforeAll
-    static void startInfrastructure() {
-        kafka = EmbeddedKafka.start();
-        registry = InProcessSchemaRegistry.start();
-    }
-
-    @AfterAll
-    static void stopInfrastructure() {
-        if (registry != null) {
-            registry.close();
-        }
-        if (kafka != null) {
-            kafka.close();
-        }
-    }
-
     @Test
     void createsTopicsThenDeadLettersBadRecordsAndKeepsPerChatOrderOnARealBroker() throws Exception {
         Topics topics = Topics.defaults();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+        try (Admin admin = infra.admin()) {
             assertThat(TopicBootstrap.ensureTopics(admin, topics, 3, (short) 1)).containsExactlyInAnyOrderElementsOf(topics.all());
             assertThat(TopicBootstrap.ensureTopics(admin, topics, 3, (short) 1)).as("idempotent").isEmpty();
             ConfigResource status = new ConfigResource(ConfigResource.Type.TOPIC, topics.senderStatus());
@@ -77,20 +55,14 @@ class TopologyServiceIT {
             assertThat(admin.describeConfigs(List.of(outbox)).all().get().get(outbox).get("cleanup.policy").value()).isEqualTo("delete");
         }
 
-        TopologyConfig config = TopologyConfig.from(Settings.of(Map.of(
-                "bootstrap.servers", kafka.bootstrapServers(),
-                "schema.registry.url", registry.url(),
-                "application.id", "sluice-topology-it",
-                "state.dir", stateDir.toString(),
-                "commit.interval.ms", "100")));
-        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        TopologyConfig config = TopologyConfig.from(infra.settings("sluice-topology-it", stateDir));
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(infra.registry().url());
         try (TopologyService service = new TopologyService(config)) {
             service.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> service.state() == KafkaStreams.State.RUNNING);
+            BrokerAndRegistry.awaitRunning(service);
 
             Map<String, List<String>> sentByChat = new LinkedHashMap<>();
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+            try (KafkaProducer<byte[], byte[]> producer = infra.bytesProducer()) {
                 SpecificAvroSerializer<Notification> avro = new SpecificAvroSerializer<>(client);
                 producer.send(new ProducerRecord<>(topics.notifications(), utf8("k-bad"), utf8("{\"not\":\"avro\"}")));
                 producer.send(new ProducerRecord<>(topics.notifications(), utf8("k-nochat"),
@@ -131,38 +103,25 @@ class TopologyServiceIT {
 
     @Test
     void aShortRegistryOutageIsRetriedInPlaceAndTheRecordIsProcessedNotDeadLettered() throws Exception {
-        Settings settings = Settings.of(Map.of(
-                "bootstrap.servers", kafka.bootstrapServers(),
-                "schema.registry.url", registry.url(),
-                "application.id", "sluice-topology-outage-it",
-                "state.dir", stateDir.toString(),
-                "commit.interval.ms", "100"));
-        for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
-                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES,
-                Topics.OUTBOX_DLQ, Topics.DELIVERY_PARTS)) {
-            settings = settings.with(key, "outage." + key.substring("topic.".length()));
-        }
-        TopologyConfig config = TopologyConfig.from(settings);
+        TopologyConfig config = TopologyConfig.from(BrokerAndRegistry.withTopicPrefix(
+                infra.settings("sluice-topology-outage-it", stateDir), "outage"));
         Topics topics = config.topics();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-            TopicBootstrap.ensureTopics(admin, topics, 1, (short) 1);
-        }
-        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        infra.ensureTopics(topics, 1);
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(infra.registry().url());
         byte[] valid = new SpecificAvroSerializer<Notification>(client).serialize(topics.notifications(), notification("n-outage", "2001"));
 
         try (TopologyService service = new TopologyService(config)) { // its own client: nothing cached yet
             service.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> service.state() == KafkaStreams.State.RUNNING);
-            registry.failNextRequests(3, 503);
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+            BrokerAndRegistry.awaitRunning(service);
+            infra.registry().failNextRequests(3, 503);
+            try (KafkaProducer<byte[], byte[]> producer = infra.bytesProducer()) {
                 producer.send(new ProducerRecord<>(topics.notifications(), utf8("k"), valid)).get();
             }
             SpecificAvroDeserializer<OutboundMessage> outbound = new SpecificAvroDeserializer<>(client, OutboundMessage.class);
             List<ConsumerRecord<String, OutboundMessage>> out = consume(topics.outboxLive(), new StringDeserializer(), outbound, 1);
             assertThat(out.get(0).value().getId()).isEqualTo("n-outage");
             try (KafkaConsumer<byte[], byte[]> dlq = new KafkaConsumer<>(Map.of(
-                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.bootstrapServers(),
                     ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                     ConsumerConfig.GROUP_ID_CONFIG, "it-outage-dlq"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
                 dlq.subscribe(List.of(topics.dlq()));
@@ -175,18 +134,9 @@ class TopologyServiceIT {
 
     @Test
     void refusesToStartWhenChatEventsAreNotCoPartitionedWithNotifications() throws Exception {
-        Settings settings = Settings.of(Map.of(
-                "bootstrap.servers", kafka.bootstrapServers(),
-                "schema.registry.url", registry.url(),
-                "application.id", "sluice-topology-copart-it",
-                "state.dir", stateDir.toString()));
-        for (String key : List.of(Topics.NOTIFICATIONS, Topics.NOTIFICATIONS_BACKFILL, Topics.DLQ, Topics.OUTBOX_LIVE,
-                Topics.OUTBOX_BACKFILL, Topics.DELIVERY_RESULTS, Topics.CHAT_EVENTS, Topics.SENDER_STATUS, Topics.PREFERENCES,
-                Topics.OUTBOX_DLQ, Topics.DELIVERY_PARTS)) {
-            settings = settings.with(key, "copart." + key.substring("topic.".length()));
-        }
-        TopologyConfig config = TopologyConfig.from(settings);
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+        TopologyConfig config = TopologyConfig.from(BrokerAndRegistry.withTopicPrefix(
+                infra.settings("sluice-topology-copart-it", stateDir), "copart"));
+        try (Admin admin = infra.admin()) {
             admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(config.topics().chatEvents(), 2, (short) 1))).all().get();
             TopicBootstrap.ensureTopics(admin, config.topics(), 3, (short) 1);
         }
@@ -198,31 +148,12 @@ class TopologyServiceIT {
     }
 
     private static <K, V> List<ConsumerRecord<K, V>> consume(String topic, Deserializer<K> keys, Deserializer<V> values, int expected) {
-        List<ConsumerRecord<K, V>> out = new ArrayList<>();
-        try (KafkaConsumer<K, V> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.GROUP_ID_CONFIG, "it-" + topic + "-" + System.nanoTime()), keys, values)) {
-            consumer.subscribe(List.of(topic));
-            await().atMost(Duration.ofSeconds(60)).until(() -> {
-                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
-                return out.size() >= expected;
-            });
-            // Nothing more than expected arrives (e.g. no duplicates under exactly-once).
-            consumer.poll(Duration.ofMillis(500)).forEach(out::add);
-        }
-        assertThat(out).hasSize(expected);
-        return out;
+        return infra.consumeExactly(topic, keys, values, expected, Duration.ofSeconds(60));
     }
 
     private static Notification notification(String id, String chat) {
         return Notification.newBuilder().setId(id).setBotId("alerts").setChatId(chat).setKind("quake.alert")
                 .setText("quake " + id).setCreatedAt(Instant.now()).build();
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 
 }

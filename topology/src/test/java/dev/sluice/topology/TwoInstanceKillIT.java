@@ -1,5 +1,6 @@
 package dev.sluice.topology;
 
+import static dev.sluice.topology.BrokerAndRegistry.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,10 +12,7 @@ import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerializer;
-import dev.sluice.testkit.EmbeddedKafka;
-import dev.sluice.testkit.InProcessSchemaRegistry;
 import java.io.Writer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,20 +25,15 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.streams.KafkaStreams;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -51,8 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TwoInstanceKillIT {
     private static final int PARTITIONS = 4;
-    private static EmbeddedKafka kafka;
-    private static InProcessSchemaRegistry registry;
+    @RegisterExtension
+    static final BrokerAndRegistry infra = new BrokerAndRegistry();
 
     @TempDir
     Path childStateDir;
@@ -61,29 +54,8 @@ class TwoInstanceKillIT {
     @TempDir
     Path work;
 
-    @BeforeAll
-    static void startInfrastructure() {
-        kafka = EmbeddedKafka.start();
-        registry = InProcessSchemaRegistry.start();
-    }
-
-    @AfterAll
-    static void stopInfrastructure() {
-        if (registry != null) {
-            registry.close();
-        }
-        if (kafka != null) {
-            kafka.close();
-        }
-    }
-
     private Map<String, String> settings(Path stateDir, long flushIntervalMs) {
-        Map<String, String> s = new HashMap<>();
-        s.put("bootstrap.servers", kafka.bootstrapServers());
-        s.put("schema.registry.url", registry.url());
-        s.put("application.id", "sluice-two-instance-it");
-        s.put("state.dir", stateDir.toString());
-        s.put("commit.interval.ms", "100");
+        Map<String, String> s = new HashMap<>(infra.settings("sluice-two-instance-it", stateDir).asMap());
         s.put("digest.flush.interval.ms", Long.toString(flushIntervalMs));
         s.put("schedule.release.interval.ms", "100");
         // The survivor notices the killed member after this, not after the 45 s default.
@@ -95,10 +67,8 @@ class TwoInstanceKillIT {
     @Test
     void anInstanceKilledHoldingAPendingDigestAndAScheduledPostLeavesBothToTheSurvivorOnce() throws Exception {
         Topics topics = Topics.defaults();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-            TopicBootstrap.ensureTopics(admin, topics, PARTITIONS, (short) 1);
-        }
-        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(registry.url());
+        infra.ensureTopics(topics, PARTITIONS);
+        CachedSchemaRegistryClient client = new CachedSchemaRegistryClient(infra.registry().url());
         SpecificAvroSerializer<Notification> avro = new SpecificAvroSerializer<>(client);
 
         // The child never flushes on its own (10 min): whatever it folds is pending when it dies.
@@ -112,18 +82,14 @@ class TwoInstanceKillIT {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process child = new ProcessBuilder(java, "-Xmx384m", "-cp", System.getProperty("java.class.path"),
                 TopologyProcessMain.class.getName(), props.toString()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        try (KafkaConsumer<String, OutboundMessage> outbox = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.GROUP_ID_CONFIG, "two-instance-it-outbox"), new StringDeserializer(),
+        try (KafkaConsumer<String, OutboundMessage> outbox = infra.readCommitted("two-instance-it-outbox", new StringDeserializer(),
                 new SpecificAvroDeserializer<>(client, OutboundMessage.class))) {
             outbox.subscribe(List.of(topics.outboxLive()));
             await().atMost(Duration.ofSeconds(120)).until(() -> Files.readString(log).contains("TOPOLOGY-RUNNING"));
 
             TopologyCounts survivorCounts = new TopologyCounts();
             try (TopologyService survivor = new TopologyService(TopologyConfig.from(Settings.of(settings(survivorStateDir, 2_000))),
-                    new CachedSchemaRegistryClient(registry.url()), survivorCounts)) {
+                    new CachedSchemaRegistryClient(infra.registry().url()), survivorCounts)) {
                 survivor.start();
                 // Both run and share the tasks: the survivor holds some partitions of notifications, not all.
                 await().atMost(Duration.ofSeconds(120)).until(() -> survivor.state() == KafkaStreams.State.RUNNING
@@ -142,8 +108,7 @@ class TwoInstanceKillIT {
                 // due_at = that millisecond, which a sub-millisecond Instant.now() would be after. 40 s: room for a loaded
                 // machine to commit the marker before the kill (checked below).
                 Instant notBefore = Instant.now().plusSeconds(40).truncatedTo(ChronoUnit.MILLIS);
-                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+                try (KafkaProducer<byte[], byte[]> producer = infra.bytesProducer()) {
                     for (Notification n : List.of(
                             notification("d-1", chat, NotificationClass.COLLAPSIBLE, null),
                             notification("d-2", chat, NotificationClass.COLLAPSIBLE, null),
@@ -199,9 +164,5 @@ class TwoInstanceKillIT {
         return Notification.newBuilder().setId(id).setBotId("alerts").setChatId(chat).setKind("board.updated")
                 .setEntity("board-7").setEventClass(eventClass).setText("Board 7: " + id).setCreatedAt(Instant.now())
                 .setNotBefore(notBefore).build();
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }
