@@ -60,6 +60,7 @@ public final class SenderConfig {
     private final int maxReschedules;
     private final Set<NotificationClass> resendUncertainClasses;
     private final Duration sentMarkTtl;
+    private final Duration sentMarkFlushInterval;
     private final float breakerFailureRatePercent;
     private final int breakerWindowCalls;
     private final Duration breakerOpen;
@@ -132,6 +133,7 @@ public final class SenderConfig {
         this.maxReschedules = Math.toIntExact(SenderKeys.MAX_RESCHEDULES.read(s));
         this.resendUncertainClasses = SenderKeys.RESEND_UNCERTAIN_CLASSES.read(s);
         this.sentMarkTtl = SenderKeys.SENT_MARK_TTL_MS.read(s);
+        this.sentMarkFlushInterval = SenderKeys.SENT_MARK_FLUSH_INTERVAL_MS.read(s);
         this.breakerFailureRatePercent = SenderKeys.BREAKER_FAILURE_RATE_PERCENT.read(s).floatValue();
         this.breakerWindowCalls = Math.toIntExact(SenderKeys.BREAKER_WINDOW_CALLS.read(s));
         this.breakerOpen = SenderKeys.BREAKER_OPEN_MS.read(s);
@@ -181,19 +183,12 @@ public final class SenderConfig {
         return Collections.unmodifiableMap(out);
     }
 
-    /** {@code redis://user:secret@host} → {@code redis://[redacted]@host}. */
-    static String withoutCredentials(String url) {
-        return url == null ? null : url.replaceFirst("^([a-z-]+://)[^@/]*@", "$1[redacted]@");
-    }
-
     private static String defaultInstanceId() {
-        String host;
         try {
-            host = InetAddress.getLocalHost().getHostName();
+            return InetAddress.getLocalHost().getHostName() + "-" + ProcessHandle.current().pid();
         } catch (UnknownHostException e) {
-            host = "localhost";
+            return "localhost-" + ProcessHandle.current().pid();
         }
-        return host + "-" + ProcessHandle.current().pid();
     }
 
     public String bootstrapServers() {
@@ -340,6 +335,11 @@ public final class SenderConfig {
         return sentMarkTtl;
     }
 
+    /** See {@link SenderKeys#SENT_MARK_FLUSH_INTERVAL_MS}. */
+    public Duration sentMarkFlushInterval() {
+        return sentMarkFlushInterval;
+    }
+
     public float breakerFailureRatePercent() {
         return breakerFailureRatePercent;
     }
@@ -386,13 +386,14 @@ public final class SenderConfig {
 
     @Override
     public String toString() {
-        Map<String, String> safeKafka = new TreeMap<>();
+        Map<String, String> safeKafka = new TreeMap<>(); // and redis://user:secret@host -> redis://[redacted]@host
+        String redis = redisUrl == null ? null : redisUrl.replaceFirst("^([a-z-]+://)[^@/]*@", "$1[redacted]@");
         kafkaProperties.forEach((k, v) -> safeKafka.put(k, Settings.redactIfSecret(k, v)));
         return "SenderConfig{instance=" + instanceId + ", group=" + groupId + ", bootstrap=" + bootstrapServers
                 + ", topics=" + topics.outboxLive() + (consumeBackfill ? "+" + topics.outboxBackfill() : "")
                 + "->" + topics.deliveryResults() + ", bots=" + bots.keySet()
                 + (providers.isEmpty() ? "" : ", providers=" + providers.values()) + ", budget=" + budgetMode
-                + " " + budgetConfig + ", redis=" + withoutCredentials(redisUrl) + ", maxInFlight=" + maxInFlight
+                + " " + budgetConfig + ", redis=" + redis + ", maxInFlight=" + maxInFlight
                 + ", bufferMaxRecords=" + bufferMaxRecords + (quota == null ? "" : ", quota=" + quota)
                 + ", kafka=" + safeKafka + "}";
     }

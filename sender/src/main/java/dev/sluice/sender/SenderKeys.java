@@ -113,6 +113,11 @@ public final class SenderKeys {
             Duration.ofDays(14).toMillis(), "life of the idempotency key sluice:{bot}:sent:<id>; at least the outbox "
                     + "topics' retention.ms + segment.ms (a record stays readable until its segment is deleted; Kafka's "
                     + "defaults 7 + 7 days), checked against the broker at start (a warning when shorter)");
+    public static final ConfigKey<Duration> SENT_MARK_FLUSH_INTERVAL_MS = ConfigKey.positiveMillis(
+            "sender.sent.mark.flush.interval.ms", 500, "when the sent marks live in the budget's Redis, the DONE mark "
+                    + "(result acknowledged) rides on the bot's next budget call instead of a SET of its own; what no "
+                    + "call carried within this interval is written by one script call per bot (a lost or late DONE "
+                    + "costs a redelivery after a crash one lookup on the results topic, never a second send)");
     public static final ConfigKey<Double> BREAKER_FAILURE_RATE_PERCENT = ConfigKey.number(
             "sender.breaker.failure.rate.percent", 50.0, v -> v > 0 && v <= 100, "a percentage in (0, 100]",
             "per-bot circuit breaker over the provider (5xx and I/O errors): failure rate that opens it");
@@ -136,7 +141,7 @@ public final class SenderKeys {
             BUFFER_MAX_RECORDS_PER_BOT, DEFERRED_MAX_RECORDS, UNREADABLE_SCHEMA_GRACE_MS, SCHEMA_REGISTRY_AUTO_REGISTER,
             REQUEST_TIMEOUT_MS, CONNECT_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_BACKOFF_MS, RETRY_BACKOFF_MAX_MS,
             RETRY_AFTER_JITTER_MS, RETRY_AFTER_MAX_MS, TOKEN_RECHECK_MS, COMMIT_INTERVAL_MS, BOT_PENALTY_WINDOW_MS, BOT_PENALTY_MIN_CHATS,
-            MAX_IN_FLIGHT_PER_BOT, MAX_RESCHEDULES, RESEND_UNCERTAIN_CLASSES, SENT_MARK_TTL_MS,
+            MAX_IN_FLIGHT_PER_BOT, MAX_RESCHEDULES, RESEND_UNCERTAIN_CLASSES, SENT_MARK_TTL_MS, SENT_MARK_FLUSH_INTERVAL_MS,
             BREAKER_FAILURE_RATE_PERCENT, BREAKER_WINDOW_CALLS, BREAKER_OPEN_MS, BREAKER_HALF_OPEN_CALLS,
             STATUS_INTERVAL_MS), List.of(BOT_TOKENS, KAFKA, HttpProviderConfig.FAMILY));
 

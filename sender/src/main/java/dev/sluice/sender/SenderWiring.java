@@ -97,6 +97,7 @@ final class SenderWiring {
         this.budget = ports.budget();
         this.transport = ports.transport();
         this.sentMarks = ports.sentMarks();
+        foldMarkWrites(config, budget, sentMarks);
         this.resultSerializer = ports.resultSerializer();
         this.metrics = SenderMetrics.bind(registry, config.bots().keySet(), budget.state());
         this.consumer = new KafkaConsumer<>(KafkaClientProps.consumer(config, config.maxPollRecords()),
@@ -164,6 +165,31 @@ final class SenderWiring {
         sentMarks.close();
         resultLookup.close();
     }
+
+    /**
+     * Issue 19: when the sent marks live in the budget's Redis, their DONE writes ride on the budget's calls of their
+     * bot (and a flush every {@code sender.sent.mark.flush.interval.ms}) instead of one SET each. Elsewhere (local
+     * mode, marks in another Redis) nothing changes.
+     */
+    static boolean foldMarkWrites(SenderConfig config, BudgetPort budget, SentMarks sentMarks) {
+        if (!(sentMarks instanceof RedisSentMarks redis) || budget.sentMarksRedisUrl().isEmpty()
+                || !budget.sentMarksRedisUrl().equals(sentMarks.redisUrl())) {
+            return false;
+        }
+        dev.sluice.sender.budget.MarkWrites writes = new dev.sluice.sender.budget.MarkWrites(MARK_WRITES_CAPACITY,
+                config.sentMarkTtl().toMillis());
+        if (!budget.foldMarkWrites(writes)) {
+            return false;
+        }
+        redis.foldWritesInto(writes, config.sentMarkFlushInterval());
+        return true;
+    }
+
+    /**
+     * The most sent-mark writes waiting for a budget call or the flush: about 20 s of DONE marks at 5,000 msg/s
+     * (~100 bytes each, ~10 MB); when full, a mark is written by its own command as without folding.
+     */
+    static final int MARK_WRITES_CAPACITY = 100_000;
 
     /** Telegram for every bot, except the bot ids configured as HTTP providers ({@code provider.<id>.*}). */
     static Transport transportFor(SenderConfig config) {

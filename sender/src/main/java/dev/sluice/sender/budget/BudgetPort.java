@@ -19,7 +19,7 @@ import java.util.List;
  * (PostgreSQL quota). {@code BudgetStack} assembles them. All are thread-safe.
  *
  * <p><b>Capabilities</b>: {@link #reportLateAnswer}, {@link #sentMarksRedisUrl}, {@link #startDrained},
- * {@link #reserves} and {@link #redisRoundTrips} have defaults (off) for test doubles only. Every production
+ * {@link #reserves}, {@link #foldMarkWrites} and {@link #redisRoundTrips} have defaults (off) for test doubles only. Every production
  * implementation states each of them, and a decorator forwards them unless its Javadoc says why it cannot
  * (checked by {@code BudgetCapabilitiesTest}): a capability a wrapper drops silently turns reservations, the
  * arrival guard and the folded sent-mark check off for every bot of the process (finding F7).
@@ -109,6 +109,15 @@ public interface BudgetPort extends AutoCloseable {
      * ({@link Decision#isReservation()}); others refuse such requests as usual.
      */
     default boolean reserves() {
+        return false;
+    }
+
+    /**
+     * Sent-mark writes ({@code sluice:{bot}:sent:<id>}) that may ride on this budget's calls to the same Redis: a
+     * budget that can, takes a bot's pending writes into its next decision for that bot (no round trip of their own)
+     * and returns true; others return false and the marks are written by the sent marks themselves.
+     */
+    default boolean foldMarkWrites(MarkWrites writes) {
         return false;
     }
 

@@ -64,6 +64,11 @@ public abstract class ForwardingBudget implements BudgetPort {
     }
 
     @Override
+    public boolean foldMarkWrites(MarkWrites writes) {
+        return delegate.foldMarkWrites(writes);
+    }
+
+    @Override
     public long redisRoundTrips() {
         return delegate.redisRoundTrips();
     }

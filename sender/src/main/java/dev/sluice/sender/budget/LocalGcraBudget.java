@@ -321,6 +321,12 @@ public final class LocalGcraBudget implements BudgetPort {
         return java.util.Optional.empty();
     }
 
+    /** No Redis: no mark rides on a decision. */
+    @Override
+    public boolean foldMarkWrites(MarkWrites writes) {
+        return false;
+    }
+
     /** No Redis. */
     @Override
     public long redisRoundTrips() {

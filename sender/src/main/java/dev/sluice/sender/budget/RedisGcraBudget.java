@@ -86,6 +86,8 @@ public final class RedisGcraBudget implements BudgetPort {
     private final Map<String, BotArgs> bots = new ConcurrentHashMap<>();
     private final String redisUrl;
     private final FailoverGuard guard;
+    /** Set once at wiring (volatile): the sent-mark writes waiting for a budget call of their bot; null: none. */
+    private volatile MarkWrites markWrites;
 
     /**
      * @param redisUrl       e.g. {@code redis://localhost:6379}
@@ -151,10 +153,28 @@ public final class RedisGcraBudget implements BudgetPort {
         }
         BotArgs bot = bots.computeIfAbsent(botId, this::botArgsFor);
         guard.beforeDecision(botId, bot.botKey, bot.seenEpoch, () -> startDrained(botId));
+        MarkWrites pending = markWrites;
+        List<MarkWrites.Write> marks = pending == null ? List.of() : pending.drain(botId, MarkWrites.MAX_PER_CALL);
+        try {
+            return decide(botId, bot, requests, marks, pending);
+        } catch (RuntimeException e) {
+            if (!marks.isEmpty()) {
+                pending.restore(botId, marks); // not written: the next call or the flush carries them
+            }
+            throw e;
+        }
+    }
+
+    private List<Decision> decide(String botId, BotArgs bot, List<BudgetRequest> requests, List<MarkWrites.Write> marks,
+                                  MarkWrites pending) {
         int n = requests.size();
-        byte[][] args = new byte[FIXED_ARGS + n][];
+        int p = marks.size();
+        int first = FIXED_ARGS + 2 + p; // the first candidate's flag (ARGV[16 + P])
+        byte[][] args = new byte[first + n][];
         System.arraycopy(bot.fixed, 0, args, 0, FIXED_ARGS);
-        int keyCount = 1;
+        args[FIXED_ARGS] = p == 0 ? ZERO : ascii(Integer.toString(p));
+        args[FIXED_ARGS + 1] = p == 0 ? ZERO : ascii(Long.toString(pending.ttlMs()));
+        int keyCount = 1 + p;
         for (int i = 0; i < n; i++) {
             BudgetRequest r = requests.get(i);
             if (!r.botId().equals(botId)) {
@@ -168,7 +188,11 @@ public final class RedisGcraBudget implements BudgetPort {
         }
         byte[][] keys = new byte[keyCount][];
         keys[0] = bot.botKey;
-        int k = 1;
+        for (int j = 0; j < p; j++) {
+            keys[1 + j] = concat(bot.sentPrefix, marks.get(j).messageId().getBytes(StandardCharsets.UTF_8));
+            args[FIXED_ARGS + 2 + j] = marks.get(j).value().getBytes(StandardCharsets.UTF_8);
+        }
+        int k = 1 + p;
         long horizonMicros = 0;
         for (int i = 0; i < n; i++) {
             BudgetRequest r = requests.get(i);
@@ -187,11 +211,12 @@ public final class RedisGcraBudget implements BudgetPort {
             if (reserve) {
                 horizonMicros = Math.max(horizonMicros, r.reserveUpTo().toNanos() / 1000);
             }
-            args[FIXED_ARGS + i] = FLAG_ARGS[flags];
+            args[first + i] = FLAG_ARGS[flags];
         }
         if (guard) {
             keys[k] = bot.arrivalsKey;
         }
+
         args[HORIZON_ARG] = horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros));
         List<Object> reply = call(keys, args); // reply 0: the bot's AIMD multiplier (ppm), not used here
         List<Decision> out = new ArrayList<>(n);
@@ -329,6 +354,17 @@ public final class RedisGcraBudget implements BudgetPort {
     @Override
     public long redisRoundTrips() {
         return script.roundTrips();
+    }
+
+    /**
+     * The bot's pending sent-mark writes ride on its next 'acquire' call (up to {@link MarkWrites#MAX_PER_CALL}; on a
+     * failed call they go back to the buffer). Marks of a message whose bot is not the budget's bot id (a provider's
+     * limit key) are never carried: a call touches one hash tag.
+     */
+    @Override
+    public boolean foldMarkWrites(MarkWrites writes) {
+        this.markWrites = writes;
+        return true;
     }
 
     /** The script takes the bot's next global slot within a request's horizon. */

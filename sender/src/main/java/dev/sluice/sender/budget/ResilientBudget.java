@@ -52,6 +52,8 @@ public final class ResilientBudget implements BudgetPort {
     private final BudgetState outageState;
     private final Map<BudgetState, Long> nanosInState = new EnumMap<>(BudgetState.class);
     private final java.util.Optional<String> sentMarksUrl;
+    /** Guarded by this: handed to every Redis budget this one connects ({@link #foldMarkWrites}). */
+    private MarkWrites markWrites;
     private final Clock clock;
     private final java.util.concurrent.atomic.LongAdder sharedCalls = new java.util.concurrent.atomic.LongAdder();
     /** Bots decided or penalized while Redis could not decide: drained in Redis when shared mode resumes. */
@@ -271,6 +273,19 @@ public final class ResilientBudget implements BudgetPort {
         return sentMarksUrl;
     }
 
+    /**
+     * Pending sent-mark writes ride on the calls of the Redis budget, this one and every one reconnected later; while
+     * the fallback decides, they wait for the flush of the sent marks (which fails too while Redis is down).
+     */
+    @Override
+    public synchronized boolean foldMarkWrites(MarkWrites writes) {
+        this.markWrites = writes;
+        if (shared != null) {
+            shared.foldMarkWrites(writes);
+        }
+        return true;
+    }
+
     /** Calls made to the shared budget (each one Redis round trip), failed ones included. */
     @Override
     public long redisRoundTrips() {
@@ -302,6 +317,9 @@ public final class ResilientBudget implements BudgetPort {
         }
         if (shared == null) {
             shared = sharedFactory.get();
+            if (markWrites != null) {
+                shared.foldMarkWrites(markWrites);
+            }
         }
         return shared;
     }

@@ -3,7 +3,10 @@ package dev.sluice.sender.idempotency;
 import dev.sluice.sender.budget.BudgetKeys;
 import dev.sluice.sender.redis.RedisEndpoint;
 import dev.sluice.sender.redis.RedisSession;
+import dev.sluice.sender.budget.MarkWrites;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.ScriptOutputType;
+import java.util.List;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
@@ -19,6 +22,17 @@ import org.slf4j.LoggerFactory;
  * of its bot's slot), shared by every sending thread, opened on first use: a sender must start while Redis is
  * down (its budget has an outage mode), so a connect failure is a {@link SentMarksUnavailableException} of that
  * call, not of the constructor. Once open, Lettuce reconnects it by itself (and follows a failover).
+ *
+ * <p><b>Folded DONE marks</b> (issue 19, {@link #foldWritesInto}): when the budget lives in the same Redis, a DONE
+ * mark is not one SET of its own: it waits in a bounded {@link MarkWrites} buffer and rides on its bot's next budget
+ * call ({@code budget.lua} writes it in the same script call, same hash tag); a daemon thread writes what is left
+ * every {@code sender.sent.mark.flush.interval.ms}, one script call (op 'marks') per bot. A full buffer or a mark
+ * given up after a failed flush costs nothing but a lookup: a redelivered message whose mark still says SENT finds
+ * its result on the results topic. The SENT mark stays one synchronous SET before the result.
+ *
+ * <p>Threads: any sending thread, the producer's callback thread and the flush thread call it; the session is opened
+ * once under this object's monitor, the counters are {@link java.util.concurrent.atomic.LongAdder}s, the buffer is
+ * thread-safe.
  */
 public final class RedisSentMarks implements SentMarks {
     private static final Logger log = LoggerFactory.getLogger(RedisSentMarks.class);
@@ -31,6 +45,12 @@ public final class RedisSentMarks implements SentMarks {
     private final String redisUrl;
     private final java.util.concurrent.atomic.LongAdder reads = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder writes = new java.util.concurrent.atomic.LongAdder();
+    /** {@code budget.lua}, whose op 'marks' the flush calls (the same script as the budget's: loaded once per node). */
+    private static final String SCRIPT = dev.sluice.sender.budget.RedisGcraBudget.loadScript();
+    private static final String SCRIPT_SHA = sha1Hex(SCRIPT);
+    /** Set once by {@link #foldWritesInto} (volatile): the DONE marks wait there; null: one SET each. */
+    private volatile MarkWrites pending;
+    private java.util.concurrent.ScheduledExecutorService flusher; // guarded by this
 
     public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout) {
         this(redisUrl, ttl, commandTimeout, null);
@@ -149,6 +169,10 @@ public final class RedisSentMarks implements SentMarks {
 
     @Override
     public void markResultWritten(String botId, String messageId) {
+        MarkWrites folded = pending;
+        if (folded != null && folded.offer(botId, messageId, value("DONE", null, null))) {
+            return; // rides on the bot's next budget call, or on the next flush
+        }
         // Asynchronous: called from the producer's callback thread, which must never block on Redis.
         writes.increment();
         RedisSession<String, String> c;
@@ -167,12 +191,111 @@ public final class RedisSentMarks implements SentMarks {
                 });
     }
 
+    private static String sha1Hex(String text) {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-1").digest(
+                    text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(d);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static String value(String state, String status, Long providerMessageId) {
         return state + "|" + (status == null ? "" : status) + "|" + (providerMessageId == null ? "" : providerMessageId);
     }
 
+    /**
+     * From now on the DONE marks wait in {@code writes} for a budget call of their bot ({@link MarkWrites}) instead of
+     * one SET each; every {@code flushInterval} a daemon thread writes what is left, one script call per bot. Call
+     * once, at wiring, and only when the budget carries the writes ({@code BudgetPort#foldMarkWrites} returned true).
+     */
+    public synchronized void foldWritesInto(MarkWrites writes, Duration flushInterval) {
+        if (pending != null || closed) {
+            throw new IllegalStateException("sent-mark writes are already folded, or the marks are closed");
+        }
+        pending = writes;
+        flusher = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-sent-mark-flush");
+            t.setDaemon(true);
+            return t;
+        });
+        long ms = flushInterval.toMillis();
+        flusher.scheduleWithFixedDelay(this::flushQuietly, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    private void flushQuietly() {
+        try {
+            flush();
+        } catch (RuntimeException e) {
+            log.warn("sent-mark flush failed: {}", e.toString());
+        }
+    }
+
+    /**
+     * Writes every pending mark now, one script call (op 'marks' of {@code budget.lua}) per bot and per
+     * {@link MarkWrites#MAX_PER_CALL} marks; a failed call puts its marks back (dropped with a warning if the buffer
+     * is full: a lost DONE only makes a redelivery look its result up on the results topic).
+     *
+     * @return the marks written
+     */
+    public int flush() {
+        MarkWrites folded = pending;
+        if (folded == null) {
+            return 0;
+        }
+        int written = 0;
+        for (String bot : folded.bots()) {
+            List<MarkWrites.Write> batch;
+            while (!(batch = folded.drain(bot, MarkWrites.MAX_PER_CALL)).isEmpty()) {
+                String[] keys = new String[batch.size()];
+                String[] args = new String[batch.size() + 2];
+                args[0] = "marks";
+                args[1] = Long.toString(folded.ttlMs());
+                for (int i = 0; i < keys.length; i++) {
+                    keys[i] = key(bot, batch.get(i).messageId());
+                    args[i + 2] = batch.get(i).value();
+                }
+                try {
+                    writes.increment();
+                    evalMarks(keys, args);
+                    written += keys.length;
+                } catch (RedisException e) {
+                    int dropped = folded.restore(bot, batch);
+                    log.warn("could not flush {} sent marks of bot {} ({} dropped, buffer full): {}", batch.size(),
+                            bot, dropped, e.toString());
+                    break;
+                }
+            }
+        }
+        return written;
+    }
+
+    private void evalMarks(String[] keys, String[] args) {
+        RedisSession<String, String> c = session();
+        try {
+            c.sync().evalsha(SCRIPT_SHA, ScriptOutputType.INTEGER, keys, args);
+        } catch (io.lettuce.core.RedisNoScriptException e) {
+            writes.increment();
+            c.sync().eval(SCRIPT, ScriptOutputType.INTEGER, keys, args);
+        }
+    }
+
     @Override
     public void close() {
+        java.util.concurrent.ScheduledExecutorService f;
+        synchronized (this) {
+            f = flusher;
+        }
+        if (f != null) {
+            f.shutdown();
+            try {
+                f.awaitTermination(commandTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            flushQuietly(); // what waits is written before the connection closes (best effort)
+        }
         RedisSession<String, String> c;
         synchronized (this) {
             closed = true;

@@ -19,6 +19,7 @@
 --
 -- op 'acquire'
 --   KEYS[1] sluice:{b}:bot
+--   KEYS[2..1+P] the sent marks of the pending mark writes (ARGV[14] = P, below)
 --   then per candidate: sluice:{b}:chat:<id>; for groups also sluice:{b}:group:<id>; with flag 4 also the
 --   sent mark sluice:{b}:sent:<message id> (the idempotency key written by the sender after a send)
 --   ARGV[2] global interval us at the configured rate   ARGV[3] global burst
@@ -28,7 +29,10 @@
 --   ARGV[9] backfill burst      ARGV[10] AIMD additive increase, ppm of the rate per second
 --   ARGV[11] reservation horizon us (see flag 8)
 --   ARGV[12] arrival guard: the provider's limit N per window (0 = off)   ARGV[13] the window, us
---   ARGV[14..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark,
+--   ARGV[14] P, the number of pending sent-mark writes riding on this call (see op 'marks')
+--   ARGV[15] their PX TTL, ms   ARGV[16..15+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
+--            (SET ... PX ARGV[15]) before any candidate is decided, whatever the decision
+--   ARGV[16+P..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark,
 --              8 = may reserve (bits)
 --   -> {multiplier_ppm, r_1, r_2, ...}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
 --      granted (wait_ms 0, or the reservation's wait), else the limit that refused: 1 GLOBAL, 2 CHAT, 3 GROUP,
@@ -75,12 +79,18 @@
 --   come before now + window, now being later than the arrival. Then no N + 1 arrivals share a window, however
 --   late the arrival, while the GCRA alone spaces the calls that were answered within the slack.
 --
+-- op 'marks' (the sent marks no budget call of their bot carried within sender.sent.mark.flush.interval.ms)
+--   KEYS[1..n] sluice:{b}:sent:<id> (one bot: one hash tag)   ARGV[2] PX TTL, ms   ARGV[3..2+n] the values
+--   -> n. Each key is SET to its value with the TTL: a mark "SENT|<status>|<provider id>|<at ms>|<result key>"
+--   (the provider accepted, or may have accepted, the message) or "DONE||" (its result is acknowledged by Kafka).
+--   The same writes ride on 'acquire' (ARGV[14..]) when the bot asks for budget before the flush.
+
 -- op 'seed' (after an outage: a recovered empty Redis must not hand out a fresh burst)
 --   KEYS[1] sluice:{b}:bot   ARGV[2] global TAT floor, ms from now (>= 0)   ARGV[3] AIMD increase ppm per s
 --   -> {global TAT ms from now}. The global TAT becomes at least now + ARGV[2]; nothing else changes.
 
--- Cost: a decision is TIME and one GET per key (bot, chat[, group][, sent mark]); a refusal writes nothing and
--- a grant writes each key it changed once (the chat/group key at once, the bot key once per call). The acquire
+-- Cost: a decision is TIME and one GET per key (bot, chat[, group][, sent mark]); a refusal writes nothing (but the
+-- pending sent marks it carries, one SET each) and a grant writes each key it changed once (the chat/group key at once, the bot key once per call). The acquire
 -- path below is written out inline, with locals instead of tables and closures: it is the hot path, and in
 -- Redis a script's body (including every local function in it) is executed anew on each call.
 
@@ -108,6 +118,15 @@ if op == 'acquire' then
   local inc = A[10] + 0
   local horizon = A[11] + 0
   local guard_n = A[12] + 0
+
+  -- the pending sent-mark writes riding on this call (one SET each, before the decision)
+  local marks_n = A[14] + 0
+  if marks_n > 0 then
+    local ttl = A[15]
+    for j = 1, marks_n do
+      redis.call('SET', KEYS[1 + j], A[15 + j], 'PX', ttl)
+    end
+  end
 
   -- the arrival guard (off unless ARGV[12] > 0): the bot's grant sequence number and the floors on later grants
   local guard_key, seq, fl_s, fl_t, seqs = nil, 0, nil, nil, nil
@@ -169,8 +188,8 @@ if op == 'acquire' then
   end
 
   local out = {m}
-  local k = 2
-  for i = 14, #ARGV do
+  local k = 2 + marks_n
+  for i = 16 + marks_n, #ARGV do
     local flags = A[i] + 0 -- 0..15, bits tested with % (no function calls)
     local backfill = flags % 2 == 1
     local group = flags % 4 >= 2
@@ -535,6 +554,14 @@ if op == 'late' then
   end
   redis.call('SET', KEYS[1], string.format('%.0f', seq) .. '|' .. rest, 'PX', 600000)
   return {fs, seq}
+end
+
+if op == 'marks' then
+  local ttl = ARGV[2]
+  for j = 1, #KEYS do
+    redis.call('SET', KEYS[j], ARGV[2 + j], 'PX', ttl)
+  end
+  return #KEYS
 end
 
 if op == 'seed' then

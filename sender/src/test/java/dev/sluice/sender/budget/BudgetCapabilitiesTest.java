@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 class BudgetCapabilitiesTest {
     /** The BudgetPort methods with a default that means "capability off". */
     private static final List<String> CAPABILITIES = List.of("reportLateAnswer", "sentMarksRedisUrl", "startDrained",
-            "reserves", "redisRoundTrips");
+            "reserves", "redisRoundTrips", "foldMarkWrites");
 
     @Test
     void no_production_budget_inherits_a_capability_default() throws Exception {
