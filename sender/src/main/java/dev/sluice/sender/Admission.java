@@ -9,6 +9,8 @@ import dev.sluice.metrics.BudgetState;
 import dev.sluice.metrics.SenderMetrics;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
+import dev.sluice.sender.idempotency.RedisSentMarks;
+import dev.sluice.chat.ChatIds;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -55,6 +57,7 @@ final class Admission {
     private final Set<String> knownBots;
     private final BudgetPort budget;
     private final boolean foldSentMarks;
+    private final boolean markInFlight;
     private final ChatRegistry chats;
     private final TokenRejections tokens;
     private final RateLimitAttribution attribution;
@@ -69,13 +72,16 @@ final class Admission {
     /**
      * @param foldSentMarks whether the budget reads the sent marks of the same Redis in its decision (no separate
      *                      read per message)
+     * @param markInFlight  whether a request also asks the budget to write the message's in-flight mark with its grant
+     *                      (issue 19: the sent-mark writes ride on the budget's calls, see {@code RedisSentMarks})
      */
-    Admission(Set<String> knownBots, BudgetPort budget, boolean foldSentMarks, ChatRegistry chats,
+    Admission(Set<String> knownBots, BudgetPort budget, boolean foldSentMarks, boolean markInFlight, ChatRegistry chats,
               TokenRejections tokens, RateLimitAttribution attribution, LanePacer pacer, BotSlots slots, ProviderBreakers breakers,
               Outcomes outcomes, DeliveryPolicy policy, SenderMetrics metrics, RandomGenerator random) {
         this.knownBots = Set.copyOf(knownBots);
         this.budget = Objects.requireNonNull(budget);
         this.foldSentMarks = foldSentMarks;
+        this.markInFlight = markInFlight;
         this.chats = Objects.requireNonNull(chats);
         this.tokens = Objects.requireNonNull(tokens);
         this.attribution = Objects.requireNonNull(attribution);
@@ -154,6 +160,9 @@ final class Admission {
         BudgetRequest request = new BudgetRequest(bot, target, pacer.laneOf(p));
         if (foldSentMarks && !p.sentMarkChecked()) {
             request = request.checkingSentMark(m.getId());
+        }
+        if (markInFlight) {
+            request = request.markingInFlight(m.getId(), RedisSentMarks.inFlight(now, ChatIds.normalise(m.getChatId())));
         }
         if (policy.reserves()) {
             request = request.reservingUpTo(policy.reservationMax());

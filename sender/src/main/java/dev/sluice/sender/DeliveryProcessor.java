@@ -86,8 +86,10 @@ public final class DeliveryProcessor {
         this.pacer = new LanePacer(config.budgetConfig(), config.topics().outboxBackfill(), policy);
         this.outcomes = new Outcomes(results, sentMarks, chats, metrics, clock, config.instanceId());
         this.tokens = new TokenRejections(config.tokenRecheck());
-        this.admission = new Admission(config.bots().keySet(), budget, foldSentMarks, chats, tokens, attribution, pacer,
-                slots, breakers, outcomes, policy, metrics, random);
+        // Issue 19: the grant writes the message's in-flight mark when the sent-mark writes ride on the budget's calls
+        boolean markInFlight = foldSentMarks && sentMarks.defersWrites();
+        this.admission = new Admission(config.bots().keySet(), budget, foldSentMarks, markInFlight, chats, tokens,
+                attribution, pacer, slots, breakers, outcomes, policy, metrics, random);
         this.refusals = new Refusals(pacer, policy, metrics, random);
         // every provider wait bounded by sender.retry.after.max.ms (issue 16)
         Transport capped = RetryAfterCap.wrap(Objects.requireNonNull(transport), config.retryAfterMax());
@@ -244,6 +246,7 @@ public final class DeliveryProcessor {
             return Next.of(step == null ? retryAt(now + 1, a.expiresAt()) : step);
         }
         if (decision.granted()) {
+            p.inFlightMarked(decision.inFlightMarked()); // then its SENT mark may ride on a later call
             if (!p.sentMarkChecked()) {
                 // The budget decided without Redis (outage fallback): read the mark now; the grant is spent.
                 Step marked;

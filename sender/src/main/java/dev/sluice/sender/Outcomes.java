@@ -146,15 +146,34 @@ final class Outcomes {
                 return finish(p, status, "already sent before a redelivery (idempotency key " + m.getId()
                         + "); not sent again", null, mark.providerMessageId());
             }
+            case IN_FLIGHT -> {
+                // Granted by an owner that left no result: sent or not, nobody knows (Telegram has no idempotency
+                // key). A result on the topic settles it; else it is sent, as a message without a mark would be.
+                if (resultLookup.hasResult(mark.resultKey(), m.getId(), mark.atMs())) {
+                    log.info("result of {} was written by the previous owner (found on the results topic)", m.getId());
+                    results.alreadyFinished(p);
+                    return Step.DONE;
+                }
+                return null;
+            }
             default -> {
                 return null;
             }
         }
     }
 
-    /** Records in the sent marks that the provider accepted (or may have accepted) the message. */
+    /**
+     * Records in the sent marks that the provider accepted (or may have accepted) the message: synchronously, unless
+     * its grant wrote the in-flight mark (then the SENT mark rides on a later budget call of the bot, see
+     * {@code RedisSentMarks#markSentLater}).
+     */
     void markSent(PendingMessage p, DeliveryStatus status, Long providerMessageId) {
         try {
+            if (p.inFlightMarked()) {
+                sentMarks.markSentLater(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId,
+                        clock.millis(), ChatIds.normalise(p.message().getChatId()));
+                return;
+            }
             sentMarks.markSent(p.message().getBotId(), p.message().getId(), status.name(), providerMessageId,
                     clock.millis(), ChatIds.normalise(p.message().getChatId())); // the result's key
         } catch (SentMarksUnavailableException e) {

@@ -18,6 +18,7 @@ public final class PendingMessage {
     private boolean holdsAttemptSlot;
     private int reschedules;
     private boolean sentMarkChecked;
+    private boolean inFlightMarked;
     private String lastBotId;
     private boolean keptTurn;
     private long reservedSendAtMs = -1;
@@ -138,6 +139,15 @@ public final class PendingMessage {
 
     void keptTurn(boolean kept) {
         keptTurn = kept;
+    }
+
+    /** Whether the grant of the current attempt wrote the in-flight mark (then SENT may ride on a later call). */
+    boolean inFlightMarked() {
+        return inFlightMarked;
+    }
+
+    void inFlightMarked(boolean marked) {
+        inFlightMarked = marked;
     }
 
     boolean sentMarkChecked() {

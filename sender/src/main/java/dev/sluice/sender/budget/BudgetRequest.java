@@ -17,8 +17,21 @@ import java.util.Objects;
  * @param reserveUpTo when positive (live only): if only the bot's global limit refuses and it would pass within
  *                    this time, the budget may grant the next free slot instead ({@link Decision#isReservation()});
  *                    {@link Duration#ZERO}: refuse as usual. The Redis budget reserves; others refuse.
+ * @param inFlight    the in-flight mark a budget that carries sent-mark writes ({@link BudgetPort#foldMarkWrites})
+ *                    writes in the same call when, and only when, it grants ({@link Decision#inFlightMarked()});
+ *                    null: none. Same message as {@code sentMarkId} when both are given.
  */
-public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo) {
+public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo,
+                            InFlight inFlight) {
+
+    /** The in-flight mark a grant writes: message {@code messageId}'s sent mark becomes {@code value}. */
+    public record InFlight(String messageId, String value) {
+        public InFlight {
+            if (messageId == null || messageId.isEmpty() || value == null) {
+                throw new IllegalArgumentException("an in-flight mark needs a message id and a value");
+            }
+        }
+    }
 
     public BudgetRequest {
         chatId = ChatIds.normalise(chatId); // issue 16: " -100…" and "@Name"/"@name" are one chat, one budget
@@ -30,9 +43,16 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
         if (sentMarkId != null && sentMarkId.isEmpty()) {
             throw new IllegalArgumentException("sentMarkId: must not be empty when given");
         }
+        if (inFlight != null && sentMarkId != null && !inFlight.messageId().equals(sentMarkId)) {
+            throw new IllegalArgumentException("inFlight: another message than sentMarkId");
+        }
         if (reserveUpTo == null || reserveUpTo.isNegative()) {
             throw new IllegalArgumentException("reserveUpTo: must be zero or positive, got " + reserveUpTo);
         }
+    }
+
+    public BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo) {
+        this(botId, chatId, lane, sentMarkId, reserveUpTo, null);
     }
 
     /** A request that does not look at sent marks and never takes a reservation. */
@@ -52,12 +72,22 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
 
     /** This request, also asking whether message {@code messageId} was already sent. */
     public BudgetRequest checkingSentMark(String messageId) {
-        return new BudgetRequest(botId, chatId, lane, messageId, reserveUpTo);
+        return new BudgetRequest(botId, chatId, lane, messageId, reserveUpTo, inFlight);
+    }
+
+    /** This request, also writing message {@code messageId}'s in-flight mark {@code value} if granted. */
+    public BudgetRequest markingInFlight(String messageId, String value) {
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, reserveUpTo, new InFlight(messageId, value));
+    }
+
+    /** The message whose sent mark this request reads or writes, or null. */
+    public String markId() {
+        return sentMarkId != null ? sentMarkId : inFlight == null ? null : inFlight.messageId();
     }
 
     /** This request, also accepting a slot of the bot's global limit up to {@code horizon} ahead (live only). */
     public BudgetRequest reservingUpTo(Duration horizon) {
-        return new BudgetRequest(botId, chatId, lane, sentMarkId, lane == Lane.LIVE ? horizon : Duration.ZERO);
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, lane == Lane.LIVE ? horizon : Duration.ZERO, inFlight);
     }
 
     /**

@@ -24,9 +24,11 @@ import java.time.Duration;
  * @param sentMark        the stored sent mark when {@code limit} is {@link Limit#ALREADY_SENT}, else null
  * @param grantSeq        with the arrival guard on ({@link BudgetConfig#arrivalGuardLimitPerS()}), the bot's grant
  *                        sequence number of this grant, for {@link BudgetPort#reportLateAnswer}; else -1
+ * @param inFlightMarked  whether this grant wrote the message's in-flight mark ({@link BudgetRequest#inFlight()}) in
+ *                        the same call: then its later sent-mark writes may ride on later calls
  */
 public record Decision(boolean granted, Duration retryIn, Limit limit, boolean sentMarkChecked, String sentMark,
-                       long grantSeq) {
+                       long grantSeq, boolean inFlightMarked) {
     private static final Decision GRANTED = new Decision(true, Duration.ZERO, Limit.NONE);
     private static final Decision GRANTED_CHECKED = new Decision(true, Duration.ZERO, Limit.NONE, true, null);
 
@@ -41,6 +43,9 @@ public record Decision(boolean granted, Duration retryIn, Limit limit, boolean s
         if (alreadySent != (sentMark != null) || (alreadySent && !sentMarkChecked)) {
             throw new IllegalArgumentException("a sent mark comes exactly with ALREADY_SENT, got " + limit);
         }
+        if (inFlightMarked && !granted) {
+            throw new IllegalArgumentException("an in-flight mark comes only with a grant");
+        }
         if (grantSeq != -1 && (!granted || grantSeq < 1)) {
             throw new IllegalArgumentException("a grant sequence number comes only with a grant, >= 1, got " + grantSeq);
         }
@@ -48,6 +53,16 @@ public record Decision(boolean granted, Duration retryIn, Limit limit, boolean s
 
     public Decision(boolean granted, Duration retryIn, Limit limit, boolean sentMarkChecked, String sentMark) {
         this(granted, retryIn, limit, sentMarkChecked, sentMark, -1);
+    }
+
+    public Decision(boolean granted, Duration retryIn, Limit limit, boolean sentMarkChecked, String sentMark,
+                    long grantSeq) {
+        this(granted, retryIn, limit, sentMarkChecked, sentMark, grantSeq, false);
+    }
+
+    /** This grant, which also wrote the message's in-flight mark. */
+    public Decision withInFlightMarked() {
+        return new Decision(granted, retryIn, limit, sentMarkChecked, sentMark, grantSeq, true);
     }
 
     /** A decision that did not look at sent marks. */
@@ -80,7 +95,7 @@ public record Decision(boolean granted, Duration retryIn, Limit limit, boolean s
 
     /** This grant, numbered {@code seq} by the arrival guard. */
     public Decision withGrantSeq(long seq) {
-        return new Decision(granted, retryIn, limit, sentMarkChecked, sentMark, seq);
+        return new Decision(granted, retryIn, limit, sentMarkChecked, sentMark, seq, inFlightMarked);
     }
 
     /** This decision, also saying that the message's sent mark was read and absent. */
@@ -89,7 +104,8 @@ public record Decision(boolean granted, Duration retryIn, Limit limit, boolean s
             return this;
         }
         if (granted) {
-            return retryIn.isZero() && grantSeq == -1 ? GRANTED_CHECKED : new Decision(true, retryIn, limit, true, null, grantSeq);
+            return retryIn.isZero() && grantSeq == -1 && !inFlightMarked ? GRANTED_CHECKED
+                    : new Decision(true, retryIn, limit, true, null, grantSeq, inFlightMarked);
         }
         return new Decision(false, retryIn, limit, true, null);
     }

@@ -9,6 +9,7 @@ import io.lettuce.core.resource.ClientResources;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -68,8 +69,8 @@ public final class RedisGcraBudget implements BudgetPort {
      * 'penalize'): Telegram's window, and the sender's default {@code sender.bot.penalty.window.ms}.
      */
     static final Duration RECENT_429_LOOKBACK = Duration.ofSeconds(1);
-    /** The candidate flags 0..15 as arguments, encoded once. */
-    private static final byte[][] FLAG_ARGS = new byte[16][];
+    /** The candidate flags 0..31 as arguments, encoded once. */
+    private static final byte[][] FLAG_ARGS = new byte[32][];
     private static final byte[] ZERO = ascii("0");
 
     static {
@@ -169,59 +170,53 @@ public final class RedisGcraBudget implements BudgetPort {
                                   MarkWrites pending) {
         int n = requests.size();
         int p = marks.size();
-        int first = FIXED_ARGS + 2 + p; // the first candidate's flag (ARGV[16 + P])
-        byte[][] args = new byte[first + n][];
-        System.arraycopy(bot.fixed, 0, args, 0, FIXED_ARGS);
-        args[FIXED_ARGS] = p == 0 ? ZERO : ascii(Integer.toString(p));
-        args[FIXED_ARGS + 1] = p == 0 ? ZERO : ascii(Long.toString(pending.ttlMs()));
-        int keyCount = 1 + p;
-        for (int i = 0; i < n; i++) {
-            BudgetRequest r = requests.get(i);
+        List<byte[]> args = new ArrayList<>(FIXED_ARGS + 2 + p + 2 * n);
+        args.addAll(Arrays.asList(bot.fixed));
+        args.add(p == 0 ? ZERO : ascii(Integer.toString(p)));
+        args.add(pending == null ? ZERO : ascii(Long.toString(pending.ttlMs()))); // ARGV[15]: the marks' TTL
+        List<byte[]> keys = new ArrayList<>(2 + p + 3 * n);
+        keys.add(bot.botKey);
+        for (MarkWrites.Write w : marks) {
+            keys.add(concat(bot.sentPrefix, utf8(w.messageId())));
+            args.add(utf8(w.value()));
+        }
+        long horizonMicros = 0;
+        for (BudgetRequest r : requests) {
             if (!r.botId().equals(botId)) {
                 throw new IllegalArgumentException("request for bot " + r.botId() + " in a batch of bot " + botId);
             }
-            keyCount += 1 + (r.isGroup() ? 1 : 0) + (r.sentMarkId() != null ? 1 : 0);
-        }
-        boolean guard = config.arrivalGuardLimitPerS() > 0;
-        if (guard) {
-            keyCount++; // the arrivals key goes last
-        }
-        byte[][] keys = new byte[keyCount][];
-        keys[0] = bot.botKey;
-        for (int j = 0; j < p; j++) {
-            keys[1 + j] = concat(bot.sentPrefix, marks.get(j).messageId().getBytes(StandardCharsets.UTF_8));
-            args[FIXED_ARGS + 2 + j] = marks.get(j).value().getBytes(StandardCharsets.UTF_8);
-        }
-        int k = 1 + p;
-        long horizonMicros = 0;
-        for (int i = 0; i < n; i++) {
-            BudgetRequest r = requests.get(i);
             boolean group = r.isGroup();
-            byte[] chatId = r.chatId().getBytes(StandardCharsets.UTF_8);
-            keys[k++] = concat(bot.chatPrefix, chatId);
+            byte[] chatId = utf8(r.chatId());
+            keys.add(concat(bot.chatPrefix, chatId));
             if (group) {
-                keys[k++] = concat(bot.groupPrefix, chatId);
+                keys.add(concat(bot.groupPrefix, chatId));
             }
-            if (r.sentMarkId() != null) {
-                keys[k++] = concat(bot.sentPrefix, r.sentMarkId().getBytes(StandardCharsets.UTF_8));
+            boolean flight = r.inFlight() != null && pending != null; // written only where the marks' TTL is known
+            if (r.markId() != null && (r.sentMarkId() != null || flight)) {
+                keys.add(concat(bot.sentPrefix, utf8(r.markId())));
             }
             boolean reserve = !r.reserveUpTo().isZero();
             int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0)
-                    | (r.sentMarkId() != null ? 4 : 0) | (reserve ? 8 : 0);
+                    | (r.sentMarkId() != null ? 4 : 0) | (reserve ? 8 : 0) | (flight ? 16 : 0);
             if (reserve) {
                 horizonMicros = Math.max(horizonMicros, r.reserveUpTo().toNanos() / 1000);
             }
-            args[first + i] = FLAG_ARGS[flags];
+            args.add(FLAG_ARGS[flags]);
+            if (flight) {
+                args.add(utf8(r.inFlight().value()));
+            }
         }
+        boolean guard = config.arrivalGuardLimitPerS() > 0;
         if (guard) {
-            keys[k] = bot.arrivalsKey;
+            keys.add(bot.arrivalsKey); // the arrivals key goes last
         }
-
-        args[HORIZON_ARG] = horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros));
-        List<Object> reply = call(keys, args); // reply 0: the bot's AIMD multiplier (ppm), not used here
+        args.set(HORIZON_ARG, horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros)));
+        // reply 0: the bot's AIMD multiplier (ppm), not used here
+        List<Object> reply = call(keys.toArray(new byte[0][]), args.toArray(new byte[0][]));
         List<Decision> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Object item = reply.get(1 + i);
+            BudgetRequest r = requests.get(i);
             Decision d;
             if (item instanceof byte[] mark) {
                 // the script answers ALREADY_SENT with the sent mark's value itself
@@ -231,11 +226,14 @@ public final class RedisGcraBudget implements BudgetPort {
                 long code = packed & 15;
                 long ms = packed >>> 4;
                 d = code != 0 ? Decision.refused(ms, Limit.ofCode(code)) : ms == 0 ? Decision.grant() : Decision.reserved(ms);
-                if (requests.get(i).sentMarkId() != null) {
+                if (r.sentMarkId() != null) {
                     d = d.withSentMarkChecked();
                 }
                 if (guard && d.granted()) {
                     d = d.withGrantSeq((Long) reply.get(1 + n + i));
+                }
+                if (d.granted() && r.inFlight() != null && pending != null) {
+                    d = d.withInFlightMarked();
                 }
             }
             out.add(d);

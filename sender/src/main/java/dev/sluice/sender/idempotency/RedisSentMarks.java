@@ -127,7 +127,8 @@ public final class RedisSentMarks implements SentMarks {
             return Mark.NONE;
         }
         String[] parts = v.split("\\|", -1);
-        State state = parts[0].equals("DONE") ? State.RESULT_WRITTEN : State.SENT;
+        State state = parts[0].equals("DONE") ? State.RESULT_WRITTEN
+                : parts[0].equals("FLIGHT") ? State.IN_FLIGHT : State.SENT;
         String status = parts.length > 1 && !parts[1].isEmpty() ? parts[1] : null;
         Long id = null;
         if (parts.length > 2 && !parts[2].isEmpty()) {
@@ -164,6 +165,30 @@ public final class RedisSentMarks implements SentMarks {
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not write the sent mark of " + messageId + ": "
                     + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The in-flight mark's value, {@code FLIGHT|||<at ms>|<result key>}, which the budget writes with a grant (op
+     * 'acquire', flag 16): the time and key a next owner looks for the result under.
+     */
+    public static String inFlight(long atMs, String resultKey) {
+        return "FLIGHT|||" + atMs + "|" + resultKey;
+    }
+
+    @Override
+    public boolean defersWrites() {
+        return pending != null;
+    }
+
+    /** Queued when folded (a full buffer: written now, synchronously), else as {@link #markSent}. */
+    @Override
+    public void markSentLater(String botId, String messageId, String status, Long providerMessageId, long atMs,
+                              String resultKey) {
+        MarkWrites folded = pending;
+        String v = value("SENT", status, providerMessageId) + "|" + atMs + "|" + (resultKey == null ? "" : resultKey);
+        if (folded == null || !folded.offer(botId, messageId, v)) {
+            markSent(botId, messageId, status, providerMessageId, atMs, resultKey);
         }
     }
 

@@ -8,6 +8,8 @@ package dev.sluice.sender.idempotency;
  * mark before sending:
  * <ul>
  * <li>{@link State#NONE}: send it;</li>
+ * <li>{@link State#IN_FLIGHT}: a grant for it was written by the budget (issue 19) and no outcome since: its previous
+ * owner may have sent it or not; if its result is on the results topic, do not send and write nothing, else send;</li>
  * <li>{@link State#SENT}: do not send; write the result the previous owner could not write;</li>
  * <li>{@link State#RESULT_WRITTEN}: do not send and write nothing: the message already has its result.</li>
  * </ul>
@@ -17,7 +19,7 @@ package dev.sluice.sender.idempotency;
 public interface SentMarks extends AutoCloseable {
 
     /** What is known about a message id. */
-    enum State { NONE, SENT, RESULT_WRITTEN }
+    enum State { NONE, IN_FLIGHT, SENT, RESULT_WRITTEN }
 
     /**
      * A mark read back.
@@ -53,6 +55,21 @@ public interface SentMarks extends AutoCloseable {
     default void markSent(String botId, String messageId, String status, Long providerMessageId, long atMs,
                           String resultKey) {
         markSent(botId, messageId, status, providerMessageId);
+    }
+
+    /**
+     * As {@link #markSent(String, String, String, Long, long, String)}, for a message whose grant wrote its in-flight
+     * mark: the write may wait for a later call to the same Redis ({@link #defersWrites()}). A crash before it is
+     * written leaves the in-flight mark, so the next owner looks for the result before sending.
+     */
+    default void markSentLater(String botId, String messageId, String status, Long providerMessageId, long atMs,
+                               String resultKey) {
+        markSent(botId, messageId, status, providerMessageId, atMs, resultKey);
+    }
+
+    /** Whether writes wait for the budget's calls (issue 19; then the budget writes in-flight marks with its grants). */
+    default boolean defersWrites() {
+        return false;
     }
 
     /** The message's result is written; best effort (asynchronous for Redis), never throws. */

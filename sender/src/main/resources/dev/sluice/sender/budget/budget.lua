@@ -20,8 +20,8 @@
 -- op 'acquire'
 --   KEYS[1] sluice:{b}:bot
 --   KEYS[2..1+P] the sent marks of the pending mark writes (ARGV[14] = P, below)
---   then per candidate: sluice:{b}:chat:<id>; for groups also sluice:{b}:group:<id>; with flag 4 also the
---   sent mark sluice:{b}:sent:<message id> (the idempotency key written by the sender after a send)
+--   then per candidate: sluice:{b}:chat:<id>; for groups also sluice:{b}:group:<id>; with flag 4 or 16 also the
+--   sent mark sluice:{b}:sent:<message id> (the idempotency key, see RedisSentMarks)
 --   ARGV[2] global interval us at the configured rate   ARGV[3] global burst
 --   ARGV[4] chat interval us    ARGV[5] chat tolerance us
 --   ARGV[6] group interval us   ARGV[7] group tolerance us
@@ -30,10 +30,13 @@
 --   ARGV[11] reservation horizon us (see flag 8)
 --   ARGV[12] arrival guard: the provider's limit N per window (0 = off)   ARGV[13] the window, us
 --   ARGV[14] P, the number of pending sent-mark writes riding on this call (see op 'marks')
---   ARGV[15] their PX TTL, ms   ARGV[16..15+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
+--   ARGV[15] the sent marks' PX TTL, ms (these and the in-flight marks)   ARGV[16..15+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
 --            (SET ... PX ARGV[15]) before any candidate is decided, whatever the decision
---   ARGV[16+P..] one flag per candidate: 1 = backfill lane, 2 = group, 4 = check the sent mark,
---              8 = may reserve (bits)
+--   ARGV[16+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark,
+--              8 = may reserve, 16 = write the in-flight mark on a grant (bits); with 16 the next ARGV is that mark's
+--              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[15] when (and only when) the candidate is
+--              granted, reservations included: a sender killed after the grant leaves the mark, and the message's
+--              next owner looks for its result before sending it (RedisSentMarks, Outcomes.replay)
 --   -> {multiplier_ppm, r_1, r_2, ...}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
 --      granted (wait_ms 0, or the reservation's wait), else the limit that refused: 1 GLOBAL, 2 CHAT, 3 GROUP,
 --      4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM; or a string, the sent mark's value: ALREADY_SENT
@@ -83,6 +86,9 @@
 --   KEYS[1..n] sluice:{b}:sent:<id> (one bot: one hash tag)   ARGV[2] PX TTL, ms   ARGV[3..2+n] the values
 --   -> n. Each key is SET to its value with the TTL: a mark "SENT|<status>|<provider id>|<at ms>|<result key>"
 --   (the provider accepted, or may have accepted, the message) or "DONE||" (its result is acknowledged by Kafka).
+--   A sent mark's life: none -> FLIGHT (written by the grant, op 'acquire' flag 16) -> SENT (after the provider's
+--   answer, before the result is acknowledged) -> DONE; a grant not used leaves FLIGHT, which only makes a next owner
+--   look for a result before sending.
 --   The same writes ride on 'acquire' (ARGV[14..]) when the bot asks for budget before the flush.
 
 -- op 'seed' (after an outage: a recovered empty Redis must not hand out a fresh burst)
@@ -90,7 +96,7 @@
 --   -> {global TAT ms from now}. The global TAT becomes at least now + ARGV[2]; nothing else changes.
 
 -- Cost: a decision is TIME and one GET per key (bot, chat[, group][, sent mark]); a refusal writes nothing (but the
--- pending sent marks it carries, one SET each) and a grant writes each key it changed once (the chat/group key at once, the bot key once per call). The acquire
+-- pending sent marks it carries, one SET each) and a grant writes each key it changed once (and its in-flight mark) (the chat/group key at once, the bot key once per call). The acquire
 -- path below is written out inline, with locals instead of tables and closures: it is the hot path, and in
 -- Redis a script's body (including every local function in it) is executed anew on each call.
 
@@ -189,12 +195,20 @@ if op == 'acquire' then
 
   local out = {m}
   local k = 2 + marks_n
-  for i = 16 + marks_n, #ARGV do
-    local flags = A[i] + 0 -- 0..15, bits tested with % (no function calls)
+  local i = 16 + marks_n
+  local n_args = #ARGV
+  while i <= n_args do
+    local flags = A[i] + 0 -- 0..31, bits tested with % (no function calls)
+    i = i + 1
     local backfill = flags % 2 == 1
     local group = flags % 4 >= 2
     local check = flags % 8 >= 4
-    local may_reserve = flags >= 8 and not backfill
+    local may_reserve = flags % 16 >= 8 and not backfill
+    local flight = nil
+    if flags >= 16 then
+      flight = A[i]
+      i = i + 1
+    end
     local chat_key = KEYS[k]
     k = k + 1
     local group_key = nil
@@ -203,9 +217,13 @@ if op == 'acquire' then
       k = k + 1
     end
     local mark = nil
-    if check then
-      mark = redis.call('GET', KEYS[k])
+    local mark_key = nil
+    if check or flight then
+      mark_key = KEYS[k]
       k = k + 1
+      if check then
+        mark = redis.call('GET', mark_key)
+      end
     end
     if mark then
       -- already sent (a redelivery): not sent again, nothing consumed
@@ -326,6 +344,9 @@ if op == 'acquire' then
           if p_gate and p_gate > last then last = p_gate else p_gate = nil end
           redis.call('SET', group_key, string.format('%.0f', tat) .. '|' .. (p_gate and string.format('%.0f', p_gate) or ''),
               'PX', floor((last - now + 999) / 1000))
+        end
+        if flight then
+          redis.call('SET', mark_key, flight, 'PX', A[15])
         end
         -- wait_ms * 16 + code 0; waits rounded up to whole ms: x - x % 1000 is exact on integers
         local x = send_at - now + 999

@@ -110,7 +110,14 @@ class FoldedMarkWritesIT {
                     marks.markResultWritten(bot, "m-2");
                 }
                 for (String bot : bots.subList(0, 3)) { // three bots ask for budget: their marks ride on it
-                    assertThat(budget.tryAcquire(BudgetRequest.live(bot, "7")).granted()).isTrue();
+                    var d = budget.tryAcquire(BudgetRequest.live(bot, "7").markingInFlight("f-1",
+                            RedisSentMarks.inFlight(1_700_000_000_000L, "7")));
+                    assertThat(d.granted()).isTrue();
+                    assertThat(d.inFlightMarked()).isTrue();
+                    String key = BudgetKeys.sentMark(bot, "f-1");
+                    assertThat(String.valueOf(cluster.primaryOf(key).orElseThrow().call("GET", key)))
+                            .as("the grant's in-flight mark, on the bot's primary").isEqualTo("FLIGHT|||1700000000000|7");
+                    assertThat(marks.get(bot, "f-1").state()).isEqualTo(SentMarks.State.IN_FLIGHT);
                 }
                 assertThat(writes.bots()).containsExactlyInAnyOrderElementsOf(bots.subList(3, 6));
                 assertThat(marks.flush()).isEqualTo(6);
