@@ -114,10 +114,10 @@ public final class SenderKeys {
                     + "topics' retention.ms + segment.ms (a record stays readable until its segment is deleted; Kafka's "
                     + "defaults 7 + 7 days), checked against the broker at start (a warning when shorter)");
     public static final ConfigKey<Duration> SENT_MARK_FLUSH_INTERVAL_MS = ConfigKey.positiveMillis(
-            "sender.sent.mark.flush.interval.ms", 500, "when the sent marks live in the budget's Redis, the DONE mark "
-                    + "(result acknowledged) rides on the bot's next budget call instead of a SET of its own; what no "
-                    + "call carried within this interval is written by one script call per bot (a lost or late DONE "
-                    + "costs a redelivery after a crash one lookup on the results topic, never a second send)");
+            "sender.sent.mark.flush.interval.ms", 500, "when the sent marks live in the budget's Redis, the grant "
+                    + "writes the in-flight mark and the SENT and DONE marks ride on the bot's next budget call instead "
+                    + "of a SET each; what no call carried within this interval is written by one script call per bot "
+                    + "(a mark not yet written costs a message read again after a crash a lookup on the results topic)");
     public static final ConfigKey<Double> BREAKER_FAILURE_RATE_PERCENT = ConfigKey.number(
             "sender.breaker.failure.rate.percent", 50.0, v -> v > 0 && v <= 100, "a percentage in (0, 100]",
             "per-bot circuit breaker over the provider (5xx and I/O errors): failure rate that opens it");

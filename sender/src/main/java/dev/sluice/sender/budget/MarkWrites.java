@@ -14,9 +14,9 @@ import java.util.Map;
  * {@code sender.sent.mark.flush.interval.ms} is written by {@code RedisSentMarks}' flush, one script call (op 'marks')
  * per bot.
  *
- * <p>Only writes that may be late go here: a write a later decision depends on (none today: the DONE mark after the
- * result, whose loss or delay costs at most a lookup on the results topic after a crash) — the SENT mark written
- * before the result stays synchronous.
+ * <p>Only writes that may be late go here: the SENT mark of a message whose grant wrote its in-flight mark (until it is
+ * written, a next owner finds FLIGHT and looks for the result before sending) and the DONE mark (its loss or delay
+ * costs at most that lookup).
  *
  * <p><b>Bounded</b> on purpose: at most {@link #capacity()} writes wait (coalesced per message: a later value of the
  * same mark replaces the earlier one). When it is full, {@link #offer} refuses and the caller writes the mark by

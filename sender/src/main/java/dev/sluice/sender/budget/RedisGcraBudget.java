@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * from the moment the gate lifts, the multiplier climbs back by {@code budget.aimd.increase.per.s} of the
  * configured rate per second, computed lazily in the script from the stored (multiplier, instant).
  *
- * <p><b>In the same round trip</b>: a request naming its message ({@link BudgetRequest#sentMarkId()}) has the
+ * <p><b>Sent marks</b> (issue 19): pending mark writes ({@link #foldMarkWrites}) ride on the bot's calls, and a grant
+ * writes the in-flight mark a request carries ({@link BudgetRequest#inFlight()}) in the same call.
+ * <b>In the same round trip</b>: a request naming its message ({@link BudgetRequest#sentMarkId()}) has the
  * message's sent mark ({@code sluice:{bot}:sent:<id>}, written by {@code RedisSentMarks}) read by the script; a
  * marked message is answered {@link Limit#ALREADY_SENT} and consumes nothing. A live request with
  * {@link BudgetRequest#reserveUpTo()} refused only by the global limit within that horizon is granted for the

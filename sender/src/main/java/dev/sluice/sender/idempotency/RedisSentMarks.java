@@ -23,12 +23,16 @@ import org.slf4j.LoggerFactory;
  * down (its budget has an outage mode), so a connect failure is a {@link SentMarksUnavailableException} of that
  * call, not of the constructor. Once open, Lettuce reconnects it by itself (and follows a failover).
  *
- * <p><b>Folded DONE marks</b> (issue 19, {@link #foldWritesInto}): when the budget lives in the same Redis, a DONE
- * mark is not one SET of its own: it waits in a bounded {@link MarkWrites} buffer and rides on its bot's next budget
- * call ({@code budget.lua} writes it in the same script call, same hash tag); a daemon thread writes what is left
- * every {@code sender.sent.mark.flush.interval.ms}, one script call (op 'marks') per bot. A full buffer or a mark
- * given up after a failed flush costs nothing but a lookup: a redelivered message whose mark still says SENT finds
- * its result on the results topic. The SENT mark stays one synchronous SET before the result.
+ * <p><b>Folded writes</b> (issue 19, {@link #foldWritesInto}): when the budget lives in the same Redis, the grant
+ * writes the message's in-flight mark ({@link #inFlight}, op 'acquire' flag 16), and the SENT mark after the provider's
+ * answer ({@link #markSentLater}) and the DONE mark after the result are not one SET each: they wait in a bounded
+ * {@link MarkWrites} buffer and ride on their bot's next budget call ({@code budget.lua} writes them in the same
+ * script call, same hash tag); a daemon thread writes what is left every {@code sender.sent.mark.flush.interval.ms},
+ * one script call (op 'marks') per bot. A full buffer writes the mark at once as before. A SENT lost with a killed
+ * sender leaves FLIGHT: the next owner looks for the result on the results topic and sends only when there is none
+ * (Telegram has no idempotency key, so FLIGHT cannot tell a call made from one not made; sending keeps every message
+ * delivered, and a message whose result reached the topic is never sent again). A lost DONE leaves SENT or FLIGHT:
+ * a lookup, never a second result.
  *
  * <p>Threads: any sending thread, the producer's callback thread and the flush thread call it; the session is opened
  * once under this object's monitor, the counters are {@link java.util.concurrent.atomic.LongAdder}s, the buffer is
