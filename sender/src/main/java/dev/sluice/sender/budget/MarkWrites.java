@@ -36,6 +36,8 @@ public final class MarkWrites {
     private final int capacity;
     private final long ttlMs;
     private final Map<String, LinkedHashMap<String, String>> byBot = new LinkedHashMap<>();
+    /** Per bot with pending writes: when (System.nanoTime) its oldest pending write was queued. */
+    private final Map<String, Long> since = new java.util.HashMap<>();
     private int size;
 
     /**
@@ -72,7 +74,7 @@ public final class MarkWrites {
         if (size >= capacity) {
             return false;
         }
-        byBot.computeIfAbsent(botId, b -> new LinkedHashMap<>()).put(messageId, value);
+        queue(botId).put(messageId, value);
         size++;
         return true;
     }
@@ -93,8 +95,18 @@ public final class MarkWrites {
         size -= out.size();
         if (bot.isEmpty()) {
             byBot.remove(botId);
+            since.remove(botId);
+        } else {
+            since.put(botId, System.nanoTime()); // what is left waits anew for a call
         }
         return out;
+    }
+
+    private LinkedHashMap<String, String> queue(String botId) {
+        return byBot.computeIfAbsent(botId, b -> {
+            since.put(b, System.nanoTime());
+            return new LinkedHashMap<>();
+        });
     }
 
     /**
@@ -114,7 +126,7 @@ public final class MarkWrites {
                 dropped++;
                 continue;
             }
-            byBot.computeIfAbsent(botId, b -> new LinkedHashMap<>()).put(w.messageId(), w.value());
+            queue(botId).put(w.messageId(), w.value());
             size++;
         }
         return dropped;
@@ -123,6 +135,21 @@ public final class MarkWrites {
     /** The bots with pending writes. */
     public synchronized List<String> bots() {
         return new ArrayList<>(byBot.keySet());
+    }
+
+    /**
+     * The bots whose pending writes have waited at least {@code ageNanos} (no budget call of theirs carried them
+     * meanwhile): what the timed flush writes, so a busy bot's marks keep riding on its calls.
+     */
+    public synchronized List<String> botsWaitingAtLeast(long ageNanos) {
+        long now = System.nanoTime();
+        List<String> out = new ArrayList<>();
+        since.forEach((bot, at) -> {
+            if (now - at >= ageNanos) {
+                out.add(bot);
+            }
+        });
+        return out;
     }
 
     /** Writes waiting. */

@@ -250,12 +250,15 @@ public final class RedisSentMarks implements SentMarks {
             return t;
         });
         long ms = flushInterval.toMillis();
-        flusher.scheduleWithFixedDelay(this::flushQuietly, ms, ms, TimeUnit.MILLISECONDS);
+        // every half interval, the bots whose marks waited a whole interval: a mark waits at most 1.5 intervals
+        long tick = Math.max(1, ms / 2);
+        flusher.scheduleWithFixedDelay(() -> flushQuietly(TimeUnit.MILLISECONDS.toNanos(ms)), tick, tick,
+                TimeUnit.MILLISECONDS);
     }
 
-    private void flushQuietly() {
+    private void flushQuietly(long ageNanos) {
         try {
-            flush();
+            flush(ageNanos);
         } catch (RuntimeException e) {
             log.warn("sent-mark flush failed: {}", e.toString());
         }
@@ -269,12 +272,17 @@ public final class RedisSentMarks implements SentMarks {
      * @return the marks written
      */
     public int flush() {
+        return flush(0);
+    }
+
+    /** As {@link #flush()}, for the bots whose marks waited at least {@code ageNanos}. */
+    private int flush(long ageNanos) {
         MarkWrites folded = pending;
         if (folded == null) {
             return 0;
         }
         int written = 0;
-        for (String bot : folded.bots()) {
+        for (String bot : folded.botsWaitingAtLeast(ageNanos)) {
             List<MarkWrites.Write> batch;
             while (!(batch = folded.drain(bot, MarkWrites.MAX_PER_CALL)).isEmpty()) {
                 String[] keys = new String[batch.size()];
@@ -323,7 +331,7 @@ public final class RedisSentMarks implements SentMarks {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            flushQuietly(); // what waits is written before the connection closes (best effort)
+            flushQuietly(0); // what waits is written before the connection closes (best effort)
         }
         RedisSession<String, String> c;
         synchronized (this) {
