@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -28,7 +27,8 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * {@link ProviderMessageIdsProcessor} learned from the named notification's result). When that result is not known yet
  * (the original is still queued in a sender, scheduled or folding), the edit waits in {@code <lane>-edit-wait-store}, and so
  * does every later message of the lane to the same chat, so per-chat order holds; a wall-clock punctuator every
- * {@value #CHECK_INTERVAL_MS} ms releases what became addressable. Defined ends, without a provider call (a FAILED result,
+ * {@value #CHECK_INTERVAL_MS} ms, scheduled only while something waits ({@link OnDemandPunctuator}), releases what became
+ * addressable. Defined ends, without a provider call (a FAILED result,
  * {@code sender_instance = topology}): the named notification ended without a message (not DELIVERED), or no result came
  * within {@code edit.wait.max.ms} ("message to edit not found" / "message to delete not found"). Messages without an edit or
  * delete pass untouched when nothing of their chat waits: the chats with waiting messages (and how many) are also kept in
@@ -45,6 +45,8 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
     /** Chat id → number of its entries in {@link #waiting}. */
     private final Map<String, Integer> waitingPerChat = new HashMap<>();
     private long seq;
+    /** The check of waiting messages, scheduled only while one waits. */
+    private final OnDemandPunctuator checks = new OnDemandPunctuator(Duration.ofMillis(CHECK_INTERVAL_MS), this::releaseWaiting);
 
     EditAddressProcessor(LaneSpec spec, TopologyConfig config) {
         this.spec = spec;
@@ -64,7 +66,10 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
                 seq = Math.max(seq, Long.parseLong(key.substring(key.lastIndexOf('\u001f') + 1)) + 1);
             }
         }
-        context.schedule(Duration.ofMillis(CHECK_INTERVAL_MS), PunctuationType.WALL_CLOCK_TIME, this::releaseWaiting);
+        checks.init(context);
+        if (!waitingPerChat.isEmpty()) {
+            checks.ensure();
+        }
     }
 
     @Override
@@ -74,6 +79,7 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
         if (waitingPerChat.containsKey(m.getChatId()) || !release(m, now)) {
             waiting.put(m.getChatId() + '\u001f' + String.format("%019d", seq++), m);
             waitingPerChat.merge(m.getChatId(), 1, Integer::sum);
+            checks.ensure();
         }
     }
 
@@ -119,6 +125,7 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
     /** Per chat in arrival order: releases the head while it can go; a chat whose head must wait keeps the rest. */
     private void releaseWaiting(long now) {
         if (waitingPerChat.isEmpty()) {
+            checks.cancel();
             return;
         }
         List<KeyValue<String, OutboundMessage>> done = new ArrayList<>();
@@ -141,6 +148,9 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
         for (KeyValue<String, OutboundMessage> e : done) {
             waiting.delete(e.key);
             waitingPerChat.computeIfPresent(e.value.getChatId(), (chat, n) -> n > 1 ? n - 1 : null);
+        }
+        if (waitingPerChat.isEmpty()) {
+            checks.cancel(); // nothing waits: no punctuation until the next message waits
         }
     }
 

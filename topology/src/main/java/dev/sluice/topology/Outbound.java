@@ -25,34 +25,19 @@ final class Outbound {
     private Outbound() {
     }
 
-    /** A notification sent on as itself; {@code due_at} = now (when the topology released it). */
+    /**
+     * A notification sent on as itself; {@code due_at} = now (when the topology released it). Built with the all-args
+     * constructor, field for field what the builder set (issue 21: the builder validated each field and deep-copied the
+     * defaults of the two it left unset, once per routed notification); {@code target_provider_message_id} and
+     * {@code part} are null, their schema defaults.
+     */
     static OutboundMessage single(Notification n, NotificationClass eventClass, Lane lane, long nowMs) {
-        return OutboundMessage.newBuilder()
-                .setId(n.getId())
-                .setBotId(n.getBotId())
-                .setChatId(n.getChatId())
-                .setKind(n.getKind())
-                .setEventClass(eventClass)
-                .setLane(lane)
-                .setText(n.getText())
-                .setParseMode(n.getParseMode())
-                .setCreatedAt(n.getCreatedAt())
-                .setDueAt(Instant.ofEpochMilli(nowMs))
-                .setExpiresAt(n.getExpiresAt())
-                .setDigestCount(0)
-                .setFoldedIds(List.of())
-                .setBotPool(new ArrayList<>(n.getBotPool()))
-                .setAttributes(new HashMap<>(n.getAttributes()))
-                .setReplyMarkup(n.getReplyMarkup())
-                .setDisableNotification(n.getDisableNotification())
-                .setProtectContent(n.getProtectContent())
-                .setMessageThreadId(n.getMessageThreadId())
-                .setLinkPreviewDisabled(n.getLinkPreviewDisabled())
-                .setMedia(n.getMedia())
-                .setEditOf(n.getEditOf())
-                .setEditPart(n.getEditOf() == null ? null : n.getEditPart() == null ? EditPart.TEXT : n.getEditPart())
-                .setDeleteOf(n.getDeleteOf())
-                .build();
+        return new OutboundMessage(n.getId(), n.getBotId(), n.getChatId(), n.getKind(), eventClass, lane, n.getText(),
+                n.getParseMode(), n.getCreatedAt(), Instant.ofEpochMilli(nowMs), n.getExpiresAt(), 0, List.of(),
+                new ArrayList<>(n.getBotPool()), new HashMap<>(n.getAttributes()), n.getReplyMarkup(), n.getDisableNotification(),
+                n.getProtectContent(), n.getMessageThreadId(), n.getLinkPreviewDisabled(), n.getMedia(), n.getEditOf(),
+                n.getEditOf() == null ? null : n.getEditPart() == null ? EditPart.TEXT : n.getEditPart(), n.getDeleteOf(),
+                null, null);
     }
 
     /**

@@ -49,8 +49,9 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  *   <li>{@code expires_at} not after now → an EXPIRED result;</li>
  *   <li>{@code not_before} after now → the time-indexed {@code <lane>-schedule-store}, at the earlier of
  *       {@code not_before} and {@code expires_at} (so a deadline applies while it waits); a wall-clock
- *       punctuator every {@code schedule.release.interval.ms} releases due notifications in that order
- *       back into this same routine (exactly once: the store delete and the output commit together);</li>
+ *       punctuator every {@code schedule.release.interval.ms}, scheduled only while the store holds one
+ *       ({@link OnDemandPunctuator}), releases due notifications in that order back into this same routine (exactly
+ *       once: the store delete and the output commit together);</li>
  *   <li>classify; CRITICAL → outbox now; COLLAPSIBLE → fold; ROUTINE → fold if its digest key has a pending
  *       entry (keeps per-key order), else sent on if the user opted out of digests, else fold if the bot is
  *       under pressure or the chat's policy GCRA refuses, else sent on.</li>
@@ -97,6 +98,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private BotPressure pressure;
     private DigestPreferences preferences;
     private CriticalCommits criticalCommits;
+    /** The schedule release, scheduled only while {@code <lane>-schedule-store} holds a notification. */
+    private OnDemandPunctuator releases;
 
     RouteProcessor(LaneSpec spec, TopologyConfig config, Classifier classifier, TopologyCounters counters,
                    Deserializer<SenderStatus> senderStatusDeserializer, StoreChanges senderStatusChanges,
@@ -125,7 +128,11 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         preferences = new DigestPreferences(context.getStateStore(SluiceTopology.PREFERENCES_STORE), preferenceDeserializer,
                 config.topics().preferences());
         context.schedule(Duration.ofMillis(config.digestFlushIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::flushAll);
-        context.schedule(Duration.ofMillis(config.scheduleReleaseIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::release);
+        releases = new OnDemandPunctuator(Duration.ofMillis(config.scheduleReleaseIntervalMs()), this::release);
+        releases.init(context);
+        if (scheduleHolds()) { // restored entries a previous run left scheduled
+            releases.ensure();
+        }
         criticalCommits = new CriticalCommits(config.criticalCommitIntervalMs());
     }
 
@@ -184,6 +191,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             long releaseAt = n.getExpiresAt() == null ? n.getNotBefore().toEpochMilli()
                     : Math.min(n.getNotBefore().toEpochMilli(), n.getExpiresAt().toEpochMilli());
             schedule.put(scheduleKey(releaseAt, original.getId()), original);
+            releases.ensure();
             counters.scheduled(spec.lane());
             return;
         }
@@ -333,6 +341,16 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             schedule.delete(kv.key);
             counters.released(spec.lane());
             route(kv.value, now, true);
+        }
+        if (due.size() < MAX_RELEASE_PER_PUNCTUATION && !scheduleHolds()) {
+            releases.cancel(); // nothing waits: no punctuation until the next notification is scheduled
+        }
+    }
+
+    /** Whether {@code <lane>-schedule-store} holds any notification. */
+    private boolean scheduleHolds() {
+        try (KeyValueIterator<Bytes, Notification> it = schedule.all()) {
+            return it.hasNext();
         }
     }
 

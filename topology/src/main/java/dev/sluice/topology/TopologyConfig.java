@@ -73,7 +73,9 @@ import org.apache.kafka.streams.StreamsConfig;
  *       win over a pass-through of the same name. One Streams default differs: {@code max.task.idle.ms} is
  *       {@code -1} unless passed through (a task processes what it has buffered instead of first fetching its
  *       empty partitions: the routing task reads six; the cost, no timestamp order between chat status and
- *       notifications already on the broker, is in docs/operations.md)</li>
+ *       notifications already on the broker, is in docs/operations.md); and {@code statestore.uncommitted.max.bytes} is
+ *       {@code -1} unless passed through or {@code enable.transactional.statestores=true} (without transactional stores
+ *       no store holds uncommitted bytes, and the check sums them over every store on every processing loop)</li>
  * </ul>
  */
 public final class TopologyConfig {
@@ -202,6 +204,11 @@ public final class TopologyConfig {
         // Unless passed through: a task processes what it has buffered without first polling its empty partitions
         // (issue 21: with the default 0, Kafka Streams formats a log line per empty partition per processing loop).
         p.putIfAbsent(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, Long.toString(StreamsConfig.MAX_TASK_IDLE_MS_DISABLED));
+        // Unless passed through, and unless transactional state stores are on (the only stores with uncommitted bytes):
+        // no early-commit check, which sums every store's uncommitted bytes (0 here) on every processing loop (issue 21).
+        if (!Boolean.parseBoolean(String.valueOf(p.getOrDefault(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, "false")).trim())) {
+            p.putIfAbsent(StreamsConfig.STATESTORE_UNCOMMITTED_MAX_BYTES_CONFIG, "-1");
+        }
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, processingGuarantee);
