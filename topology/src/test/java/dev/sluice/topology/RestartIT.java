@@ -17,6 +17,7 @@ import dev.sluice.schemas.SpecificAvroSerializer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -67,7 +68,7 @@ class RestartIT {
             try (TopologyService first = new TopologyService(config(stateDir, 600_000))) {
                 first.start();
                 BrokerAndRegistry.awaitRunning(first);
-                notBefore = Instant.now().plusSeconds(12);
+                notBefore = Instant.now().plusSeconds(12).truncatedTo(ChronoUnit.MILLIS); // what not_before carries
                 try (KafkaProducer<byte[], byte[]> producer = infra.bytesProducer()) {
                     // One producer key: one source partition, so "marker" is processed after the others.
                     for (Notification n : List.of(
