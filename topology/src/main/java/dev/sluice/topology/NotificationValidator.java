@@ -82,7 +82,7 @@ public final class NotificationValidator {
         maxBytes("bot_id", n.getBotId(), MAX_BOT_ID_BYTES);
         requireText("chat_id", n.getChatId());
         maxBytes("chat_id", n.getChatId(), MAX_CHAT_ID_BYTES);
-        if (n.getChatId().chars().anyMatch(Character::isISOControl)) {
+        if (hasControlCharacter(n.getChatId())) {
             throw new InvalidNotificationException("chat_id", "field chat_id contains a control character: '"
                     + shortened(n.getChatId()).replaceAll("\\p{Cntrl}", "?") + "' (notification id " + shortened(n.getId()) + ")");
         }
@@ -193,6 +193,9 @@ public final class NotificationValidator {
         if (value == null) {
             return;
         }
+        if ((long) value.length() * 3 <= max) {
+            return; // a UTF-16 unit is at most 3 bytes in UTF-8 (a surrogate pair 4): within the bound without encoding it
+        }
         long bytes = utf8Length(value);
         if (bytes > max) {
             throw new InvalidNotificationException(field, "field " + field + " has " + bytes + " bytes, more than " + max
@@ -206,6 +209,16 @@ public final class NotificationValidator {
             return "null";
         }
         return value.length() <= 40 ? value : value.substring(0, 40) + "\u2026 (" + value.length() + " characters)";
+    }
+
+    /** Whether any char of {@code s} is an ISO control character (a loop: no stream per notification, issue 21). */
+    private static boolean hasControlCharacter(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (Character.isISOControl(s.charAt(i))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static long utf8Length(String s) {

@@ -31,8 +31,6 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.WindowStore;
-import org.apache.kafka.streams.state.WindowStoreIterator;
 
 /**
  * Steps 3 to 6 of DESIGN.md's topology for one lane, after the {@code by-chat} repartition (key = chat id,
@@ -40,8 +38,8 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * For each notification, in this order:
  * <ol>
  *   <li>duplicate: an id ({@link #dedupeKey}) already seen by this lane's task within {@code dedupe.window.ms} (window store
- *       {@code <lane>-dedupe-store}, changelogged, retention = the window) is counted and dropped: no second
- *       outbound message, no second result;</li>
+ *       {@code <lane>-dedupe-store}, changelogged, retention = the window; a new id is told from memory, {@link SeenIds})
+ *       is counted and dropped: no second outbound message, no second result;</li>
  *   <li>migration: follow {@code migrated_to_chat_id} in {@code chat-status-store} for the notification's bot
  *       (re-address);</li>
  *   <li>chat inactive for the notification's bot ({@link ChatStatusTable}) → a SKIPPED_INACTIVE result on
@@ -93,7 +91,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private PolicyTats policy;
     private PendingDigests digests;
     private KeyValueStore<Bytes, Notification> schedule;
-    private WindowStore<String, Long> dedupe;
+    private SeenIds dedupe;
     private long releasedOpened;
     private BotPressure pressure;
     private DigestPreferences preferences;
@@ -121,7 +119,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         // Stores are restored before init: PendingDigests reads the entries a previous run left pending.
         digests = new PendingDigests(context.getStateStore(SluiceTopology.digestStore(spec)));
         schedule = context.getStateStore(SluiceTopology.scheduleStore(spec));
-        dedupe = context.getStateStore(SluiceTopology.dedupeStore(spec));
+        dedupe = new SeenIds(context.getStateStore(SluiceTopology.dedupeStore(spec)), config.dedupeWindowMs(),
+                context.currentSystemTimeMs());
         pressure = new BotPressure(context.getStateStore(SluiceTopology.SENDER_STATUS_STORE), senderStatusDeserializer,
                 config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs(),
                 senderStatusChanges);
@@ -141,13 +140,11 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         long now = context().currentSystemTimeMs();
         criticalCommits.nextRecord(context(), now);
         String id = dedupeKey(record.value());
-        try (WindowStoreIterator<Long> seen = dedupe.fetch(id, now - config.dedupeWindowMs(), Long.MAX_VALUE)) {
-            if (seen.hasNext()) {
-                counters.duplicate(spec.lane());
-                return;
-            }
+        if (dedupe.seen(id, now)) {
+            counters.duplicate(spec.lane());
+            return;
         }
-        dedupe.put(id, now, now);
+        dedupe.remember(id, now);
         route(record.value(), now, false);
     }
 
