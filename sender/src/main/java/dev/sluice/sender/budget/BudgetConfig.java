@@ -7,6 +7,7 @@ import static dev.sluice.sender.budget.BudgetConfigKeys.ARRIVAL_GUARD_LIMIT;
 import static dev.sluice.sender.budget.BudgetConfigKeys.BACKFILL_HEADROOM;
 import static dev.sluice.sender.budget.BudgetConfigKeys.BOT_RATE_SUFFIX;
 import static dev.sluice.sender.budget.BudgetConfigKeys.CIRCUIT_MINIMUM_CALLS;
+import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_ARRIVAL_MARGIN_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.MAX_REPLICAS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.OUTAGE_MODE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.PAID_RATE;
@@ -67,6 +68,7 @@ public final class BudgetConfig {
     private final Duration reservationLateMax;
     private final int arrivalGuardLimitPerS;
     private final int circuitMinimumCalls;
+    private final Duration groupArrivalMargin;
 
     private BudgetConfig(Builder b) {
         this.defaults = Objects.requireNonNull(b.defaults, "defaults");
@@ -91,6 +93,7 @@ public final class BudgetConfig {
         }
         RESERVATION_MAX_MS.check(reservationMax);
         this.circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.check((long) b.circuitMinimumCalls));
+        this.groupArrivalMargin = GROUP_ARRIVAL_MARGIN_MS.check(b.groupArrivalMargin);
         BACKFILL_HEADROOM.check(backfillHeadroom);
         AIMD_DECREASE.check(aimdDecreaseFactor);
         AIMD_INCREASE.check(aimdIncreasePerS);
@@ -124,7 +127,7 @@ public final class BudgetConfig {
         b.paidBroadcastBots.addAll(paidBroadcastBots);
         return b.paidRatePerS(paidRatePerS).backfillHeadroom(backfillHeadroom)
                 .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).failoverPolicy(failoverPolicy)
-                .evictionCheck(evictionCheck).maxReplicas(maxReplicas)
+                .evictionCheck(evictionCheck).maxReplicas(maxReplicas).groupArrivalMargin(groupArrivalMargin)
                 .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
                 .reservationLateMax(reservationLateMax).arrivalGuardLimitPerS(arrivalGuardLimitPerS);
     }
@@ -226,6 +229,11 @@ public final class BudgetConfig {
         return arrivalGuardLimitPerS;
     }
 
+    /** {@code budget.group.arrival.margin.ms}: arrival jitter the group limit absorbs, {@link BudgetLimits#groupIntervalMicros(long)}. */
+    public Duration groupArrivalMargin() {
+        return groupArrivalMargin;
+    }
+
     /**
      * The arrival guard's slack for {@code botId}: how much later than its slot a call may be answered before it is
      * reported ({@link BudgetPort#reportLateAnswer}). Any N + 1 consecutive grants of a GCRA at rate r with burst b
@@ -249,14 +257,10 @@ public final class BudgetConfig {
         b.paidBroadcastBots.clear();
         b.botRates.clear();
         b.arrivalGuardLimitPerS(0); // fallback grants are not numbered: reports go to Redis only
-        BudgetLimits d = defaults;
-        b.defaults = new BudgetLimits(d.globalRatePerS() / maxReplicas, Math.max(1, d.globalBurst() / maxReplicas),
-                d.chatRatePerS(), d.chatBurst(), d.groupRatePerMin(), d.groupBurst());
+        b.defaults = defaults.replicaShare(maxReplicas);
         botRates.forEach((bot, r) -> b.botRate(bot, r / maxReplicas));
         b.botLimits.clear();
-        botLimits.forEach((bot, l) -> b.botLimits(bot, new BudgetLimits(l.globalRatePerS() / maxReplicas,
-                Math.max(1, l.globalBurst() / maxReplicas), l.chatRatePerS(), l.chatBurst(), l.groupRatePerMin(),
-                l.groupBurst())));
+        botLimits.forEach((bot, l) -> b.botLimits(bot, l.replicaShare(maxReplicas)));
         paidBroadcastBots.forEach(bot -> b.botRate(bot, paidRatePerS / maxReplicas));
         return b.build();
     }
@@ -268,7 +272,7 @@ public final class BudgetConfig {
                 + ", headroom=" + backfillHeadroom + ", aimd=" + aimdDecreaseFactor + "/" + aimdIncreasePerS + "/"
                 + aimdFloor + ", outage=" + outageMode + ", failover=" + failoverPolicy + ", maxReplicas=" + maxReplicas + ", probe="
                 + probeInterval.toMillis() + "ms" + (arrivalGuardLimitPerS > 0 ? ", arrivalGuard=" + arrivalGuardLimitPerS
-                + "/s" : "") + "}";
+                + "/s" : "") + ", groupArrivalMargin=" + groupArrivalMargin.toMillis() + "ms}";
     }
 
     /** Builder for tests and tools; {@link #build()} validates like {@link #from(Settings)}. */
@@ -291,6 +295,7 @@ public final class BudgetConfig {
         private Duration reservationLateMax = RESERVATION_LATE_MAX_MS.defaultValue();
         private int arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.defaultValue());
         private int circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.defaultValue());
+        private Duration groupArrivalMargin = GROUP_ARRIVAL_MARGIN_MS.defaultValue();
 
         private Builder(BudgetLimits defaults) {
             this.defaults = Objects.requireNonNull(defaults, "defaults");
@@ -369,6 +374,12 @@ public final class BudgetConfig {
         /** The provider's limit N per sliding second for the arrival guard; 0 = off. */
         public Builder arrivalGuardLimitPerS(int n) {
             this.arrivalGuardLimitPerS = n;
+            return this;
+        }
+
+        /** The arrival jitter the group limit absorbs ({@code budget.group.arrival.margin.ms}); zero = none. */
+        public Builder groupArrivalMargin(Duration d) {
+            this.groupArrivalMargin = Objects.requireNonNull(d, "groupArrivalMargin");
             return this;
         }
 

@@ -26,6 +26,17 @@ public final class BudgetConfigKeys {
                     + "negative chat ids and @channel names");
     public static final ConfigKey<Long> GROUP_BURST = ConfigKey.positiveInt("budget.group.burst", TELEGRAM.groupBurst(),
             "per group");
+    /** Default of {@link #GROUP_ARRIVAL_MARGIN_MS}: 0.83% of a saturated group's throughput (20/min: 19.83/min). */
+    public static final long DEFAULT_GROUP_ARRIVAL_MARGIN_MS = 500;
+    public static final ConfigKey<Duration> GROUP_ARRIVAL_MARGIN_MS = ConfigKey.millis("budget.group.arrival.margin.ms",
+            Duration.ofMillis(DEFAULT_GROUP_ARRIVAL_MARGIN_MS), d -> !d.isNegative() && d.toMillis() <= 60_000,
+            "0 <= ms <= 60000",
+            "arrival jitter the group limit absorbs: its emission interval is stretched by (60000 + ms) / 60000 (20/min: "
+                    + "3000 ms becomes 3025 ms at the default 500), so any 21 consecutive grants to a group (20/min, burst "
+                    + "1) span at least 60 s + ms. Telegram counts a group's calls as they ARRIVE in a sliding minute: "
+                    + "without the margin, a call reaching it even 1 ms later after its grant than the call 20 grants "
+                    + "after it makes a 21st arrival in one minute and a 429. Cost: ms / 60000 of a saturated group's "
+                    + "throughput; 0 = grant at exactly the configured rate");
     public static final String BOT_RATE_SUFFIX = ".rate.per.s";
     public static final String BOT_PAID_SUFFIX = ".paid.broadcast";
     /** Telegram Bot API: with {@code allow_paid_broadcast} up to 1000 messages per second. */
@@ -87,7 +98,7 @@ public final class BudgetConfigKeys {
                     + "(BudgetPort.reportLateAnswer). Costs one Redis round trip per late answer. 0 = off");
     /** Every budget key and the per-bot families ({@code bot.<id>.rate.per.s}, {@code bot.<id>.paid.broadcast}). */
     public static final ConfigKeySet ALL = ConfigKeySet.of(List.of(GLOBAL_RATE, GLOBAL_BURST, CHAT_RATE, CHAT_BURST,
-            GROUP_RATE, GROUP_BURST, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
+            GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
             FAILOVER_POLICY, EVICTION_CHECK,
             MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_LATE_MAX_MS,
             ARRIVAL_GUARD_LIMIT), List.of(

@@ -12,6 +12,7 @@ import static dev.sluice.sender.budget.BudgetConfigKeys.CHAT_RATE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.CIRCUIT_MINIMUM_CALLS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.GLOBAL_BURST;
 import static dev.sluice.sender.budget.BudgetConfigKeys.GLOBAL_RATE;
+import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_ARRIVAL_MARGIN_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_BURST;
 import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_RATE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.MAX_REPLICAS;
@@ -58,6 +59,7 @@ final class BudgetConfigReader {
                 .reservationLateMax(RESERVATION_LATE_MAX_MS.read(s))
                 .circuitMinimumCalls(Math.toIntExact(CIRCUIT_MINIMUM_CALLS.read(s)))
                 .arrivalGuardLimitPerS(Math.toIntExact(ARRIVAL_GUARD_LIMIT.read(s)))
+                .groupArrivalMargin(GROUP_ARRIVAL_MARGIN_MS.read(s))
                 .build();
     }
 

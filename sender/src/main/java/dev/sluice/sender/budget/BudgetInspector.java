@@ -122,7 +122,7 @@ public final class BudgetInspector implements AutoCloseable {
                 chat = gcra(fields(redis.get(BudgetKeys.chat(key, chatId)), 2)[0], limits.chatIntervalMicros(),
                         limits.chatBurst(), now);
                 if (BudgetRequest.isGroup(chatId)) {
-                    group = gcra(fields(redis.get(BudgetKeys.group(key, chatId)), 2)[0], limits.groupIntervalMicros(),
+                    group = gcra(fields(redis.get(BudgetKeys.group(key, chatId)), 2)[0], limits.groupIntervalMicros(config.groupArrivalMargin().toMillis()),
                             limits.groupBurst(), now);
                 }
             }

@@ -61,7 +61,9 @@ public final class LocalGcraBudget implements BudgetPort {
             this.limits = limits;
             this.globalCount = count(limits.globalRatePerS());
             this.chat = new GcraPolicy(rate(limits.chatRatePerS()), limits.chatBurst());
-            this.group = new GcraPolicy(new Rate(count(limits.groupRatePerMin()), 60 * BASE_PERIOD_MS), limits.groupBurst());
+            // per minute, stretched by (60 s + margin) / 60 s: budget.group.arrival.margin.ms, as RedisGcraBudget decides
+            this.group = new GcraPolicy(new Rate(count(limits.groupRatePerMin()),
+                    60 * BASE_PERIOD_MS + config.groupArrivalMargin().toMillis() * (BASE_PERIOD_MS / 1000)), limits.groupBurst());
         }
 
         long multiplier(long now) {

@@ -255,11 +255,13 @@ public final class RedisGcraBudget implements BudgetPort {
         String tag = BudgetKeys.tag(botId);
         BudgetLimits l = config.limitsFor(botId);
         long headroomPpm = config.backfillHeadroomPpm();
+        // the group GCRA with budget.group.arrival.margin.ms, as LocalGcraBudget decides it
+        long groupInterval = l.groupIntervalMicros(config.groupArrivalMargin().toMillis());
         long backfillBurst = Math.max(1, (long) Math.floor(l.globalBurst() * (1_000_000 - headroomPpm) / 1e6));
         String[] fixed = {"acquire",
                 Long.toString(l.globalIntervalMicros()), Integer.toString(l.globalBurst()),
                 Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
-                Long.toString(l.groupIntervalMicros()), Long.toString(l.groupToleranceMicros()),
+                Long.toString(groupInterval), Long.toString((l.groupBurst() - 1L) * groupInterval),
                 Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0",
                 Integer.toString(config.arrivalGuardLimitPerS()), Long.toString(GUARD_WINDOW_MICROS)};
         byte[][] encoded = new byte[FIXED_ARGS][];

@@ -24,7 +24,9 @@
 --   sent mark sluice:{b}:sent:<message id> (the idempotency key, see RedisSentMarks)
 --   ARGV[2] global interval us at the configured rate   ARGV[3] global burst
 --   ARGV[4] chat interval us    ARGV[5] chat tolerance us
---   ARGV[6] group interval us   ARGV[7] group tolerance us
+--   ARGV[6] group interval us   ARGV[7] group tolerance us (the interval already stretched by
+--           budget.group.arrival.margin.ms, BudgetLimits.groupIntervalMicros(long): Telegram counts a group's
+--           arrivals in a sliding minute, so 21 grants exactly 60 s apart would be a 429 if the first arrived late)
 --   ARGV[8] backfill headroom ppm (share of the global rate reserved for live, 0..999999)
 --   ARGV[9] backfill burst      ARGV[10] AIMD additive increase, ppm of the rate per second
 --   ARGV[11] reservation horizon us (see flag 8)

@@ -18,6 +18,8 @@ class BudgetConfigTest {
         assertThat(l.chatRatePerS()).isEqualTo(1);
         assertThat(l.groupRatePerMin()).isEqualTo(20);
         assertThat(l.groupIntervalMicros()).isEqualTo(3_000_000);
+        assertThat(c.groupArrivalMargin()).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(l.groupIntervalMicros(c.groupArrivalMargin().toMillis())).isEqualTo(3_025_000);
         assertThat(c.backfillHeadroom()).isEqualTo(0.2);
         assertThat(c.outageMode()).isEqualTo(BudgetConfig.OutageMode.LOCAL_FALLBACK);
     }
@@ -91,5 +93,25 @@ class BudgetConfigTest {
         assertThat(c.fallbackShare().arrivalGuardLimitPerS()).as("fallback grants are not numbered").isZero();
         assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "-1"))))
                 .hasMessageContaining("budget.arrival.guard.limit.per.s").hasMessageContaining("-1");
+    }
+
+    @Test
+    void the_group_arrival_margin_stretches_the_group_interval_and_survives_the_builder_and_fallback() {
+        BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.group.arrival.margin.ms", "1200",
+                "budget.group.rate.per.min", "19")));
+        assertThat(c.groupArrivalMargin()).isEqualTo(java.time.Duration.ofMillis(1200));
+        BudgetLimits l = c.limitsFor("any");
+        // ceil(60e6 / 19) = 3,157,895 us, times 61,200 / 60,000 rounded up
+        assertThat(l.groupIntervalMicros(1200)).isEqualTo(3_221_053);
+        assertThat(l.groupIntervalMicros(0)).isEqualTo(l.groupIntervalMicros());
+        assertThat(c.toBuilder().build().groupArrivalMargin()).isEqualTo(java.time.Duration.ofMillis(1200));
+        assertThat(c.fallbackShare().groupArrivalMargin()).isEqualTo(java.time.Duration.ofMillis(1200));
+        assertThat(BudgetConfig.from(Settings.of(Map.of("budget.group.arrival.margin.ms", "0"))).groupArrivalMargin())
+                .isZero();
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.group.arrival.margin.ms", "-1"))))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("budget.group.arrival.margin.ms")
+                .hasMessageContaining("-1");
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.group.arrival.margin.ms", "60001"))))
+                .hasMessageContaining("budget.group.arrival.margin.ms");
     }
 }

@@ -178,8 +178,9 @@ abstract class BudgetContract {
 
     @Test
     void groups_get_the_group_limit_on_top_of_the_chat_limit_private_chats_do_not() {
-        // group: 600/min = 10/s, burst 2; chat 1000/s
-        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100, 600, 2))) {
+        // group: 600/min = 10/s, burst 2, without the arrival margin; chat 1000/s
+        try (BudgetPort b = budget(BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100, 600, 2))
+                .groupArrivalMargin(Duration.ZERO).build())) {
             for (String group : List.of("-1001234", "@news")) {
                 assertThat(b.tryAcquire(bot, group).granted()).isTrue();
                 assertThat(b.tryAcquire(bot, group).granted()).isTrue();
@@ -197,12 +198,36 @@ abstract class BudgetContract {
 
     @Test
     void the_group_limit_of_20_per_minute_admits_exactly_20_in_a_minute_with_burst_1() {
-        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
+        // without the arrival margin (budget.group.arrival.margin.ms=0): the configured rate exactly
+        try (BudgetPort b = budget(BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100))
+                .groupArrivalMargin(Duration.ZERO).build())) {
             assertThat(b.tryAcquire(bot, "-42").granted()).isTrue();
             Decision d = b.tryAcquire(bot, "-42");
             assertThat(d.limit()).isEqualTo(Limit.GROUP);
             // 60 s / 20 = 3 s between messages
             assertThat(d.retryIn()).isBetween(Duration.ofMillis(2900), Duration.ofMillis(3000));
+        }
+    }
+
+    @Test
+    void the_group_interval_is_stretched_by_the_arrival_margin_in_every_backend() {
+        // default margin 500 ms: 20/min is one grant per 3025 ms, so 21 grants span 60.5 s (Telegram counts arrivals
+        // in a sliding minute: a call arriving up to 500 ms late after its grant still leaves 20 in any minute)
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
+            assertThat(b.tryAcquire(bot, "-42").granted()).isTrue();
+            Decision d = b.tryAcquire(bot, "-42");
+            assertThat(d.limit()).isEqualTo(Limit.GROUP);
+            assertThat(d.retryIn()).isGreaterThan(Duration.ofMillis(3000)).isLessThanOrEqualTo(Duration.ofMillis(3025));
+        }
+        // 600/min (100 ms) with a margin of 6 s: 100 x 66 / 60 = 110 ms; waiting the returned wait passes
+        try (BudgetPort b = budget(BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100, 600, 1))
+                .groupArrivalMargin(Duration.ofSeconds(6)).build())) {
+            assertThat(b.tryAcquire(bot, "@news").granted()).isTrue();
+            Decision d = b.tryAcquire(bot, "@news");
+            assertThat(d.limit()).isEqualTo(Limit.GROUP);
+            assertThat(d.retryIn()).isGreaterThan(Duration.ofMillis(100)).isLessThanOrEqualTo(Duration.ofMillis(110));
+            waitFor(d.retryIn());
+            assertThat(b.tryAcquire(bot, "@news").granted()).isTrue();
         }
     }
 

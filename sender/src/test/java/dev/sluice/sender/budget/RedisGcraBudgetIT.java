@@ -130,7 +130,7 @@ class RedisGcraBudgetIT extends BudgetContract {
         RedisCommands<String, String> r = inspection.sync();
         String tag = "sluice:{" + bot + "}:";
         BudgetConfig config = BudgetConfig.builder(new BudgetLimits(10, 1, 1, 1)).backfillHeadroom(0.5)
-                .aimd(0.5, 0.1, 0.1).build();
+                .aimd(0.5, 0.1, 0.1).groupArrivalMargin(Duration.ZERO).build(); // the group at exactly 20/min
         try (BudgetPort b = budget(config)) {
             assertThat(b.tryAcquire(BudgetRequest.backfill(bot, "-100")).granted()).isTrue();
             // group 20/min burst 1: 3 s; chat 1/s: 1 s; global 10/s: 100 ms; backfill (1-0.5)*10/s: 200 ms

@@ -1,0 +1,119 @@
+package dev.sluice.sender.budget;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.SlidingWindows;
+import dev.sluice.testkit.TelegramLimiter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 20: the budget's grants against Telegram's limits as FakeTelegram applies them ({@link TelegramLimiter}: 20 per
+ * group in any sliding 60 s, 1/s per chat with burst 3), when some calls ARRIVE later after their grant than others.
+ * The real in-process budget on a manual clock grants as a greedy sender asks (each refusal waited out exactly); call k
+ * reaches the provider at its grant + delay(k). Deterministic: no real time, no luck.
+ */
+class ArrivalJitterTest {
+    private static final String BOT = "bot";
+
+    /** What the provider made of the calls: refusals (429s) and the most accepted in any sliding window. */
+    record Outcome(int refused, List<TelegramLimiter.Scope> scopes, int maxGroupIn60s) {
+    }
+
+    /**
+     * {@code calls} calls to {@code chat}, asked for as soon as the budget allows; the first {@code lateCalls} of them
+     * arrive {@code delayMs} after their grant, the others at their grant.
+     */
+    static Outcome run(BudgetConfig config, String chat, int calls, int lateCalls, long delayMs) {
+        ManualClock clock = new ManualClock();
+        LocalGcraBudget budget = new LocalGcraBudget(config, clock);
+        List<long[]> arrivals = new ArrayList<>(); // {arrival ms, call index}
+        for (int k = 0; k < calls; ) {
+            Decision d = budget.tryAcquire(BOT, chat);
+            if (d.granted()) {
+                arrivals.add(new long[] {clock.millis() + (k < lateCalls ? delayMs : 0), k});
+                k++;
+            } else {
+                clock.advance(d.retryIn());
+            }
+        }
+        arrivals.sort(Comparator.<long[]>comparingLong(a -> a[0]).thenComparingLong(a -> a[1]));
+        TelegramLimiter telegram = new TelegramLimiter(FakeTelegram.Limits.telegram());
+        List<TelegramLimiter.Scope> scopes = new ArrayList<>();
+        List<Long> accepted = new ArrayList<>();
+        for (long[] a : arrivals) {
+            TelegramLimiter.Decision d = telegram.tryAcquire(BOT, chat, a[0]);
+            if (d.accepted()) {
+                accepted.add(a[0]);
+            } else {
+                scopes.add(d.scope());
+            }
+        }
+        return new Outcome(scopes.size(), scopes, SlidingWindows.maxPerWindow(accepted, 60_000));
+    }
+
+    @Test
+    void a_group_call_arriving_5_ms_late_does_not_make_21_arrivals_in_telegrams_minute() {
+        // 41 calls to one group with the default limits (20/min, burst 1): the first call arrives 5 ms after its grant,
+        // the 21st grant (a minute after the first) at once; today they share a sliding minute with the 19 between them
+        Outcome o = run(BudgetConfig.of(BudgetLimits.telegramDefaults()), "-1009020", 41, 1, 5);
+        assertThat(o.refused()).as("429s, by scope %s", o.scopes()).isZero();
+        assertThat(o.maxGroupIn60s()).isLessThanOrEqualTo(20);
+    }
+
+    @Test
+    void the_group_absorbs_arrival_jitter_up_to_its_margin_and_no_more() {
+        long margin = BudgetConfigKeys.DEFAULT_GROUP_ARRIVAL_MARGIN_MS;
+        BudgetConfig defaults = BudgetConfig.of(BudgetLimits.telegramDefaults());
+        assertThat(defaults.groupArrivalMargin().toMillis()).isEqualTo(margin);
+        // the first 20 calls arrive `margin` ms after their grants, the 20 after them at their grants
+        Outcome within = run(defaults, "-1009020", 41, 20, margin);
+        assertThat(within.refused()).as("429s, by scope %s", within.scopes()).isZero();
+        assertThat(within.maxGroupIn60s()).isEqualTo(20);
+        // 1 ms more than the margin: the 21st call shares a sliding minute with the 20 before it (the bound is exact)
+        Outcome beyond = run(defaults, "-1009020", 41, 20, margin + 1);
+        assertThat(beyond.scopes()).as("one 429 per call 20 grants after a late one").isNotEmpty()
+                .containsOnly(TelegramLimiter.Scope.GROUP);
+        // with the margin set to 0 the group grants at exactly 20/min: even 1 ms of jitter costs a 429
+        BudgetConfig noMargin = BudgetConfig.builder(BudgetLimits.telegramDefaults()).groupArrivalMargin(Duration.ZERO).build();
+        assertThat(run(noMargin, "-1009020", 41, 1, 1).scopes()).containsExactly(TelegramLimiter.Scope.GROUP);
+        assertThat(run(noMargin, "-1009020", 41, 0, 0).refused()).as("without jitter").isZero();
+    }
+
+    @Test
+    void the_margin_costs_margin_over_a_minute_of_a_saturated_groups_throughput() {
+        ManualClock clock = new ManualClock();
+        LocalGcraBudget budget = new LocalGcraBudget(BudgetConfig.of(BudgetLimits.telegramDefaults()), clock);
+        long start = clock.millis();
+        int granted = 0;
+        while (granted < 41) {
+            Decision d = budget.tryAcquire(BOT, "-1009020");
+            if (d.granted()) {
+                granted++;
+            } else {
+                clock.advance(d.retryIn());
+            }
+        }
+        // 41 grants: 40 intervals of 3000 x 60500 / 60000 = 3025 ms
+        assertThat(clock.millis() - start).isEqualTo(40 * 3025);
+    }
+
+    @Test
+    void a_private_chat_needs_no_margin_its_burst_one_below_telegrams_absorbs_a_second_of_jitter() {
+        // default chat limit 1/s burst 2, Telegram's (FakeTelegram's) 1/s burst 3: the first three calls (the burst of 2
+        // and the next) arrive late, the ones after them at their grants
+        BudgetConfig defaults = BudgetConfig.of(BudgetLimits.telegramDefaults());
+        Outcome within = run(defaults, "4242", 12, 3, 1000);
+        assertThat(within.refused()).as("429s, by scope %s", within.scopes()).isZero();
+        Outcome beyond = run(defaults, "4242", 12, 3, 1001);
+        assertThat(beyond.scopes()).as("beyond one chat interval").containsExactly(TelegramLimiter.Scope.CHAT);
+        // at Telegram's own burst 3 there is no slack left: 1 ms of jitter is a 429
+        BudgetConfig burst3 = BudgetConfig.of(new BudgetLimits(30, 1, 1, 3));
+        assertThat(run(burst3, "4242", 12, 4, 1).scopes()).containsExactly(TelegramLimiter.Scope.CHAT);
+    }
+}
