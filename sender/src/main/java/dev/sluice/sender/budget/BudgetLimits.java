@@ -99,7 +99,7 @@ public record BudgetLimits(double globalRatePerS, int globalBurst, double chatRa
     /**
      * The group GCRA's emission interval with an arrival margin of {@code marginMs} ({@code
      * budget.group.arrival.margin.ms}): {@link #groupIntervalMicros()} &times; (60000 + marginMs) / 60000, rounded up
-     * (exactly {@link #groupIntervalMicros()} for 0; 20/min with 500 ms: 3,025,000).
+     * (exactly {@link #groupIntervalMicros()} for 0; 20/min with the default 3000 ms: 3,150,000).
      *
      * <p>Why: Telegram counts a group's calls as they ARRIVE in a sliding minute, and a GCRA at 20/min with burst 1
      * spaces any 21 consecutive grants exactly 60 s apart, so a call that reaches Telegram even 1 ms later after its
@@ -110,8 +110,8 @@ public record BudgetLimits(double globalRatePerS, int globalBurst, double chatRa
      * at burst 1 the guard's slack is 20 &times; 3 s &minus; 60 s = 0, so it would report every group answer (one more
      * Redis round trip each, and numbered grants per group in both backends), and it only reacts to answers it saw
      * late. The margin needs no state, no round trip and no report, is one parameter of both backends' group GCRA, and
-     * costs m / 60 s of a saturated group's throughput (500 ms: 0.83%, 20/min becomes 19.83/min). Jitter beyond m
-     * still risks a 429, which the group's gate then absorbs.
+     * costs m / 60 s of a saturated group's throughput (the default 3 s: 5%, 20/min becomes 19.05/min; 500 ms was not
+     * enough on a loaded host). Jitter beyond m still risks a 429, which the group's gate then absorbs.
      *
      * <p>The per-chat limit needs no margin: a GCRA stream whose arrivals are delayed by up to d conforms to the same
      * GCRA with d more tolerance, and the default chat burst 2 is one below the 3 Telegram tolerates, so up to one

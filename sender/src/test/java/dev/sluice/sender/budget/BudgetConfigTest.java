@@ -18,8 +18,8 @@ class BudgetConfigTest {
         assertThat(l.chatRatePerS()).isEqualTo(1);
         assertThat(l.groupRatePerMin()).isEqualTo(20);
         assertThat(l.groupIntervalMicros()).isEqualTo(3_000_000);
-        assertThat(c.groupArrivalMargin()).isEqualTo(java.time.Duration.ofMillis(500));
-        assertThat(l.groupIntervalMicros(c.groupArrivalMargin().toMillis())).isEqualTo(3_025_000);
+        assertThat(c.groupArrivalMargin()).isEqualTo(java.time.Duration.ofMillis(3000));
+        assertThat(l.groupIntervalMicros(c.groupArrivalMargin().toMillis())).isEqualTo(3_150_000);
         assertThat(c.backfillHeadroom()).isEqualTo(0.2);
         assertThat(c.outageMode()).isEqualTo(BudgetConfig.OutageMode.LOCAL_FALLBACK);
     }
