@@ -10,7 +10,8 @@ import java.util.TreeMap;
  * <p>Scenarios: {@code budget-vs-bucket4j} ({@link BudgetVsBucket4j}); issue 7's {@code utilisation}
  * ({@link Utilisation}), {@code many-bots} ({@link ManyBots}), {@code flood} ({@link Flood}),
  * {@code topology-throughput} ({@link TopologyThroughput}) and {@code chaos} ({@link Chaos}), each with
- * {@code [--json FILE] [--scale X]} (X a factor on the issue's full sizes, default 1).
+ * {@code [--json FILE] [--scale X]} (X a factor on the issue's full sizes, default 1); {@code jfr-summary}
+ * ({@link JfrSummary}) summarises flight recordings.
  */
 public final class BenchMain {
     private static final Map<String, Scenario> SCENARIOS = new TreeMap<>(Map.of(
@@ -19,7 +20,8 @@ public final class BenchMain {
             "chaos", Chaos::run,
             "topology-throughput", TopologyThroughput::run,
             "many-bots", ManyBots::run,
-            "flood", Flood::run));
+            "flood", Flood::run,
+            "jfr-summary", JfrSummary::run));
 
     /** One named benchmark; returns the process exit code. */
     @FunctionalInterface
@@ -35,6 +37,8 @@ public final class BenchMain {
             System.err.println("usage: java -jar sluice-bench.jar <scenario> [options]; scenarios: " + SCENARIOS.keySet());
             System.err.println("  budget-vs-bucket4j [--json FILE] [--seconds N] [--clients 1,16] [--rate R] [--burst B]");
             System.err.println("  utilisation|many-bots|flood|topology-throughput|chaos [--json FILE] [--scale X] (see BENCHMARKS.md)");
+            System.err.println("  many-bots also: [--no-baseline] [--jfr DIR] [--redis standalone|cluster|both]");
+            System.err.println("  jfr-summary FILE.jfr... [--from EPOCH_MS --to EPOCH_MS] [--top N]");
             System.exit(2);
         }
         int code = SCENARIOS.get(args[0]).run(Arrays.copyOfRange(args, 1, args.length));

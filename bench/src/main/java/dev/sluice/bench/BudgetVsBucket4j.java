@@ -8,35 +8,16 @@ import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
-import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.budget.RedisGcraBudget;
 import dev.sluice.testkit.RedisInstance;
 import dev.sluice.testkit.RedisLauncher;
-import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.distributed.BucketProxy;
-import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
-import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
-import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
-import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.codec.StringCodec;
 import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
-import org.HdrHistogram.Histogram;
 
 /**
  * The shared budget script against Bucket4j's Lettuce backend ({@code LettuceBasedProxyManager}, CAS) on the
@@ -56,64 +37,16 @@ import org.HdrHistogram.Histogram;
  * {@code tryAcquireAll} (K ready chats per EVALSHA, refused chats rescheduled at the returned wait), with
  * the EVALSHA calls counted per granted message; the same drain with one {@code tryAcquire} per candidate
  * is the baseline.
+ *
+ * <p>Parts: {@link DecisionLoad} (the closed-loop clients and what they measured), {@link Bucket4jSide},
+ * {@link CommandStats} (redis-server's command counts and CPU), {@link BudgetDrain}, and {@link SenderRoundTrips}.
+ * Single-threaded apart from {@link DecisionLoad#measure}'s client threads.
  */
 final class BudgetVsBucket4j {
     /** Candidates per call in the batched measurement. */
     static final int BATCH = 16;
 
     private BudgetVsBucket4j() {
-    }
-
-    record Measured(long decisions, long granted, double seconds, Histogram latencyMicros, Cpu cpu) {
-        Measured(long decisions, long granted, double seconds, Histogram latencyMicros) {
-            this(decisions, granted, seconds, latencyMicros, Cpu.NONE);
-        }
-
-        Measured withCpu(Cpu used) {
-            return new Measured(decisions, granted, seconds, latencyMicros, used);
-        }
-
-        /** redis-server CPU (user + sys, all its threads) per decision, µs. */
-        double redisCpuMicrosPerDecision() {
-            return cpu.redisMicros() / (double) decisions;
-        }
-
-        /** This JVM's CPU (all threads: client threads, Lettuce's event loop, the harness) per decision, µs. */
-        double clientCpuMicrosPerDecision() {
-            return cpu.jvmMicros() / (double) decisions;
-        }
-
-        /** Of the client CPU: Lettuce's event-loop threads per decision, µs. */
-        double eventLoopCpuMicrosPerDecision() {
-            return cpu.eventLoopMicros() / (double) decisions;
-        }
-
-        /** Of redis-server's CPU: command execution (INFO commandstats usec, script bodies included) per decision, µs. */
-        double redisExecMicrosPerDecision() {
-            return cpu.redisExecMicros() / (double) decisions;
-        }
-
-        /** Share of one core redis-server used over the measurement (1.0 = its one main thread saturated). */
-        double redisCores() {
-            return cpu.redisMicros() / (seconds * 1e6);
-        }
-
-        /** Cores this JVM used over the measurement. */
-        double clientCores() {
-            return cpu.jvmMicros() / (seconds * 1e6);
-        }
-
-        double opsPerS() {
-            return decisions / seconds;
-        }
-
-        long p99Micros() {
-            return latencyMicros.getValueAtPercentile(99);
-        }
-
-        long overAdmitted(double rate, int burst) {
-            return Math.max(0, granted - (long) Math.floor(burst + rate * seconds));
-        }
     }
 
     static int run(String[] args) throws Exception {
@@ -173,23 +106,23 @@ final class BudgetVsBucket4j {
                  CommandStats stats = new CommandStats(redis.url())) {
                 for (int clients : clientCounts) {
                     // warm up both on throw-away keys, then measure each on a fresh (full) key
-                    measure(clients, Duration.ofSeconds(2), sluiceDecider(sluice, "warm" + clients));
-                    measure(clients, Duration.ofSeconds(2), bucket4j.decider("warm" + clients));
+                    DecisionLoad.measure(clients, Duration.ofSeconds(2), sluiceDecider(sluice, "warm" + clients));
+                    DecisionLoad.measure(clients, Duration.ofSeconds(2), bucket4j.decider("warm" + clients));
                     long c0 = stats.commands();
-                    Cpu u0 = stats.cpu();
-                    Measured s = measure(clients, Duration.ofSeconds(seconds), sluiceDecider(sluice, "hot" + clients));
-                    Cpu u1 = stats.cpu();
+                    DecisionLoad.Cpu u0 = stats.cpu();
+                    DecisionLoad.Measured s = DecisionLoad.measure(clients, Duration.ofSeconds(seconds), sluiceDecider(sluice, "hot" + clients));
+                    DecisionLoad.Cpu u1 = stats.cpu();
                     long c1 = stats.commands();
-                    Cpu u2 = stats.cpu();
-                    Measured b = measure(clients, Duration.ofSeconds(seconds), bucket4j.decider("hot" + clients));
-                    Cpu u3 = stats.cpu();
+                    DecisionLoad.Cpu u2 = stats.cpu();
+                    DecisionLoad.Measured b = DecisionLoad.measure(clients, Duration.ofSeconds(seconds), bucket4j.decider("hot" + clients));
+                    DecisionLoad.Cpu u3 = stats.cpu();
                     long c2 = stats.commands();
                     s = s.withCpu(u1.minus(u0));
                     b = b.withCpu(u3.minus(u2));
                     // additionally (not part of the single-decision ratio): the batched decision, K candidates per call
-                    measure(clients, Duration.ofSeconds(2), BATCH, sluiceBatchDecider(sluice, "warm" + clients, BATCH));
-                    Cpu u4 = stats.cpu();
-                    Measured k = measure(clients, Duration.ofSeconds(seconds), BATCH, sluiceBatchDecider(sluice, "hot" + clients, BATCH));
+                    DecisionLoad.measure(clients, Duration.ofSeconds(2), BATCH, sluiceBatchDecider(sluice, "warm" + clients, BATCH));
+                    DecisionLoad.Cpu u4 = stats.cpu();
+                    DecisionLoad.Measured k = DecisionLoad.measure(clients, Duration.ofSeconds(seconds), BATCH, sluiceBatchDecider(sluice, "hot" + clients, BATCH));
                     k = k.withCpu(stats.cpu().minus(u4));
                     double sluiceCalls = (c1 - c0) / (double) s.decisions();
                     double b4jCalls = (c2 - c1) / (double) b.decisions();
@@ -284,18 +217,18 @@ final class BudgetVsBucket4j {
                 r.refusalsByLimit().forEach(refusals::put);
             }
 
-            Drain batch = drain(redis.url(), 16, 1);
-            Drain single = drain(redis.url(), 1, 1);
-            Drain batchBurst = drain(redis.url(), 16, 10);
-            Drain singleBurst = drain(redis.url(), 1, 10);
+            BudgetDrain.Drain batch = BudgetDrain.drain(redis.url(), 16, 1);
+            BudgetDrain.Drain single = BudgetDrain.drain(redis.url(), 1, 1);
+            BudgetDrain.Drain batchBurst = BudgetDrain.drain(redis.url(), 16, 10);
+            BudgetDrain.Drain singleBurst = BudgetDrain.drain(redis.url(), 1, 10);
             root.put("drain_round_trips_per_delivered", round3(batch.perDelivered()));
             root.put("drain_round_trips_per_delivered_single_baseline", round3(single.perDelivered()));
             root.put("drain_round_trips_per_delivered_burst10", round3(batchBurst.perDelivered()));
             root.put("drain_round_trips_per_delivered_burst10_single_baseline", round3(singleBurst.perDelivered()));
-            root.put("drain_over_admitted", Math.max(Math.max(batch.overAdmitted, single.overAdmitted),
-                    Math.max(batchBurst.overAdmitted, singleBurst.overAdmitted)));
-            root.put("drain_messages", batch.delivered);
-            root.put("drain_description", DRAIN_DESCRIPTION);
+            root.put("drain_over_admitted", Math.max(Math.max(batch.overAdmitted(), single.overAdmitted()),
+                    Math.max(batchBurst.overAdmitted(), singleBurst.overAdmitted())));
+            root.put("drain_messages", batch.delivered());
+            root.put("drain_description", BudgetDrain.DRAIN_DESCRIPTION);
 
             printDecisions(rows, cpuRows, batchRows);
             System.out.println();
@@ -309,7 +242,7 @@ final class BudgetVsBucket4j {
                         r.provider429(), r.refusalsByLimit());
             }
             System.out.println();
-            System.out.println(DRAIN_DESCRIPTION);
+            System.out.println(BudgetDrain.DRAIN_DESCRIPTION);
             System.out.printf(Locale.ROOT, "round trips per delivered, global burst 1:  batch %.3f   single-message baseline %.3f%n",
                     batch.perDelivered(), single.perDelivered());
             System.out.printf(Locale.ROOT, "round trips per delivered, global burst 10: batch %.3f   single-message baseline %.3f%n",
@@ -383,267 +316,9 @@ final class BudgetVsBucket4j {
         };
     }
 
-    /** {@code clients} threads call {@code decide} in a loop for {@code duration}; latency per call in µs. */
-    static Measured measure(int clients, Duration duration, BooleanSupplier decide) throws InterruptedException {
-        return measure(clients, duration, 1, () -> decide.getAsBoolean() ? 1 : 0);
-    }
-
-    /**
-     * {@code clients} threads call {@code grantsOfOneCall} (one call deciding {@code decisionsPerCall} candidates,
-     * returning how many were granted) in a loop for {@code duration}; latency per call in µs.
-     */
-    static Measured measure(int clients, Duration duration, int decisionsPerCall, java.util.function.IntSupplier grantsOfOneCall)
-            throws InterruptedException {
-        AtomicLong decisions = new AtomicLong();
-        AtomicLong granted = new AtomicLong();
-        AtomicLong firstNanos = new AtomicLong(Long.MAX_VALUE);
-        AtomicLong lastNanos = new AtomicLong(Long.MIN_VALUE);
-        Histogram total = new Histogram(60_000_000L, 3);
-        CountDownLatch start = new CountDownLatch(1);
-        CountDownLatch done = new CountDownLatch(clients);
-        List<Thread> threads = new ArrayList<>();
-        for (int c = 0; c < clients; c++) {
-            Thread t = new Thread(() -> {
-                Histogram h = new Histogram(60_000_000L, 3);
-                long n = 0;
-                long g = 0;
-                try {
-                    start.await();
-                    long begin = System.nanoTime();
-                    firstNanos.accumulateAndGet(begin, Math::min);
-                    long end = begin + duration.toNanos();
-                    long now = begin;
-                    while (now < end) {
-                        int ok = grantsOfOneCall.getAsInt();
-                        long after = System.nanoTime();
-                        h.recordValue(Math.max(1, (after - now) / 1000));
-                        n += decisionsPerCall;
-                        g += ok;
-                        now = after;
-                    }
-                    lastNanos.accumulateAndGet(now, Math::max);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } finally {
-                    decisions.addAndGet(n);
-                    granted.addAndGet(g);
-                    synchronized (total) {
-                        total.add(h);
-                    }
-                    done.countDown();
-                }
-            }, "bench-client-" + c);
-            threads.add(t);
-            t.start();
-        }
-        start.countDown();
-        done.await();
-        double seconds = (lastNanos.get() - firstNanos.get()) / 1e9;
-        return new Measured(decisions.get(), granted.get(), seconds, total);
-    }
-
-    /** Bucket4j's Lettuce CAS backend on one connection (byte[] values), a bucket of the same rate and burst. */
-    static final class Bucket4jSide implements AutoCloseable {
-        private final RedisClient client;
-        private final StatefulRedisConnection<String, byte[]> connection;
-        private final LettuceBasedProxyManager<String> proxyManager;
-        private final BucketConfiguration configuration;
-
-        Bucket4jSide(String url, double rate, int burst) {
-            this.client = RedisClient.create(url);
-            // the same client options as Sluice's budget connection (RedisGcraBudget): commands rejected while
-            // disconnected, no per-command timer task (a synchronous caller bounds its own wait)
-            client.setOptions(ClientOptions.builder()
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
-                    .build());
-            this.connection = client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
-            this.proxyManager = Bucket4jLettuce.casBasedBuilder(connection)
-                    .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
-                    .build();
-            // refill rate tokens per second, greedily (continuously), capacity = burst: the same limit as GCRA(rate, burst)
-            long perSecond = Math.round(rate);
-            this.configuration = BucketConfiguration.builder()
-                    .addLimit(l -> l.capacity(burst).refillGreedy(perSecond, Duration.ofSeconds(1)))
-                    .build();
-        }
-
-        BooleanSupplier decider(String suffix) {
-            BucketProxy bucket = proxyManager.builder().build("bench-b4j-" + suffix + "-" + UUID.randomUUID(), () -> configuration);
-            return () -> bucket.tryConsume(1);
-        }
-
-        @Override
-        public void close() {
-            connection.close();
-            client.shutdown();
-        }
-    }
-
     static final String SENDER_RUN_DESCRIPTION = "sender run (round_trips_per_delivered): real SenderService instances"
             + " (production wiring: ResilientBudget + RedisSentMarks) on an embedded Kafka broker drain a backlog of one bot"
             + " to FakeTelegram (Telegram's limits); counted by the senders' sluice.redis.round.trips counters, EVALSHA"
             + " cross-checked with redis-server's INFO commandstats. Before the provider call: budget script calls (the"
             + " sent-mark check rides in them) + separate sent-mark reads; all: + the sent-mark writes after the call";
-
-    static final String DRAIN_DESCRIPTION = "drain: 200 chats x 3 messages of one bot, global 300/s, chat 10/s burst 3"
-            + " (Telegram's shape at 10x speed), one driver thread that waits out bot-wide refusals (like the sender's pacer);"
-            + " batch = up to 16 ready chats per EVALSHA, baseline = one EVALSHA per candidate";
-
-    /** CPU time in µs of redis-server and of this JVM. */
-    record Cpu(long redisMicros, long jvmMicros, long eventLoopMicros, long redisExecMicros) {
-        static final Cpu NONE = new Cpu(0, 0, 0, 0);
-
-        Cpu minus(Cpu earlier) {
-            return new Cpu(redisMicros - earlier.redisMicros, jvmMicros - earlier.jvmMicros,
-                    eventLoopMicros - earlier.eventLoopMicros, redisExecMicros - earlier.redisExecMicros);
-        }
-    }
-
-    record Drain(long roundTrips, long delivered, long overAdmitted) {
-        double perDelivered() {
-            return roundTrips / (double) delivered;
-        }
-    }
-
-    /**
-     * Drains a backlog like the sender's ready queue: chats ordered by ready time; up to {@code batch} ready
-     * chats are asked for in one call; a granted chat's next message is ready at once, a refused chat is
-     * rescheduled at the returned wait. No provider calls: only the budget's round trips are counted.
-     */
-    static Drain drain(String url, int batch, int globalBurst) {
-        int chats = 200;
-        int perChat = 3;
-        double rate = 300;
-        BudgetLimits limits = new BudgetLimits(rate, globalBurst, 10, 3);
-        String bot = "drain-" + UUID.randomUUID().toString().substring(0, 8);
-        record Ready(long atNanos, String chat, int left) {
-        }
-        try (RedisGcraBudget budget = new RedisGcraBudget(url, BudgetConfig.of(limits), Duration.ofSeconds(5))) {
-            PriorityQueue<Ready> queue = new PriorityQueue<>((a, b) -> Long.compare(a.atNanos, b.atNanos));
-            long t0 = System.nanoTime();
-            for (int c = 0; c < chats; c++) {
-                queue.add(new Ready(t0, Integer.toString(100_000 + c), perChat));
-            }
-            long before = budget.redisRoundTrips();
-            long delivered = 0;
-            long firstCall = -1;
-            long lastGrant = 0;
-            // like the sender's pacer: after a refusal by a bot-wide limit the whole bot waits, not each chat
-            long botNotBefore = 0;
-            while (!queue.isEmpty()) {
-                long wait = Math.max(queue.peek().atNanos, botNotBefore) - System.nanoTime();
-                if (wait > 0) {
-                    LockSupport.parkNanos(wait);
-                }
-                long now = System.nanoTime();
-                if (firstCall < 0) {
-                    firstCall = now;
-                }
-                List<Ready> picked = new ArrayList<>();
-                while (picked.size() < batch && !queue.isEmpty() && queue.peek().atNanos <= now) {
-                    picked.add(queue.poll());
-                }
-                List<BudgetRequest> requests = new ArrayList<>(picked.size());
-                for (Ready r : picked) {
-                    requests.add(BudgetRequest.live(bot, r.chat));
-                }
-                List<Decision> decisions = batch == 1 ? List.of(budget.tryAcquire(requests.get(0)))
-                        : budget.tryAcquireAll(bot, requests);
-                long after = System.nanoTime();
-                for (int i = 0; i < picked.size(); i++) {
-                    Ready r = picked.get(i);
-                    Decision d = decisions.get(i);
-                    if (d.granted()) {
-                        delivered++;
-                        lastGrant = after;
-                        if (r.left > 1) {
-                            queue.add(new Ready(after, r.chat, r.left - 1));
-                        }
-                    } else {
-                        long at = after + d.retryIn().toNanos();
-                        if (d.limit() == Limit.GLOBAL || d.limit() == Limit.GATE_BOT || d.limit() == Limit.HEADROOM) {
-                            botNotBefore = Math.max(botNotBefore, at);
-                        }
-                        queue.add(new Ready(at, r.chat, r.left));
-                    }
-                }
-            }
-            long trips = budget.redisRoundTrips() - before;
-            double seconds = (lastGrant - firstCall) / 1e9;
-            long over = Math.max(0, delivered - (long) Math.floor(globalBurst + rate * seconds));
-            return new Drain(trips, delivered, over);
-        }
-    }
-
-    /** Counts the commands redis-server executed (INFO commandstats; calls inside scripts included), INFO excluded. */
-    static final class CommandStats implements AutoCloseable {
-        private final RedisClient client;
-        private final StatefulRedisConnection<String, String> connection;
-
-        CommandStats(String url) {
-            this.client = RedisClient.create(url);
-            this.connection = client.connect();
-        }
-
-        /** Calls per command name (lower case, e.g. {@code evalsha}) so far. */
-        Map<String, Long> topLevelCalls() {
-            Map<String, Long> out = new java.util.HashMap<>();
-            for (String line : connection.sync().info("commandstats").split("\r?\n")) {
-                if (line.startsWith("cmdstat_")) {
-                    int colon = line.indexOf(':');
-                    int at = line.indexOf("calls=");
-                    int end = line.indexOf(',', at);
-                    out.put(line.substring(8, colon), Long.parseLong(line.substring(at + 6, end)));
-                }
-            }
-            return out;
-        }
-
-        /** CPU used so far by redis-server (INFO cpu, user + sys) and by this JVM (process CPU time), µs. */
-        Cpu cpu() {
-            double redisSeconds = 0;
-            for (String line : connection.sync().info("cpu").split("\r?\n")) {
-                if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
-                    redisSeconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-            long execMicros = 0;
-            for (String line : connection.sync().info("commandstats").split("\r?\n")) {
-                if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
-                    int at = line.indexOf("usec=");
-                    execMicros += Long.parseLong(line.substring(at + 5, line.indexOf(',', at)));
-                }
-            }
-            long jvmNanos = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
-                    .getOperatingSystemMXBean()).getProcessCpuTime();
-            // Lettuce's I/O threads (netty event loops): encoding, writes, reads, decoding and completing futures
-            java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-            long loopNanos = 0;
-            for (java.lang.management.ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
-                if (t != null && t.getThreadName().contains("EventLoop")) {
-                    loopNanos += Math.max(0, threads.getThreadCpuTime(t.getThreadId()));
-                }
-            }
-            return new Cpu(Math.round(redisSeconds * 1e6), jvmNanos / 1000, loopNanos / 1000, execMicros);
-        }
-
-        long commands() {
-            long total = 0;
-            for (String line : connection.sync().info("commandstats").split("\r?\n")) {
-                if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
-                    int at = line.indexOf("calls=");
-                    int end = line.indexOf(',', at);
-                    total += Long.parseLong(line.substring(at + 6, end));
-                }
-            }
-            return total;
-        }
-
-        @Override
-        public void close() {
-            connection.close();
-            client.shutdown();
-        }
-    }
 }

@@ -26,6 +26,16 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * Cluster (no replicas: the same work per primary as a standalone server), each bot routed to the primary of its
  * slot, with redis-server CPU per delivered message measured per shard; {@code --redis both} runs one after the other
  * in the same invocation and prints them side by side. Single-threaded: each mode's parts are closed before the next.
+ *
+ * <p>Issue 19: after the real senders stop, a bare baseline ({@link BareSender}, {@link ManyBotsBaseline}: the same
+ * number of JVMs doing only consume, decode, one provider call, produce the result; no Redis) drains the same backlog
+ * against the same FakeTelegram limits, and its figures are printed beside the senders' ({@code baseline_*} keys; left
+ * out with {@code --no-baseline}; {@code --baseline-senders N}, {@code --baseline-rate-per-bot R} (default 28, over
+ * all its JVMs)). Redis commands per message: every client command in the MONITOR sample (EVALSHA, GET, SET, each
+ * command of a pipeline, MULTI; by command in {@code redis_commands_per_msg_by_command}), and, over the whole window,
+ * {@code INFO commandstats} calls of clients and scripts together. {@code --jfr DIR}: every child runs with JDK Flight
+ * Recorder into {@code DIR/<instance>.jfr}, and the top costs over each measured window are printed
+ * ({@link JfrSummary}; also {@code DIR/<group>-summary.md}).
  */
 public final class ManyBots {
     private ManyBots() {
@@ -34,7 +44,8 @@ public final class ManyBots {
     /** What one mode measured. */
     private record Measured(String mode, int shards, double perS, double cpuMsPerMsg, double cpuCores, double roundTrips,
                             double evalPerMsg, List<Double> redisUsPerMsgPerShard, long p429, String note,
-                            MarkFigures marks) {
+                            MarkFigures marks, Map<String, Double> commandsPerMsg, double callsInclScriptsPerMsg,
+                            ManyBotsBaseline.Figures baseline) {
         double redisUsPerMsgTotal() {
             return redisUsPerMsgPerShard.stream().mapToDouble(Double::doubleValue).sum();
         }
@@ -78,17 +89,30 @@ public final class ManyBots {
             default -> throw new IllegalArgumentException("--redis: one of standalone, cluster, both; was " + redisMode);
         };
         int bots = args.scaled("bots", 200, 2);
+        jfrDir(args); // fail on a bad --jfr before anything starts
         BenchResult out = new BenchResult("many-bots", "redis", "bots", "delivered/s", "offered (bots x 30/s)",
                 "sender CPU ms/msg", "sender CPU cores busy", "Redis round trips/msg", "budget EVALSHA/msg",
                 "redis-server CPU us/msg (all shards)", "per shard", "provider 429");
         List<Measured> all = new ArrayList<>();
         for (String mode : modes) {
-            Measured m = measure(args, mode, bots);
+            // the baseline uses no Redis: one run of it (beside the first mode) is enough
+            Measured m = measure(args, mode, bots, all.isEmpty() && !args.flag("no-baseline"));
             all.add(m);
             out.row(mode + (m.shards() > 1 ? " (" + m.shards() + " primaries)" : ""), bots, m.perS(), bots * 30,
                     m.cpuMsPerMsg(), m.cpuCores(), m.roundTrips(), m.evalPerMsg(), m.redisUsPerMsgTotal(),
                     m.redisUsPerMsgPerShard().stream().map(BenchResult::format).toList(), m.p429());
+            ManyBotsBaseline.Figures b = m.baseline();
+            if (b != null) {
+                out.row("bare baseline (" + b.processes() + " JVMs, no Redis)", bots, b.perS(),
+                        String.format(java.util.Locale.ROOT, "paced %.0f/s per bot", b.ratePerBot()), b.cpuMsPerMsg(),
+                        b.cpuCores(), b.redisCommandsPerMsg(), 0.0, b.redisUsPerMsg(), "-", b.p429());
+                out.note("sender CPU per delivered message: %.2f x the bare baseline's", m.cpuMsPerMsg() / b.cpuMsPerMsg());
+            }
             out.note("%s: %s", mode, m.note());
+            out.note("%s: client commands per delivered message in the MONITOR sample, by command: %s; INFO commandstats "
+                    + "over the window, client and script-internal calls together: %.2f per message", mode,
+                    m.commandsPerMsg().entrySet().stream().map(e -> e.getKey() + " " + BenchResult.format(e.getValue()))
+                            .toList(), m.callsInclScriptsPerMsg());
             Map<String, Object> j = new java.util.LinkedHashMap<>();
             j.put("delivered_per_s", Utilisation.round(m.perS()));
             j.put("cpu_ms_per_msg", Utilisation.round(m.cpuMsPerMsg()));
@@ -96,6 +120,11 @@ public final class ManyBots {
             j.put("redis_cpu_us_per_msg", Utilisation.round(m.redisUsPerMsgTotal()));
             j.put("redis_cpu_us_per_msg_per_shard", m.redisUsPerMsgPerShard().stream().map(Utilisation::round).toList());
             j.put("provider_429", m.p429());
+            j.put("redis_commands_per_msg_by_command", roundAll(m.commandsPerMsg()));
+            j.put("redis_calls_incl_script_per_msg", Utilisation.round(m.callsInclScriptsPerMsg()));
+            if (b != null) {
+                j.put("baseline", baselineJson(b));
+            }
             Map<String, Object> mk = new java.util.LinkedHashMap<>();
             mk.put("marks", m.marks().marks());
             mk.put("sent_sampled", m.marks().sentSampled());
@@ -119,14 +148,76 @@ public final class ManyBots {
         out.put("bots", bots)
                 .put("delivered_per_s", Utilisation.round(first.perS()))
                 .put("cpu_ms_per_msg", Utilisation.round(first.cpuMsPerMsg()))
-                .put("redis_round_trips_per_msg", Utilisation.round(first.roundTrips()));
+                .put("redis_round_trips_per_msg", Utilisation.round(first.roundTrips()))
+                .put("redis_cpu_us_per_msg", Utilisation.round(first.redisUsPerMsgTotal()))
+                .put("provider_429", first.p429())
+                .put("redis_commands_per_msg_by_command", roundAll(first.commandsPerMsg()));
+        ManyBotsBaseline.Figures b = first.baseline();
+        if (b != null) { // absent with --no-baseline
+            out.put("baseline_delivered_per_s", Utilisation.round(b.perS()))
+                    .put("baseline_cpu_ms_per_msg", Utilisation.round(b.cpuMsPerMsg()))
+                    .put("baseline_redis_round_trips_per_msg", Utilisation.round(b.redisCommandsPerMsg()))
+                    .put("baseline_redis_cpu_us_per_msg", Utilisation.round(b.redisUsPerMsg()))
+                    .put("baseline_provider_429", b.p429())
+                    .put("cpu_vs_baseline", Utilisation.round(b.cpuMsPerMsg() == 0 ? 0 : first.cpuMsPerMsg() / b.cpuMsPerMsg()));
+        }
         out.note("redis-server CPU per message: INFO used_cpu_user+used_cpu_sys over the window / messages accepted in it,"
                 + " per primary");
         out.emit(args);
-        return all.stream().allMatch(m -> m.perS() > 0) ? 0 : 2;
+        return all.stream().allMatch(m -> m.perS() > 0 && (m.baseline() == null || m.baseline().perS() > 0)) ? 0 : 2;
     }
 
-    private static Measured measure(BenchArgs args, String mode, int bots) throws Exception {
+    private static Map<String, Object> baselineJson(ManyBotsBaseline.Figures b) {
+        Map<String, Object> j = new java.util.LinkedHashMap<>();
+        j.put("processes", b.processes());
+        j.put("rate_per_bot_per_s", Utilisation.round(b.ratePerBot()));
+        j.put("delivered_per_s", Utilisation.round(b.perS()));
+        j.put("cpu_ms_per_msg", Utilisation.round(b.cpuMsPerMsg()));
+        j.put("redis_round_trips_per_msg", Utilisation.round(b.redisCommandsPerMsg()));
+        j.put("redis_cpu_us_per_msg", Utilisation.round(b.redisUsPerMsg()));
+        j.put("provider_429", b.p429());
+        return j;
+    }
+
+    private static Map<String, Double> roundAll(Map<String, Double> m) {
+        Map<String, Double> out = new java.util.LinkedHashMap<>();
+        m.forEach((k, v) -> out.put(k, Utilisation.round(v)));
+        return out;
+    }
+
+    /** {@code --jfr DIR}: the directory the children's flight recordings go to, created; null without it. */
+    private static java.nio.file.Path jfrDir(BenchArgs args) throws java.io.IOException {
+        String dir = args.string("jfr", null);
+        if (dir == null) {
+            return null;
+        }
+        if (dir.equals("true")) {
+            throw new IllegalArgumentException("--jfr: needs a directory");
+        }
+        return java.nio.file.Files.createDirectories(java.nio.file.Path.of(dir).toAbsolutePath());
+    }
+
+    /**
+     * With {@code --jfr DIR}: the children start with JDK Flight Recorder (the {@code profile} settings: execution
+     * samples every 10 ms, allocation samples), written to {@code DIR/<instance>.jfr} when the child exits.
+     */
+    private static SenderProcess.Kind withJfr(SenderProcess.Kind kind, java.nio.file.Path dir) {
+        return dir == null ? kind : kind.withJvmArgs(List.of("-XX:StartFlightRecording=name=bench,settings=profile,"
+                + "dumponexit=true,filename=" + dir.resolve("{instance}.jfr")));
+    }
+
+    /** Prints and writes ({@code DIR/<prefix>-summary.md}) the top costs of the recordings over the window. */
+    private static void summariseJfr(java.nio.file.Path dir, String prefix, long fromMs, long toMs) throws java.io.IOException {
+        if (dir == null) {
+            return;
+        }
+        String summary = JfrSummary.summarise(JfrSummary.recordings(dir, prefix), fromMs, toMs, 12);
+        java.nio.file.Files.writeString(dir.resolve(prefix + "-summary.md"), summary);
+        Infra.say("JFR summary of %s over the measured window (%s):%n%s", prefix, dir.resolve(prefix + "-summary.md"), summary);
+    }
+
+    private static Measured measure(BenchArgs args, String mode, int bots, boolean baseline) throws Exception {
+        java.nio.file.Path jfr = jfrDir(args);
         int seconds = args.scaled("seconds", 60, 5);
         int warmup = args.scaled("warmup-seconds", 15, 3);
         int sample = args.scaled("monitor-seconds", 10, 2);
@@ -169,18 +260,26 @@ public final class ManyBots {
             for (RedisProbe p : shards) {
                 usedBefore += MarkMemory.usedMemory(p.host(), p.port());
             }
-            try (Senders s = Senders.start("many-" + mode, senders, settings, tokens, infra.workDir, "512m")) {
+            Measured real;
+            long windowStart;
+            long windowEnd;
+            try (Senders s = Senders.start(withJfr(SenderProcess.Kind.SLUICE, jfr), "many-" + mode, senders, settings,
+                    tokens, infra.workDir, "512m")) {
                 Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot's lanes filled
                 long accepted0 = infra.telegram.accepted().size();
                 long cpu0 = s.cpu().toMillis();
                 double[] redisCpu0 = cpuOf(shards);
                 long evalsha0 = evalCalls(shards);
+                long calls0 = totalCalls(shards);
+                windowStart = System.currentTimeMillis();
                 long t0 = System.nanoTime();
                 Thread.sleep(seconds * 1000L); // the measured window
                 long accepted1 = infra.telegram.accepted().size();
                 long cpu1 = s.cpu().toMillis();
                 double[] redisCpu1 = cpuOf(shards);
                 long evalsha1 = evalCalls(shards);
+                long calls1 = totalCalls(shards);
+                windowEnd = System.currentTimeMillis();
                 double window = (System.nanoTime() - t0) / 1e9;
                 List<RedisProbe.MonitorSample> samples = monitorAll(shards, sample * 1000L);
                 long startMs = samples.stream().mapToLong(RedisProbe.MonitorSample::startMillis).min().orElse(0);
@@ -202,12 +301,27 @@ public final class ManyBots {
                 for (RedisProbe p : shards) {
                     marks.add(MarkMemory.measure(p.host(), p.port(), args.integer("mark-sample", 20_000) / shards.size()));
                 }
-                return new Measured(mode, shards.size(), delivered / window,
+                Map<String, Double> byCommand = new java.util.TreeMap<>();
+                samples.forEach(x -> x.byCommand().forEach((c, n) -> byCommand.merge(c, inSample == 0 ? 0 : (double) n / inSample,
+                        Double::sum)));
+                real = new Measured(mode, shards.size(), delivered / window,
                         delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
                         inSample == 0 ? 0 : (double) clientCommands / inSample,
                         delivered == 0 ? 0 : (double) (evalsha1 - evalsha0) / delivered, perShard,
-                        infra.telegram.rejected429Count(), note, MarkFigures.of(marks, usedBefore));
+                        infra.telegram.rejected429Count(), note, MarkFigures.of(marks, usedBefore), byCommand,
+                        delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered, null);
             }
+            summariseJfr(jfr, "many-" + mode, windowStart, windowEnd);
+            if (!baseline) {
+                return real;
+            }
+            ManyBotsBaseline.Figures b = ManyBotsBaseline.measure(infra, withJfr(SenderProcess.Kind.BARE, jfr), settings,
+                    tokens, args.integer("baseline-senders", senders), args.dbl("baseline-rate-per-bot", 28), warmup, seconds,
+                    shards);
+            summariseJfr(jfr, "bare", b.windowStartMs(), b.windowEndMs());
+            return new Measured(real.mode(), real.shards(), real.perS(), real.cpuMsPerMsg(), real.cpuCores(),
+                    real.roundTrips(), real.evalPerMsg(), real.redisUsPerMsgPerShard(), real.p429(), real.note(),
+                    real.marks(), real.commandsPerMsg(), real.callsInclScriptsPerMsg(), b);
         }
     }
 
@@ -217,6 +331,14 @@ public final class ManyBots {
             out[i] = shards.get(i).cpuSeconds();
         }
         return out;
+    }
+
+    private static long totalCalls(List<RedisProbe> shards) throws java.io.IOException {
+        long n = 0;
+        for (RedisProbe p : shards) {
+            n += p.totalCallsExceptInfo();
+        }
+        return n;
     }
 
     private static long evalCalls(List<RedisProbe> shards) throws java.io.IOException {

@@ -88,8 +88,35 @@ public final class RedisProbe {
         return 0;
     }
 
-    /** Client round trips and script-internal calls seen by MONITOR during {@code millis}. */
-    public record MonitorSample(long clientCommands, long scriptCalls, long startMillis, long millis) {
+    /**
+     * {@code calls} of every command from {@code INFO commandstats}, clients' and script-internal ones together, except
+     * {@code info} (this probe's own); a delta over a window is an upper bound on the client commands in it.
+     */
+    public long totalCallsExceptInfo() throws IOException {
+        long n = 0;
+        for (Map.Entry<String, String> e : info("commandstats").entrySet()) {
+            if (!e.getKey().startsWith("cmdstat_") || e.getKey().equals("cmdstat_info")) {
+                continue;
+            }
+            for (String part : e.getValue().split(",")) {
+                if (part.startsWith("calls=")) {
+                    n += Long.parseLong(part.substring(6));
+                }
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Client commands and script-internal calls seen by MONITOR during {@code millis}; {@code byCommand}: the client
+     * commands by lower-case name. MONITOR shows every command a client sends (a pipeline's each, MULTI and each queued
+     * command, EVALSHA) except those Redis flags admin (CONFIG, CLIENT LIST, ...) and EXEC.
+     */
+    public record MonitorSample(long clientCommands, long scriptCalls, long startMillis, long millis,
+                                Map<String, Long> byCommand) {
+        public MonitorSample(long clientCommands, long scriptCalls, long startMillis, long millis) {
+            this(clientCommands, scriptCalls, startMillis, millis, Map.of());
+        }
     }
 
     /**
@@ -113,6 +140,7 @@ public final class RedisProbe {
             BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8), 1 << 16);
             long clients = 0;
             long scripts = 0;
+            Map<String, Long> byCommand = new java.util.TreeMap<>();
             double first = fromMillis < 0 ? -1 : fromMillis / 1000.0;
             long giveUp = Math.max(System.currentTimeMillis(), fromMillis) + millis + 2000;
             while (System.currentTimeMillis() < giveUp) {
@@ -143,9 +171,21 @@ public final class RedisProbe {
                     scripts++;
                 } else {
                     clients++;
+                    byCommand.merge(commandOf(line), 1L, Long::sum);
                 }
             }
-            return new MonitorSample(clients, scripts, (long) (first * 1000), millis);
+            return new MonitorSample(clients, scripts, (long) (first * 1000), millis, byCommand);
         }
+    }
+
+    /** The command name of a MONITOR line ({@code +ts [db addr] "name" "arg" ...}), lower case. */
+    static String commandOf(String line) {
+        int bracket = line.indexOf("] \"");
+        if (bracket < 0) {
+            return "?";
+        }
+        int start = bracket + 3;
+        int end = line.indexOf('"', start);
+        return end < 0 ? "?" : line.substring(start, end).toLowerCase(java.util.Locale.ROOT);
     }
 }

@@ -17,16 +17,35 @@ import java.util.concurrent.TimeUnit;
  * sender closes cleanly), {@link #kill9} SIGKILL ({@link Process#destroyForcibly()}).
  */
 public final class SenderProcess implements AutoCloseable {
-    private static final String READY_LINE = "sluice sender: running";
+    /**
+     * What a child runs: its main class and the arguments before the settings, the line it prints once it runs, and
+     * extra JVM options (e.g. {@code -XX:StartFlightRecording=...} for {@code --jfr}; {@code {instance}} in them is
+     * replaced by the instance id).
+     */
+    public record Kind(String mainClass, List<String> mainArgs, String readyLine, List<String> jvmArgs) {
+        /** {@code sluice sender} (app's SluiceCli): the real sender. */
+        public static final Kind SLUICE = new Kind("dev.sluice.app.SluiceCli", List.of("sender"), "sluice sender: running",
+                List.of());
+        /** Issue 19's bare baseline ({@link BareSender}). */
+        public static final Kind BARE = new Kind(BareSender.class.getName(), List.of(), BareSender.READY_LINE, List.of());
+
+        public Kind withJvmArgs(List<String> more) {
+            List<String> all = new ArrayList<>(jvmArgs);
+            all.addAll(more);
+            return new Kind(mainClass, mainArgs, readyLine, List.copyOf(all));
+        }
+    }
 
     private final String instanceId;
     private final Process process;
     private final Path log;
+    private final String readyLine;
 
-    private SenderProcess(String instanceId, Process process, Path log) {
+    private SenderProcess(String instanceId, Process process, Path log, String readyLine) {
         this.instanceId = instanceId;
         this.process = process;
         this.log = log;
+        this.readyLine = readyLine;
     }
 
     /**
@@ -37,14 +56,22 @@ public final class SenderProcess implements AutoCloseable {
      */
     public static SenderProcess start(String instanceId, Map<String, String> settings, Map<String, String> tokens,
                                       Path workDir, String heap) throws IOException, InterruptedException {
+        return start(Kind.SLUICE, instanceId, settings, tokens, workDir, heap);
+    }
+
+    /** As {@link #start(String, Map, Map, Path, String)}, running {@code kind}. */
+    public static SenderProcess start(Kind kind, String instanceId, Map<String, String> settings, Map<String, String> tokens,
+                                      Path workDir, String heap) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // -Dsluice.bench.sender.gc picks the children's collector (default Serial); each child logs its GC pauses
         // to <instance>-gc.log, so a late send can be matched with a pause.
         String gc = System.getProperty("sluice.bench.sender.gc", "-XX:+UseSerialGC");
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + heap, gc,
                 "-Xlog:gc:file=" + workDir.resolve(instanceId + "-gc.log"),
-                "-Dorg.apache.avro.SERIALIZABLE_PACKAGES=dev.sluice.avro",
-                "-cp", System.getProperty("java.class.path"), "dev.sluice.app.SluiceCli", "sender"));
+                "-Dorg.apache.avro.SERIALIZABLE_PACKAGES=dev.sluice.avro"));
+        kind.jvmArgs().forEach(a -> cmd.add(a.replace("{instance}", instanceId)));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), kind.mainClass()));
+        cmd.addAll(kind.mainArgs());
         settings.forEach((k, v) -> {
             cmd.add("-D");
             cmd.add(k + "=" + v);
@@ -57,7 +84,7 @@ public final class SenderProcess implements AutoCloseable {
         Process process = pb.start();
         // the bench JVM ending for any reason (an exception, Ctrl-C) takes its children with it
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + instanceId));
-        return new SenderProcess(instanceId, process, log);
+        return new SenderProcess(instanceId, process, log, kind.readyLine());
     }
 
     /** Waits (bounded) until the child printed that it runs. */
@@ -67,7 +94,7 @@ public final class SenderProcess implements AutoCloseable {
             if (!process.isAlive()) {
                 throw new IllegalStateException(instanceId + " exited with " + process.exitValue() + "; see " + log + ":\n" + tail());
             }
-            if (Files.exists(log) && Files.readString(log).contains(READY_LINE)) {
+            if (Files.exists(log) && Files.readString(log).contains(readyLine)) {
                 return;
             }
             Thread.sleep(100); // polling the child's log for its start line, bounded by the deadline

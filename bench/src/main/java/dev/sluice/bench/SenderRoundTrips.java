@@ -59,7 +59,7 @@ final class SenderRoundTrips {
         try (EmbeddedKafka kafka = EmbeddedKafka.start();
              InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
              FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram());
-             BudgetVsBucket4j.CommandStats stats = new BudgetVsBucket4j.CommandStats(redis.url())) {
+             CommandStats stats = new CommandStats(redis.url())) {
             String prefix = "rt" + System.nanoTime();
             String live = prefix + ".outbox.live";
             kafka.createTopics(6, live, prefix + ".outbox.backfill", prefix + ".delivery.results", prefix + ".sender.status");

@@ -13,9 +13,12 @@ public final class Senders implements AutoCloseable {
     private final Map<String, String> tokens;
     private final Path workDir;
     private final String heap;
+    private final SenderProcess.Kind kind;
     private Duration cpuOfStopped = Duration.ZERO;
 
-    private Senders(Map<String, String> settings, Map<String, String> tokens, Path workDir, String heap) {
+    private Senders(SenderProcess.Kind kind, Map<String, String> settings, Map<String, String> tokens, Path workDir,
+                    String heap) {
+        this.kind = kind;
         this.settings = settings;
         this.tokens = tokens;
         this.workDir = workDir;
@@ -25,10 +28,16 @@ public final class Senders implements AutoCloseable {
     /** Starts {@code count} senders named {@code <prefix>-1..count} at once and waits until all run. */
     public static Senders start(String prefix, int count, Map<String, String> settings, Map<String, String> tokens,
                                 Path workDir, String heap) throws Exception {
-        Senders s = new Senders(settings, tokens, workDir, heap);
+        return start(SenderProcess.Kind.SLUICE, prefix, count, settings, tokens, workDir, heap);
+    }
+
+    /** As {@link #start(String, int, Map, Map, Path, String)}, each child running {@code kind}. */
+    public static Senders start(SenderProcess.Kind kind, String prefix, int count, Map<String, String> settings,
+                                Map<String, String> tokens, Path workDir, String heap) throws Exception {
+        Senders s = new Senders(kind, settings, tokens, workDir, heap);
         try {
             for (int i = 1; i <= count; i++) {
-                s.processes.add(SenderProcess.start(prefix + "-" + i, settings, tokens, workDir, heap));
+                s.processes.add(SenderProcess.start(s.kind, prefix + "-" + i, settings, tokens, workDir, heap));
             }
             for (int i = 0; i < s.processes.size(); i++) {
                 s.processes.set(i, s.ready(s.processes.get(i)));
@@ -43,7 +52,7 @@ public final class Senders implements AutoCloseable {
 
     /** Starts one more sender (e.g. a replacement after a kill) and waits until it runs. */
     public SenderProcess add(String instanceId) throws Exception {
-        SenderProcess p = ready(SenderProcess.start(instanceId, settings, tokens, workDir, heap));
+        SenderProcess p = ready(SenderProcess.start(kind, instanceId, settings, tokens, workDir, heap));
         processes.add(p);
         return p;
     }
@@ -64,7 +73,7 @@ public final class Senders implements AutoCloseable {
                 }
                 Infra.say("%s exited during start (attempt %d), starting it again: %s", p.instanceId(), attempt,
                         e.getMessage().lines().skip(1).findFirst().orElse(""));
-                p = SenderProcess.start(p.instanceId(), settings, tokens, workDir, heap);
+                p = SenderProcess.start(kind, p.instanceId(), settings, tokens, workDir, heap);
             }
         }
     }

@@ -1,0 +1,79 @@
+package dev.sluice.bench;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Issue 19: the bare-baseline half of {@code many-bots}. After the real senders of a run stopped, the same number of
+ * {@link BareSender} JVMs (same heap, GC and JVM options) drain the same {@code outbox.live} backlog from its start
+ * under their own consumer group, against the same FakeTelegram and its limits, and the same figures are measured over
+ * a window of the same length after the same warm-up: delivered/s, the children's CPU per delivered message, Redis
+ * commands (every client command and script-internal call from {@code INFO commandstats}; the baseline makes none) and
+ * redis-server CPU per delivered message, and the 429s FakeTelegram answered them (the whole baseline run).
+ *
+ * <p>Single-threaded (the bench's main thread); holds nothing between calls.
+ */
+final class ManyBotsBaseline {
+    /** What the baseline measured; {@code windowStartMs..windowEndMs} is its window (epoch ms, for JFR). */
+    record Figures(int processes, double ratePerBot, double perS, double cpuMsPerMsg, double cpuCores,
+                   double redisCommandsPerMsg, double redisUsPerMsg, long p429, long windowStartMs, long windowEndMs) {
+    }
+
+    private ManyBotsBaseline() {
+    }
+
+    /**
+     * @param senderSettings the real senders' settings (broker, registry, FakeTelegram, timeouts, buffer bounds)
+     * @param ratePerBot     each bot's rate over all baseline processes, msg/s (each paces at its share)
+     */
+    static Figures measure(Infra infra, SenderProcess.Kind kind, Map<String, String> senderSettings,
+                           Map<String, String> tokens, int processes, double ratePerBot, int warmup, int seconds,
+                           List<RedisProbe> shards) throws Exception {
+        Map<String, String> settings = new LinkedHashMap<>(senderSettings);
+        settings.put("sender.group.id", "sluice-bare-bench");
+        settings.put(BareSender.RATE_KEY, String.format(Locale.ROOT, "%.4f", ratePerBot / processes));
+        long p429Before = infra.telegram.rejected429Count();
+        Figures f;
+        try (Senders s = Senders.start(kind, "bare", processes, settings, tokens, infra.workDir, "512m")) {
+            Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot paced
+            long accepted0 = infra.telegram.accepted().size();
+            long cpu0 = s.cpu().toMillis();
+            double redisCpu0 = cpu(shards);
+            long calls0 = calls(shards);
+            long start = System.currentTimeMillis();
+            long t0 = System.nanoTime();
+            Thread.sleep(seconds * 1000L); // the measured window
+            long accepted1 = infra.telegram.accepted().size();
+            long cpu1 = s.cpu().toMillis();
+            double redisCpu1 = cpu(shards);
+            long calls1 = calls(shards);
+            double window = (System.nanoTime() - t0) / 1e9;
+            long delivered = accepted1 - accepted0;
+            f = new Figures(processes, ratePerBot, delivered / window,
+                    delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
+                    delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered,
+                    delivered == 0 ? 0 : (redisCpu1 - redisCpu0) * 1e6 / delivered, 0, start, System.currentTimeMillis());
+        }
+        return new Figures(f.processes(), f.ratePerBot(), f.perS(), f.cpuMsPerMsg(), f.cpuCores(),
+                f.redisCommandsPerMsg(), f.redisUsPerMsg(), infra.telegram.rejected429Count() - p429Before,
+                f.windowStartMs(), f.windowEndMs());
+    }
+
+    private static double cpu(List<RedisProbe> shards) throws java.io.IOException {
+        double s = 0;
+        for (RedisProbe p : shards) {
+            s += p.cpuSeconds();
+        }
+        return s;
+    }
+
+    private static long calls(List<RedisProbe> shards) throws java.io.IOException {
+        long n = 0;
+        for (RedisProbe p : shards) {
+            n += p.totalCallsExceptInfo();
+        }
+        return n;
+    }
+}
