@@ -91,6 +91,7 @@ public final class JfrSummary {
         Map<String, Long> byThread = new HashMap<>();
         Map<String, Long> sluiceInclusive = new HashMap<>();
         Map<String, Long> allocBySite = new HashMap<>();
+        Map<String, Long> byCaller = new HashMap<>();
         long samples = 0;
         long allocTotal = 0;
         for (Path f : files) {
@@ -106,6 +107,7 @@ public final class JfrSummary {
                         samples++;
                         List<String> frames = frames(e.getStackTrace());
                         bySelf.merge(frames.isEmpty() ? "?" : frames.get(0), 1L, Long::sum);
+                        byCaller.merge((frames.isEmpty() ? "?" : frames.get(0)) + " ← " + firstOwn(frames), 1L, Long::sum);
                         byCost.merge(costOf(frames), 1L, Long::sum);
                         String thread = e.getThread("sampledThread") == null ? "?" : e.getThread("sampledThread").getJavaName();
                         byThread.merge(thread == null ? "?" : thread.replaceAll("\\d+", "N"), 1L, Long::sum);
@@ -119,8 +121,7 @@ public final class JfrSummary {
                         long w = e.getLong("weight");
                         allocTotal += w;
                         List<String> frames = frames(e.getStackTrace());
-                        String site = frames.stream().filter(fr -> !fr.startsWith("java.") && !fr.startsWith("jdk.")
-                                && !fr.startsWith("sun.")).findFirst().orElse(frames.isEmpty() ? "?" : frames.get(0));
+                        String site = frames.isEmpty() ? "?" : firstOwn(frames);
                         String cls = e.getClass("objectClass") == null ? "?" : e.getClass("objectClass").getName();
                         allocBySite.merge(site + " (" + cls + ")", w, Long::sum);
                     }
@@ -133,6 +134,7 @@ public final class JfrSummary {
                 toMs == Long.MAX_VALUE ? "end" : Instant.ofEpochMilli(toMs), samples));
         table(sb, "cost (deepest matching frame)", byCost, samples, top, "samples");
         table(sb, "hot method (leaf frame, self)", bySelf, samples, top, "samples");
+        table(sb, "hot method ← first frame outside the JDK (who pays it)", byCaller, samples, top, "samples");
         table(sb, "dev.sluice method (inclusive: on the stack)", sluiceInclusive, samples, top, "samples");
         table(sb, "thread (digits as N)", byThread, samples, top, "samples");
         table(sb, "allocation site (first non-JDK frame, class)", allocBySite, allocTotal, top, "MB (sampled weight)");
@@ -156,6 +158,12 @@ public final class JfrSummary {
             out.add(f.getMethod().getType().getName() + "." + f.getMethod().getName());
         }
         return out;
+    }
+
+    /** The first frame (leaf first) outside {@code java.}, {@code jdk.}, {@code sun.}: the library or code that called in. */
+    static String firstOwn(List<String> frames) {
+        return frames.stream().filter(fr -> !fr.startsWith("java.") && !fr.startsWith("jdk.") && !fr.startsWith("sun."))
+                .findFirst().orElse("(JDK only)");
     }
 
     static String costOf(List<String> frames) {

@@ -40,26 +40,48 @@ class ScenariosSmokeIT {
 
     @Test
     void manyBots() throws Exception {
-        JsonNode j = run(ManyBots::run, "many-bots", "--bots", "3", "--senders", "1", "--warmup-seconds", "3",
-                "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "150", "--chats-per-bot", "30");
-        assertThat(j.fieldNames()).toIterable().containsExactly("bots", "delivered_per_s", "cpu_ms_per_msg", "redis_round_trips_per_msg");
+        // the bare baseline paced at 20/s per bot, well under FakeTelegram's 30/s: 0 x 429 is its contract here
+        JsonNode j = run(ManyBots::run, "many-bots", "--bots", "3", "--senders", "1", "--warmup-seconds", "5",
+                "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "360", "--chats-per-bot", "30",
+                "--baseline-rate-per-bot", "20");
+        assertThat(j.fieldNames()).toIterable().containsExactly("bots", "delivered_per_s", "cpu_ms_per_msg",
+                "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "provider_429", "redis_commands_per_msg_by_command",
+                "baseline_delivered_per_s", "baseline_cpu_ms_per_msg", "baseline_redis_round_trips_per_msg",
+                "baseline_redis_cpu_us_per_msg", "baseline_provider_429", "cpu_vs_baseline");
         assertThat(j.get("bots").asInt()).isEqualTo(3);
         assertThat(j.get("delivered_per_s").asDouble()).isPositive();
         assertThat(j.get("cpu_ms_per_msg").asDouble()).isPositive();
         // at least the budget decision per message goes to Redis
         assertThat(j.get("redis_round_trips_per_msg").asDouble()).isGreaterThanOrEqualTo(1.0);
+        assertThat(j.get("redis_cpu_us_per_msg").asDouble()).isPositive();
+        assertThat(j.get("provider_429").asLong()).isZero();
+        // issue 19: every client command counts, by command; they add up to the round trips per message
+        JsonNode by = j.get("redis_commands_per_msg_by_command");
+        assertThat(by.get("evalsha").asDouble()).isPositive();
+        double sum = 0;
+        for (JsonNode v : by) {
+            sum += v.asDouble();
+        }
+        assertThat(sum).isCloseTo(j.get("redis_round_trips_per_msg").asDouble(), org.assertj.core.data.Offset.offset(0.01 * by.size()));
+        // the bare baseline: delivered, CPU measured, no Redis command at all, within the provider's limits
+        assertThat(j.get("baseline_delivered_per_s").asDouble()).isPositive();
+        assertThat(j.get("baseline_cpu_ms_per_msg").asDouble()).isPositive();
+        assertThat(j.get("baseline_redis_round_trips_per_msg").asDouble()).isZero();
+        assertThat(j.get("baseline_provider_429").asLong()).isZero();
+        assertThat(j.get("cpu_vs_baseline").asDouble()).isPositive();
     }
 
     @Test
     void manyBotsOnAClusterBesideAStandaloneRedis() throws Exception {
         JsonNode j = run(ManyBots::run, "many-bots-both", "--redis", "both", "--bots", "3", "--senders", "1",
                 "--warmup-seconds", "3", "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "360",
-                "--chats-per-bot", "30"); // 12 s of backlog at 30/s: the MONITOR sample falls inside it
+                "--chats-per-bot", "30", "--no-baseline"); // 12 s of backlog at 30/s: the MONITOR sample falls inside it
+        assertThat(j.has("baseline_cpu_ms_per_msg")).as("--no-baseline").isFalse();
         for (String mode : new String[] {"standalone", "cluster"}) {
             JsonNode m = j.get(mode);
             assertThat(m.fieldNames()).toIterable().as(mode).containsExactly("delivered_per_s", "cpu_ms_per_msg",
                     "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "redis_cpu_us_per_msg_per_shard", "provider_429",
-                    "sent_marks");
+                    "redis_commands_per_msg_by_command", "redis_calls_incl_script_per_msg", "sent_marks");
             assertThat(m.get("delivered_per_s").asDouble()).as(mode).isPositive();
             assertThat(m.get("sent_marks").get("marks").asLong()).as(mode).isPositive();
             assertThat(m.get("sent_marks").get("done_memory_usage_bytes").asDouble()).as(mode).isPositive();
