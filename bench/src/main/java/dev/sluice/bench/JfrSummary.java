@@ -32,7 +32,27 @@ public final class JfrSummary {
     /** Cost name → frame prefixes ({@code package.Class.method}); the first entry a frame matches wins. */
     static final Map<String, List<String>> COSTS = costs();
 
+    /** Inclusive markers: a sample counts for each marker one of its frames starts with (shares may add up above 100%). */
+    static final Map<String, List<String>> MARKERS = markers();
+
     private JfrSummary() {
+    }
+
+    private static Map<String, List<String>> markers() {
+        Map<String, List<String>> m = new LinkedHashMap<>();
+        m.put("provider call (TelegramTransport.send, all inside)", List.of("dev.sluice.sender.telegram.TelegramTransport.send"));
+        m.put("budget decision (BudgetPort/ResilientBudget, all inside)", List.of("dev.sluice.sender.budget.ResilientBudget.",
+                "dev.sluice.sender.budget.RedisGcraBudget."));
+        m.put("sent marks (all inside)", List.of("dev.sluice.sender.idempotency."));
+        m.put("new Redis connection (Lettuce RedisClient.connect)", List.of("io.lettuce.core.RedisClient.connect"));
+        m.put("result write (KafkaProducer.send)", List.of("org.apache.kafka.clients.producer.KafkaProducer.send"));
+        m.put("outbox poll (KafkaConsumer.poll)", List.of("org.apache.kafka.clients.consumer.KafkaConsumer.poll",
+                "org.apache.kafka.clients.consumer.internals.ClassicKafkaConsumer.poll"));
+        m.put("Avro decode", List.of("dev.sluice.schemas.SpecificAvroDeserializer.deserialize"));
+        m.put("Avro encode", List.of("dev.sluice.schemas.SpecificAvroSerializer.serialize"));
+        m.put("logging", List.of("ch.qos.logback.", "org.slf4j."));
+        m.put("metrics (Micrometer)", List.of("io.micrometer."));
+        return m;
     }
 
     private static Map<String, List<String>> costs() {
@@ -92,6 +112,7 @@ public final class JfrSummary {
         Map<String, Long> sluiceInclusive = new HashMap<>();
         Map<String, Long> allocBySite = new HashMap<>();
         Map<String, Long> byCaller = new HashMap<>();
+        Map<String, Long> byMarker = new HashMap<>();
         long samples = 0;
         long allocTotal = 0;
         for (Path f : files) {
@@ -107,10 +128,15 @@ public final class JfrSummary {
                         samples++;
                         List<String> frames = frames(e.getStackTrace());
                         bySelf.merge(frames.isEmpty() ? "?" : frames.get(0), 1L, Long::sum);
-                        byCaller.merge((frames.isEmpty() ? "?" : frames.get(0)) + " ← " + firstOwn(frames), 1L, Long::sum);
+                        byCaller.merge((frames.isEmpty() ? "?" : frames.get(0)) + " ← " + caller(frames), 1L, Long::sum);
                         byCost.merge(costOf(frames), 1L, Long::sum);
                         String thread = e.getThread("sampledThread") == null ? "?" : e.getThread("sampledThread").getJavaName();
                         byThread.merge(thread == null ? "?" : thread.replaceAll("\\d+", "N"), 1L, Long::sum);
+                        for (Map.Entry<String, List<String>> mk : MARKERS.entrySet()) {
+                            if (frames.stream().anyMatch(fr -> mk.getValue().stream().anyMatch(fr::startsWith))) {
+                                byMarker.merge(mk.getKey(), 1L, Long::sum);
+                            }
+                        }
                         Set<String> seen = new HashSet<>();
                         for (String fr : frames) {
                             if (fr.startsWith("dev.sluice.") && seen.add(fr)) {
@@ -133,8 +159,9 @@ public final class JfrSummary {
                 .map(p -> p.getFileName().toString()).toList(), fromMs == 0 ? "start" : Instant.ofEpochMilli(fromMs),
                 toMs == Long.MAX_VALUE ? "end" : Instant.ofEpochMilli(toMs), samples));
         table(sb, "cost (deepest matching frame)", byCost, samples, top, "samples");
+        table(sb, "marker (inclusive: the frame is on the stack)", byMarker, samples, top, "samples");
         table(sb, "hot method (leaf frame, self)", bySelf, samples, top, "samples");
-        table(sb, "hot method ← first frame outside the JDK (who pays it)", byCaller, samples, top, "samples");
+        table(sb, "hot method ← first caller outside the JDK and its library", byCaller, samples, top, "samples");
         table(sb, "dev.sluice method (inclusive: on the stack)", sluiceInclusive, samples, top, "samples");
         table(sb, "thread (digits as N)", byThread, samples, top, "samples");
         table(sb, "allocation site (first non-JDK frame, class)", allocBySite, allocTotal, top, "MB (sampled weight)");
@@ -164,6 +191,17 @@ public final class JfrSummary {
     static String firstOwn(List<String> frames) {
         return frames.stream().filter(fr -> !fr.startsWith("java.") && !fr.startsWith("jdk.") && !fr.startsWith("sun."))
                 .findFirst().orElse("(JDK only)");
+    }
+
+    /** The first frame after the leaf outside the JDK and outside the leaf's own library (its first two name parts). */
+    static String caller(List<String> frames) {
+        if (frames.isEmpty()) {
+            return "?";
+        }
+        String[] parts = frames.get(0).split("\\.");
+        String library = parts.length > 2 ? parts[0] + "." + parts[1] + "." : frames.get(0);
+        return frames.stream().skip(1).filter(fr -> !fr.startsWith("java.") && !fr.startsWith("jdk.") && !fr.startsWith("sun.")
+                && !fr.startsWith(library)).findFirst().orElse("(none)");
     }
 
     static String costOf(List<String> frames) {

@@ -73,9 +73,11 @@ class ScenariosSmokeIT {
 
     @Test
     void manyBotsOnAClusterBesideAStandaloneRedis() throws Exception {
+        // 8 s warm-up: at load ~30 on 2 cores a sender started 3 s before the window delivered nothing in it;
+        // 20 s of backlog at 30/s: the MONITOR sample (after 8 + 4 s) falls inside it
         JsonNode j = run(ManyBots::run, "many-bots-both", "--redis", "both", "--bots", "3", "--senders", "1",
-                "--warmup-seconds", "3", "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "360",
-                "--chats-per-bot", "30", "--no-baseline"); // 12 s of backlog at 30/s: the MONITOR sample falls inside it
+                "--warmup-seconds", "8", "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "600",
+                "--chats-per-bot", "30", "--no-baseline");
         assertThat(j.has("baseline_cpu_ms_per_msg")).as("--no-baseline").isFalse();
         for (String mode : new String[] {"standalone", "cluster"}) {
             JsonNode m = j.get(mode);
