@@ -195,13 +195,14 @@ final class SenderWiring {
     static Transport transportFor(SenderConfig config) {
         if (config.providers().isEmpty()) {
             return new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
-                    config.requestTimeout(), config.budgetConfig().paidBroadcastBots());
+                    config.requestTimeout(), config.budgetConfig().paidBroadcastBots(), config.maxInFlight());
         }
         Map<String, BotToken> telegramBots = new LinkedHashMap<>(config.bots());
         telegramBots.keySet().removeAll(config.providers().keySet()); // a provider's API key never reaches pengrad
         return new RoutingTransport(new HttpProviderTransport(config.providers(), config.bots(),
                 config.connectTimeout(), config.requestTimeout()), new TelegramTransport(config.telegramApiUrl(),
-                telegramBots, config.connectTimeout(), config.requestTimeout(), config.budgetConfig().paidBroadcastBots()));
+                telegramBots, config.connectTimeout(), config.requestTimeout(), config.budgetConfig().paidBroadcastBots(),
+                config.maxInFlight()));
     }
 
     /** Lettuce's command latencies of both Redis clients go to the process registry (issue 6). */

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import okhttp3.ConnectionPool;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -23,7 +24,8 @@ import okhttp3.ResponseBody;
 /**
  * Telegram Bot API {@code sendMessage} (and, for an {@link OutboundMessage}, the media, edit and delete methods:
  * {@link TelegramRequests}) through pengrad java-telegram-bot-api: one {@link TelegramBot}
- * per token, all built with the configured API URL and one shared OkHttp client with bounded timeouts.
+ * per token, all built with the configured API URL and one shared OkHttp client with bounded timeouts, whose pool keeps
+ * one idle connection per sending thread (a call finds a kept-alive connection instead of connecting anew).
  *
  * <p>Classification: ok → {@link SendOutcome.Delivered}; 429 → {@link SendOutcome.RetryAfter} with
  * {@code parameters.retry_after}; 401, 404 → {@link SendOutcome.TokenRejected} (revoked or malformed token);
@@ -31,11 +33,16 @@ import okhttp3.ResponseBody;
  * {@code migrate_to_chat_id} → {@link SendOutcome.ChatMigrated}; other 4xx →
  * {@link SendOutcome.PermanentFailure}; 5xx and I/O errors → {@link SendOutcome.TransientFailure}.
  * The token never leaves this class: descriptions and exception texts are redacted.
+ *
+ * <p>Thread: called by every sending thread at once; its state (clients, tokens, connection pool) is built in the
+ * constructor and only read afterwards (OkHttp's pool is thread-safe).
  */
 public final class TelegramTransport implements Transport {
     private static final MediaType JSON = MediaType.parse("application/json");
     /** Telegram's 429 always carries retry_after; if a proxy strips it, wait this long. */
     static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
+    /** Idle connections kept without an explicit count: sender.max.in.flight's default. */
+    static final int DEFAULT_IDLE_CONNECTIONS = 16;
 
     private final OkHttpClient http;
     private final Map<String, TelegramBot> bots = new LinkedHashMap<>();
@@ -60,6 +67,16 @@ public final class TelegramTransport implements Transport {
      */
     public TelegramTransport(String apiUrl, Map<String, BotToken> tokens, Duration connectTimeout,
                              Duration requestTimeout, java.util.Set<String> paidBroadcastBots) {
+        this(apiUrl, tokens, connectTimeout, requestTimeout, paidBroadcastBots, DEFAULT_IDLE_CONNECTIONS);
+    }
+
+    /**
+     * @param idleConnections kept-alive connections the pool holds between calls: the sending threads
+     *                        ({@code sender.max.in.flight}) call at once, so fewer than that closes connections after
+     *                        each burst and opens new ones for the next (OkHttp's default keeps 5)
+     */
+    public TelegramTransport(String apiUrl, Map<String, BotToken> tokens, Duration connectTimeout,
+                             Duration requestTimeout, java.util.Set<String> paidBroadcastBots, int idleConnections) {
         this.tokens = Map.copyOf(tokens);
         this.paidBroadcastBots = java.util.Set.copyOf(paidBroadcastBots);
         this.http = new OkHttpClient.Builder()
@@ -69,6 +86,7 @@ public final class TelegramTransport implements Transport {
                 .callTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 // No silent resend by OkHttp after a dropped connection: the sender decides (backoff, breaker).
                 .retryOnConnectionFailure(false)
+                .connectionPool(new ConnectionPool(idleConnections, 5, TimeUnit.MINUTES))
                 .addInterceptor(TelegramTransport::nonJsonErrorsAsBotApiErrors)
                 .build();
         tokens.forEach((botId, token) -> bots.put(botId,
