@@ -3,8 +3,6 @@ package dev.sluice.sender.telegram;
 import com.pengrad.telegrambot.TelegramBot;
 import com.pengrad.telegrambot.model.request.ParseMode;
 import com.pengrad.telegrambot.request.SendMessage;
-import com.pengrad.telegrambot.response.BaseResponse;
-import com.pengrad.telegrambot.response.SendResponse;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.sender.provider.BotToken;
 import dev.sluice.sender.provider.SendOutcome;
@@ -23,7 +21,8 @@ import okhttp3.ResponseBody;
 
 /**
  * Telegram Bot API {@code sendMessage} (and, for an {@link OutboundMessage}, the media, edit and delete methods:
- * {@link TelegramRequests}) through pengrad java-telegram-bot-api: one {@link TelegramBot}
+ * {@link TelegramRequests}) as pengrad java-telegram-bot-api requests, called through {@link BotApiCall} (the same POST as
+ * pengrad's; the answer read for the classified fields only) or, with a file, through pengrad: one {@link TelegramBot}
  * per token, all built with the configured API URL and one shared OkHttp client with bounded timeouts, whose pool keeps
  * one idle connection per sending thread (a call finds a kept-alive connection instead of connecting anew).
  *
@@ -32,7 +31,7 @@ import okhttp3.ResponseBody;
  * 403 → {@link SendOutcome.Blocked}; 400 with
  * {@code migrate_to_chat_id} → {@link SendOutcome.ChatMigrated}; other 4xx →
  * {@link SendOutcome.PermanentFailure}; 5xx and I/O errors → {@link SendOutcome.TransientFailure}.
- * The token never leaves this class: descriptions and exception texts are redacted.
+ * The token goes only into the URL of a call (never a log line or an outcome): descriptions and exception texts are redacted.
  *
  * <p>Thread: called by every sending thread at once; its state (clients, tokens, connection pool) is built in the
  * constructor and only read afterwards (OkHttp's pool is thread-safe).
@@ -47,6 +46,9 @@ public final class TelegramTransport implements Transport {
     private final OkHttpClient http;
     private final Map<String, TelegramBot> bots = new LinkedHashMap<>();
     private final Map<String, BotToken> tokens;
+    /** Bot id → {@code <api url><token>/}, the base of its calls through {@link #api} (never logged). */
+    private final Map<String, String> botUrls = new java.util.HashMap<>();
+    private final BotApiCall api;
     /** Bots configured {@code bot.<id>.paid.broadcast=true}: their sends carry {@code allow_paid_broadcast=true}. */
     private final java.util.Set<String> paidBroadcastBots;
 
@@ -91,6 +93,8 @@ public final class TelegramTransport implements Transport {
                 .build();
         tokens.forEach((botId, token) -> bots.put(botId,
                 new TelegramBot.Builder(token.reveal()).apiUrl(apiUrl).okHttpClient(http).build()));
+        tokens.forEach((botId, token) -> botUrls.put(botId, apiUrl + token.reveal() + "/")); // as pengrad's base URL
+        this.api = new BotApiCall(http);
     }
 
     @Override
@@ -104,13 +108,30 @@ public final class TelegramTransport implements Transport {
         if (paidBroadcastBots.contains(botId)) {
             request.allowPaidBroadcast(true);
         }
-        SendResponse response;
+        BotApiCall.Reply response;
         try {
-            response = bot.execute(request);
+            response = execute(botId, bot, request);
         } catch (RuntimeException e) {
             return classifyException(e, tokens.get(botId));
         }
         return classify(response, tokens.get(botId));
+    }
+
+    /**
+     * A request without a file through {@link BotApiCall} (the same POST, a lighter read of the answer); one with a
+     * file through pengrad.
+     *
+     * @throws RuntimeException as pengrad's {@code execute}: an I/O error as the cause of an unchecked exception
+     */
+    private BotApiCall.Reply execute(String botId, TelegramBot bot, com.pengrad.telegrambot.request.BaseRequest<?, ?> request) {
+        if (request.isMultipart()) {
+            return BotApiCall.Reply.of(bot.execute(request));
+        }
+        try {
+            return api.call(botUrls.get(botId), request);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /**
@@ -136,13 +157,13 @@ public final class TelegramTransport implements Transport {
         if (paidBroadcastBots.contains(botId) && request instanceof com.pengrad.telegrambot.request.AbstractSendRequest<?> send) {
             send.allowPaidBroadcast(true); // sends only: edits and deletes have no such parameter
         }
-        BaseResponse response;
+        BotApiCall.Reply response;
         try {
-            response = bot.execute(request);
+            response = execute(botId, bot, request);
         } catch (RuntimeException e) {
             return classifyException(e, token);
         }
-        if (editOrDelete && response != null && !response.isOk() && response.errorCode() == 400
+        if (editOrDelete && response != null && !response.ok() && response.errorCode() == 400
                 && response.description() != null && response.description().contains("message is not modified")) {
             return new SendOutcome.Delivered(target);
         }
@@ -161,18 +182,18 @@ public final class TelegramTransport implements Transport {
         return bot;
     }
 
-    static SendOutcome classify(BaseResponse r, BotToken token) {
+    static SendOutcome classify(BotApiCall.Reply r, BotToken token) {
         if (r == null) {
             return new SendOutcome.TransientFailure(null, "empty response from the Bot API", true);
         }
         String description = token.redact(r.description());
-        if (r.isOk()) {
-            Integer id = r instanceof SendResponse s && s.message() != null ? s.message().messageId() : null;
+        if (r.ok()) {
+            Integer id = r.messageId();
             return new SendOutcome.Delivered(id == null ? 0 : id);
         }
         int code = r.errorCode();
         if (code == 429) {
-            Integer seconds = r.parameters() == null ? null : r.parameters().retryAfter();
+            Integer seconds = r.retryAfter();
             Duration retryAfter = seconds == null || seconds < 0 ? DEFAULT_RETRY_AFTER : Duration.ofSeconds(seconds);
             return new SendOutcome.RetryAfter(retryAfter, SendOutcome.PenaltyScope.CHAT, description);
         }
@@ -182,8 +203,8 @@ public final class TelegramTransport implements Transport {
         if (code == 403) {
             return new SendOutcome.Blocked(code, description);
         }
-        if (code == 400 && r.parameters() != null && r.parameters().migrateToChatId() != null) {
-            return new SendOutcome.ChatMigrated(r.parameters().migrateToChatId(), description);
+        if (code == 400 && r.migrateToChatId() != null) {
+            return new SendOutcome.ChatMigrated(r.migrateToChatId(), description);
         }
         if (code >= 400 && code < 500) {
             return new SendOutcome.PermanentFailure(code, description);
