@@ -1,12 +1,9 @@
 package dev.sluice.testkit;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -14,7 +11,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -33,9 +29,7 @@ import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import org.slf4j.Logger;
@@ -60,11 +54,16 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Also serves {@code sendPhoto}, {@code sendDocument}, {@code sendVideo}, {@code sendAnimation}, {@code sendAudio},
  * {@code editMessageText}, {@code editMessageCaption}, {@code editMessageReplyMarkup} and {@code deleteMessage}, validated as
- * Telegram does ({@link FakeTelegramMessages}); every method spends the same per-chat, per-group and per-bot limits, and
- * edits and deletes act on the message ids the fake issued ({@link #message}).
+ * Telegram does ({@link FakeTelegramMethods}); every method spends the same per-chat, per-group and per-bot limits, and
+ * edits and deletes act on the message ids the fake issued ({@link FakeMessageStore}, {@link #message}).
  *
  * <p>Every accepted call is recorded as {@link Accepted} (with its method; an edit or delete with the id it acted on). <b>Tokens are never stored, logged or
  * returned</b>: only the bot id is kept (and, with {@link Builder#requireToken}, a SHA-256 hash).
+ *
+ * <p>This class is the HTTP server and its routing, and the switches and observations for tests; requests are parsed by
+ * {@link FakeTelegramRequests}, the methods' handlers and validation are {@link FakeTelegramMethods}'s. Thread ownership: the server's threads answer
+ * requests; every mutable field but the request counter is guarded by one lock, the methods' ({@code lock} below is the
+ * same object, as are the collections shared with it).
  *
  * <p>Give pengrad {@link #apiUrl()}: {@code new TelegramBot.Builder(token).apiUrl(fake.apiUrl()).build()}
  * (pengrad appends {@code <token>/<method>}).
@@ -82,7 +81,7 @@ public final class FakeTelegram implements AutoCloseable {
     private static final Pattern USERNAME = Pattern.compile("^@[A-Za-z][A-Za-z0-9_]{3,31}$");
     /** Telegram's limit on sendMessage text, in characters after entity parsing (Bot API: 1-4096). */
     public static final int MAX_TEXT_LENGTH = 4096;
-    private static final String ANY_BOT = "*";
+    static final String ANY_BOT = "*";
 
     /**
      * Limits per bot, after the Telegram Bot API FAQ (about 30 messages/s overall, about 1 message/s per
@@ -193,25 +192,34 @@ public final class FakeTelegram implements AutoCloseable {
     private final Set<String> requiredTokenHashes;
     private final CountDownLatch closing = new CountDownLatch(1);
 
-    private final Object lock = new Object();
+    private final FakeTelegramMethods methods;
+    // the methods' lock and state, the same objects (guarded by lock)
+    private final Object lock;
     private final TelegramLimiter limiter;
-    private final List<Accepted> accepted = new ArrayList<>();
-    private final Map<String, Long> lastMessageId = new HashMap<>();
-    private final Map<String, ArrayDeque<TelegramBehaviour>> queued = new HashMap<>();
-    private final Map<String, TelegramBehaviour> chatStates = new HashMap<>();
-    private final Map<String, Long> rejected429ByBot = new HashMap<>();
-    /** Bot id → requests that passed carrying allow_paid_broadcast=true. Guarded by {@code lock}. */
-    private final Map<String, Long> paidBroadcastRequests = new HashMap<>();
-    private final Map<Integer, Long> responsesByStatus = new HashMap<>();
+    private final List<Accepted> accepted;
+    private final Map<String, ArrayDeque<TelegramBehaviour>> queued;
+    private final Map<String, TelegramBehaviour> chatStates;
+    private final Map<String, Long> rejected429ByBot;
+    private final Map<String, Long> paidBroadcastRequests;
+    private final Map<Integer, Long> responsesByStatus;
+    private final FakeMessageStore messages;
     private final AtomicLong requests = new AtomicLong();
     private final List<Call> calls = new ArrayList<>();
-    private final FakeTelegramMessages messages = new FakeTelegramMessages();
 
     private FakeTelegram(Builder b) throws IOException {
         this.clock = b.clock;
         this.limits = b.limits;
         this.requiredTokenHashes = Set.copyOf(b.requiredTokenHashes);
-        this.limiter = new TelegramLimiter(b.limits);
+        this.methods = new FakeTelegramMethods(b.limits, b.clock);
+        this.lock = methods.lock;
+        this.limiter = methods.limiter;
+        this.accepted = methods.accepted;
+        this.queued = methods.queued;
+        this.chatStates = methods.chatStates;
+        this.rejected429ByBot = methods.rejected429ByBot;
+        this.paidBroadcastRequests = methods.paidBroadcastRequests;
+        this.responsesByStatus = methods.responsesByStatus;
+        this.messages = methods.messages;
         this.executor = Executors.newFixedThreadPool(b.threads, daemonThreads());
         this.server = HttpServer.create(new InetSocketAddress(b.bindAddress, b.port), 256);
         server.createContext("/", this::handle);
@@ -433,7 +441,6 @@ public final class FakeTelegram implements AutoCloseable {
             paidBroadcastRequests.clear();
             accepted.clear();
             calls.clear();
-            lastMessageId.clear();
             queued.clear();
             chatStates.clear();
             rejected429ByBot.clear();
@@ -461,7 +468,8 @@ public final class FakeTelegram implements AutoCloseable {
         }
     }
 
-    private Answer recordCall(String botId, String method, Map<String, String> params, Answer answer) {
+    private FakeTelegramMethods.Answer recordCall(String botId, String method, Map<String, String> params,
+                                                  FakeTelegramMethods.Answer answer) {
         String raw = params.get("chat_id");
         String chat;
         try {
@@ -568,12 +576,12 @@ public final class FakeTelegram implements AutoCloseable {
     private void handle(HttpExchange exchange) {
         requests.incrementAndGet();
         try (exchange) {
-            Answer answer;
+            FakeTelegramMethods.Answer answer;
             try {
                 answer = answer(exchange);
             } catch (RuntimeException e) {
                 LOG.warn("FakeTelegram: internal error answering a request: {}", e.toString());
-                answer = error(500, "Internal Server Error", null);
+                answer = methods.error(500, "Internal Server Error", null);
             }
             if (answer.dropConnection) {
                 return; // closing without sendResponseHeaders drops the connection
@@ -596,243 +604,34 @@ public final class FakeTelegram implements AutoCloseable {
         }
     }
 
-    private static final class Answer {
-        final int status;
-        final ObjectNode body;
-        boolean dropConnection;
-        Duration stall;
 
-        Answer(int status, ObjectNode body) {
-            this.status = status;
-            this.body = body;
-        }
-    }
-
-    private Answer answer(HttpExchange exchange) throws IOException {
+    private FakeTelegramMethods.Answer answer(HttpExchange exchange) throws IOException {
         Matcher path = PATH.matcher(exchange.getRequestURI().getRawPath());
         if (!path.matches()) {
-            drain(exchange);
-            return error(404, "Not Found", null);
+            FakeTelegramRequests.drain(exchange);
+            return methods.error(404, "Not Found", null);
         }
         Matcher token = TOKEN.matcher(path.group(1));
         if (!token.matches()) {
-            drain(exchange);
-            return error(404, "Not Found", null);
+            FakeTelegramRequests.drain(exchange);
+            return methods.error(404, "Not Found", null);
         }
         if (!requiredTokenHashes.isEmpty() && !requiredTokenHashes.contains(sha256(path.group(1)))) {
-            drain(exchange);
-            return error(401, "Unauthorized", null);
+            FakeTelegramRequests.drain(exchange);
+            return methods.error(401, "Unauthorized", null);
         }
         String botId = token.group(1);
         String method = path.group(2).toLowerCase(Locale.ROOT);
-        Map<String, String> params = params(exchange);
+        Map<String, String> params = FakeTelegramRequests.params(exchange);
         return switch (method) {
             case "sendmessage", "sendphoto", "senddocument", "sendvideo", "sendanimation", "sendaudio", "editmessagetext",
                     "editmessagecaption", "editmessagereplymarkup", "deletemessage" ->
-                    recordCall(botId, path.group(2), params, call(botId, method, path.group(2), params));
-            case "getme" -> ok(getMe(botId));
-            default -> error(404, "Not Found: method not found", null);
+                    recordCall(botId, path.group(2), params, methods.call(botId, method, path.group(2), params));
+            case "getme" -> methods.ok(FakeTelegramMethods.getMe(botId));
+            default -> methods.error(404, "Not Found: method not found", null);
         };
     }
 
-    private Answer call(String botId, String method, String methodName, Map<String, String> params) {
-        String rawChat = params.get("chat_id");
-        if (rawChat == null || rawChat.isBlank()) {
-            return error(400, "Bad Request: chat_id is empty", null);
-        }
-        String chatId;
-        try {
-            chatId = normaliseChatId(rawChat);
-        } catch (IllegalArgumentException e) {
-            return error(400, "Bad Request: chat not found", null);
-        }
-        String text = params.get("text");
-        if (method.equals("sendmessage")) {
-            if (text == null || text.isBlank()) {
-                return error(400, "Bad Request: message text is empty", null);
-            }
-            if (text.length() > MAX_TEXT_LENGTH) {
-                return error(400, "Bad Request: message is too long", null);
-            }
-        }
-        String invalid = FakeTelegramMessages.invalid(method, params);
-        if (invalid != null) {
-            return error(400, invalid, null);
-        }
-        synchronized (lock) {
-            long now = clock.millis();
-            Forced forced = pollBehaviour(botId, chatId);
-            Duration stall = null;
-            if (forced != null && forced.behaviour() instanceof TelegramBehaviour.AcceptThenStall s) {
-                stall = s.stall();
-            } else if (forced != null) {
-                return forcedAnswer(forced.behaviour(), forced.botWide(), botId, chatId, now);
-            }
-            boolean paid = Boolean.parseBoolean(params.getOrDefault("allow_paid_broadcast", "false").trim());
-            TelegramLimiter.Decision decision = limiter.tryAcquire(botId, chatId, now, paid);
-            if (!decision.accepted()) {
-                return tooManyRequests(botId, decision.retryAfterSeconds());
-            }
-            if (paid) {
-                paidBroadcastRequests.merge(botId, 1L, Long::sum);
-            }
-            TelegramBehaviour state = chatStates.getOrDefault(key(botId, chatId), chatStates.get(key(ANY_BOT, chatId)));
-            if (state != null) {
-                return forcedAnswer(state, false, botId, chatId, now);
-            }
-            String mediaParameter = FakeTelegramMessages.MEDIA_PARAMETER.get(method);
-            boolean changes = FakeTelegramMessages.EDITS.contains(method) || method.equals("deletemessage");
-            Answer answer;
-            if (changes) {
-                // the call spent the limits above whatever its answer, as Telegram counts it
-                Object applied = messages.apply(key(botId, chatId), method, params);
-                if (applied instanceof String description) {
-                    return error(400, description, null);
-                }
-                Message m = (Message) applied;
-                accepted.add(new Accepted(botId, chatId, m.deleted() || m.text() == null ? "" : m.text(), now, m.messageId(), methodName));
-                if (m.deleted()) {
-                    answer = okTrue();
-                } else {
-                    answer = ok(message(botId, chatId, m.text() == null ? "" : m.text(), now, m.messageId()));
-                }
-            } else {
-                String shown = mediaParameter == null ? text : params.getOrDefault("caption", "");
-                long messageId = lastMessageId.merge(key(botId, chatId), 1L, Long::sum);
-                messages.issued(key(botId, chatId), new Message(botId, chatId, messageId, methodName, shown,
-                        mediaParameter, mediaParameter == null ? null : params.get(mediaParameter), params.get("reply_markup"),
-                        Boolean.parseBoolean(params.get("disable_notification")), Boolean.parseBoolean(params.get("protect_content")),
-                        params.get("message_thread_id") == null ? null : Long.valueOf(params.get("message_thread_id").trim()), false,
-                        FakeTelegramMessages.linkPreviewDisabled(params)));
-                accepted.add(new Accepted(botId, chatId, shown, now, messageId, methodName));
-                answer = ok(message(botId, chatId, shown, now, messageId));
-            }
-            answer.stall = stall;
-            return answer;
-        }
-    }
-
-    /** A queued behaviour and whether it was queued for the whole bot (a 429 then penalises the bot). */
-    private record Forced(TelegramBehaviour behaviour, boolean botWide) {
-    }
-
-    // under lock; most specific queue first
-    private Forced pollBehaviour(String botId, String chatId) {
-        for (String key : List.of(key(botId, chatId), key(ANY_BOT, chatId), key(botId, ANY_BOT))) {
-            ArrayDeque<TelegramBehaviour> q = queued.get(key);
-            if (q != null && !q.isEmpty()) {
-                return new Forced(q.pollFirst(), key.endsWith("|" + ANY_BOT));
-            }
-        }
-        return null;
-    }
-
-    // under lock
-    private Answer forcedAnswer(TelegramBehaviour behaviour, boolean botWide, String botId, String chatId, long now) {
-        if (behaviour instanceof TelegramBehaviour.TooManyRequests t) {
-            long n = limiter.penalise(botId, botWide ? null : chatId, t.retryAfter().toSeconds(), now).retryAfterSeconds();
-            return tooManyRequests(botId, n);
-        }
-        if (behaviour instanceof TelegramBehaviour.Blocked) {
-            return error(403, "Forbidden: bot was blocked by the user", null);
-        }
-        if (behaviour instanceof TelegramBehaviour.Deactivated) {
-            return error(403, "Forbidden: user is deactivated", null);
-        }
-        if (behaviour instanceof TelegramBehaviour.ChatNotFound) {
-            return error(400, "Bad Request: chat not found", null);
-        }
-        if (behaviour instanceof TelegramBehaviour.MigrateToChat m) {
-            ObjectNode p = JSON.createObjectNode().put("migrate_to_chat_id", m.newChatId());
-            return error(400, "Bad Request: group chat was upgraded to a supergroup chat", p);
-        }
-        if (behaviour instanceof TelegramBehaviour.ServerError s) {
-            return error(s.status(), s.status() == 502 ? "Bad Gateway" : "Internal Server Error", null);
-        }
-        if (behaviour instanceof TelegramBehaviour.DropConnection) {
-            Answer a = new Answer(0, null);
-            a.dropConnection = true;
-            return a;
-        }
-        throw new IllegalStateException("unhandled behaviour " + behaviour);
-    }
-
-    private Answer tooManyRequests(String botId, long retryAfterSeconds) {
-        rejected429ByBot.merge(botId, 1L, Long::sum);
-        ObjectNode p = JSON.createObjectNode().put("retry_after", retryAfterSeconds);
-        return error(429, "Too Many Requests: retry after " + retryAfterSeconds, p);
-    }
-
-    /** {@code {"ok":true,"result":true}}: what deleteMessage answers. */
-    private Answer okTrue() {
-        ObjectNode body = JSON.createObjectNode();
-        body.put("ok", true);
-        body.put("result", true);
-        count(200);
-        return new Answer(200, body);
-    }
-
-    private Answer ok(ObjectNode result) {
-        ObjectNode body = JSON.createObjectNode();
-        body.put("ok", true);
-        body.set("result", result);
-        count(200);
-        return new Answer(200, body);
-    }
-
-    private Answer error(int status, String description, ObjectNode parameters) {
-        ObjectNode body = JSON.createObjectNode();
-        body.put("ok", false);
-        body.put("error_code", status);
-        body.put("description", description);
-        if (parameters != null) {
-            body.set("parameters", parameters);
-        }
-        count(status);
-        return new Answer(status, body);
-    }
-
-    private void count(int status) {
-        synchronized (lock) {
-            responsesByStatus.merge(status, 1L, Long::sum);
-        }
-    }
-
-    private static ObjectNode getMe(String botId) {
-        ObjectNode user = JSON.createObjectNode();
-        user.put("id", Long.parseLong(botId));
-        user.put("is_bot", true);
-        user.put("first_name", "Fake Bot " + botId);
-        user.put("username", "fake_" + botId + "_bot");
-        return user;
-    }
-
-    private static ObjectNode message(String botId, String chatId, String text, long nowMillis, long messageId) {
-        ObjectNode chat = JSON.createObjectNode();
-        if (chatId.startsWith("@")) {
-            chat.put("id", -1_000_000_000_000L - (chatId.hashCode() & 0x7fffffffL));
-            chat.put("type", "channel");
-            chat.put("title", chatId.substring(1));
-            chat.put("username", chatId.substring(1));
-        } else {
-            long id = Long.parseLong(chatId);
-            chat.put("id", id);
-            if (id > 0) {
-                chat.put("type", "private");
-                chat.put("first_name", "User " + id);
-            } else {
-                chat.put("type", chatId.startsWith("-100") ? "supergroup" : "group");
-                chat.put("title", "Group " + id);
-            }
-        }
-        ObjectNode msg = JSON.createObjectNode();
-        msg.put("message_id", messageId);
-        msg.set("from", getMe(botId));
-        msg.put("date", nowMillis / 1000);
-        msg.set("chat", chat);
-        msg.put("text", text);
-        return msg;
-    }
 
     /**
      * Normalises a chat id: a decimal integer (no leading zeros, sign only when negative) or
@@ -860,93 +659,8 @@ public final class FakeTelegram implements AutoCloseable {
         return Long.toString(id);
     }
 
-    private static String key(String botId, String chatId) {
+    static String key(String botId, String chatId) {
         return botId + "|" + chatId;
-    }
-
-    // ---------------------------------------------------------------- request parsing
-
-    private static Map<String, String> params(HttpExchange exchange) throws IOException {
-        Map<String, String> params = new HashMap<>();
-        String query = exchange.getRequestURI().getRawQuery();
-        if (query != null) {
-            params.putAll(parseForm(query));
-        }
-        byte[] body = readAll(exchange.getRequestBody());
-        if (body.length == 0) {
-            return params;
-        }
-        String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
-        String type = contentType == null ? "" : contentType.toLowerCase(Locale.ROOT);
-        if (type.startsWith("application/json")) {
-            JsonNode node;
-            try {
-                node = JSON.readTree(body);
-            } catch (IOException e) {
-                return params; // Telegram answers a malformed body as missing parameters
-            }
-            if (node != null && node.isObject()) {
-                node.fields().forEachRemaining(f ->
-                        params.put(f.getKey(), f.getValue().isValueNode() ? f.getValue().asText() : f.getValue().toString()));
-            }
-        } else if (type.startsWith("multipart/form-data")) {
-            params.putAll(parseMultipart(body, contentType));
-        } else {
-            params.putAll(parseForm(new String(body, StandardCharsets.UTF_8)));
-        }
-        return params;
-    }
-
-    private static Map<String, String> parseForm(String form) {
-        Map<String, String> params = new HashMap<>();
-        for (String pair : form.split("&")) {
-            if (pair.isEmpty()) {
-                continue;
-            }
-            int eq = pair.indexOf('=');
-            String k = eq < 0 ? pair : pair.substring(0, eq);
-            String v = eq < 0 ? "" : pair.substring(eq + 1);
-            params.put(URLDecoder.decode(k, StandardCharsets.UTF_8), URLDecoder.decode(v, StandardCharsets.UTF_8));
-        }
-        return params;
-    }
-
-    // text parts only (sendMessage has no files): name from Content-Disposition, value up to the next boundary
-    private static Map<String, String> parseMultipart(byte[] body, String contentType) {
-        Map<String, String> params = new HashMap<>();
-        Matcher m = Pattern.compile("boundary=\"?([^\";]+)\"?").matcher(contentType);
-        if (!m.find()) {
-            return params;
-        }
-        String delimiter = "--" + m.group(1);
-        String all = new String(body, StandardCharsets.UTF_8);
-        Pattern name = Pattern.compile("name=\"([^\"]*)\"");
-        for (String part : all.split(Pattern.quote(delimiter))) {
-            int headerEnd = part.indexOf("\r\n\r\n");
-            if (headerEnd < 0) {
-                continue;
-            }
-            Matcher n = name.matcher(part.substring(0, headerEnd));
-            if (!n.find()) {
-                continue;
-            }
-            String value = part.substring(headerEnd + 4);
-            if (value.endsWith("\r\n")) {
-                value = value.substring(0, value.length() - 2);
-            }
-            params.put(n.group(1), value);
-        }
-        return params;
-    }
-
-    private static void drain(HttpExchange exchange) throws IOException {
-        readAll(exchange.getRequestBody());
-    }
-
-    private static byte[] readAll(InputStream in) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        in.transferTo(out);
-        return out.toByteArray();
     }
 
     private static String sha256(String s) {
