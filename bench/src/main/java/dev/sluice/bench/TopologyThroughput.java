@@ -70,7 +70,7 @@ public final class TopologyThroughput {
 
             Infra.say("Sluice topology: %s", guarantee);
             TopologyService topology = new TopologyService(TopologyConfig.from(common.with("application.id", "bench-topology")));
-            Rate sluice = measure(infra, infra.topics.outboxLive(), events, topology::start, topology);
+            Rate sluice = measure(infra, infra.topics.outboxLive(), events, topology::start, topology, "bench-topology");
 
             Infra.say("pass-through Kafka Streams application: %s", guarantee);
             StreamsBuilder b = new StreamsBuilder();
@@ -84,16 +84,22 @@ public final class TopologyThroughput {
             p.put(StreamsConfig.STATE_DIR_CONFIG, infra.workDir.resolve("streams-pt").toString());
             p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
             KafkaStreams passthrough = new KafkaStreams(b.build(), p);
-            Rate base = measure(infra, PASSTHROUGH_OUT, events, passthrough::start, passthrough);
+            Rate base = measure(infra, PASSTHROUGH_OUT, events, passthrough::start, passthrough, "bench-passthrough");
 
             BenchResult out = new BenchResult("topology-throughput", "application", "events", "events/s", "first output after s",
-                    "all output after s", "ratio to pass-through");
+                    "all output after s", "ratio to pass-through", "stream-thread CPU us/event");
             out.row("Sluice topology", sluice.count(), sluice.perSecond(), sluice.firstAfterS(), sluice.allAfterS(),
-                    sluice.perSecond() / base.perSecond());
-            out.row("pass-through Kafka Streams", base.count(), base.perSecond(), base.firstAfterS(), base.allAfterS(), 1.0);
+                    sluice.perSecond() / base.perSecond(), sluice.cpuUsPerEvent());
+            out.row("pass-through Kafka Streams", base.count(), base.perSecond(), base.firstAfterS(), base.allAfterS(), 1.0,
+                    base.cpuUsPerEvent());
             out.put("sluice_events_per_s", Math.round(sluice.perSecond()))
                     .put("passthrough_events_per_s", Math.round(base.perSecond()))
-                    .put("ratio", Utilisation.round(sluice.perSecond() / base.perSecond()));
+                    .put("ratio", Utilisation.round(sluice.perSecond() / base.perSecond()))
+                    .put("sluice_stream_thread_cpu_us_per_event", Utilisation.round(sluice.cpuUsPerEvent()))
+                    .put("passthrough_stream_thread_cpu_us_per_event", Utilisation.round(base.cpuUsPerEvent()))
+                    .put("cpu_ratio", Utilisation.round(base.cpuUsPerEvent() / sluice.cpuUsPerEvent()));
+            out.note("stream-thread CPU us/event: CPU time of the app's stream threads between its first and its last output"
+                    + " record, over the records output in between (ThreadMXBean; robust to the machine's load, unlike events/s)");
             out.note("%s, commit.interval.ms=100, 1 stream thread each, %d partitions, one embedded broker; input pre-produced, read from the start",
                     guarantee, Infra.PARTITIONS);
             if (!args.topologySettings().isEmpty()) {
@@ -104,11 +110,29 @@ public final class TopologyThroughput {
         }
     }
 
-    record Rate(long count, double perSecond, double firstAfterS, double allAfterS) {
+    /** {@code cpuUsPerEvent}: the app's stream threads' CPU between its first and last output, per record output in between. */
+    record Rate(long count, double perSecond, double firstAfterS, double allAfterS, double cpuUsPerEvent) {
+    }
+
+    /** Ids of the live threads named {@code <appIdPrefix>...StreamThread-<n>} (not the global stream thread). */
+    static long[] streamThreads(String appIdPrefix) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith(appIdPrefix) && t.getName().contains("-StreamThread-"))
+                .mapToLong(Thread::getId).toArray();
+    }
+
+    /** CPU time (ns) of the threads {@code ids} (a thread that ended counts 0). */
+    static long cpuNs(long[] ids) {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long ns = 0;
+        for (long id : ids) {
+            ns += Math.max(0, mx.getThreadCpuTime(id));
+        }
+        return ns;
     }
 
     /** Starts the app, counts committed output records until {@code expected} (bounded), closes the app. */
-    static Rate measure(Infra infra, String topic, int expected, Runnable start, AutoCloseable app) throws Exception {
+    static Rate measure(Infra infra, String topic, int expected, Runnable start, AutoCloseable app, String appIdPrefix) throws Exception {
         Properties c = new Properties();
         c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafka.bootstrapServers());
         c.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-count-" + topic);
@@ -122,6 +146,10 @@ public final class TopologyThroughput {
             long count = 0;
             long first = -1;
             long last = -1;
+            long cpuAtFirst = 0;
+            long countAtFirst = 0;
+            long cpuAtLast = 0;
+            long[] threads = new long[0];
             long deadline = t0 + Duration.ofSeconds(Math.max(120, expected / 100)).toNanos();
             long nextLine = t0;
             while (count < expected && System.nanoTime() < deadline) {
@@ -130,9 +158,13 @@ public final class TopologyThroughput {
                     long now = System.nanoTime();
                     if (first < 0) {
                         first = now;
+                        threads = streamThreads(appIdPrefix);
+                        cpuAtFirst = cpuNs(threads);
+                        countAtFirst = records.count();
                     }
                     count += records.count();
                     last = now;
+                    cpuAtLast = cpuNs(threads);
                 }
                 if (System.nanoTime() >= nextLine) {
                     Infra.say("  %s: %d/%d", topic, count, expected);
@@ -141,11 +173,12 @@ public final class TopologyThroughput {
             }
             app.close();
             if (count < 1) {
-                return new Rate(0, 0, -1, -1);
+                return new Rate(0, 0, -1, -1, -1);
             }
             // a small run may arrive in one poll: then the whole time since start is the only span there is
             double rate = count >= 2 && last > first ? (count - 1) * 1e9 / (last - first) : count * 1e9 / (last - t0);
-            return new Rate(count, rate, (first - t0) / 1e9, (last - t0) / 1e9);
+            double cpuUs = count > countAtFirst ? (cpuAtLast - cpuAtFirst) / 1e3 / (count - countAtFirst) : -1;
+            return new Rate(count, rate, (first - t0) / 1e9, (last - t0) / 1e9, cpuUs);
         }
     }
 }
