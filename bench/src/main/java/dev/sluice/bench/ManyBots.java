@@ -280,19 +280,19 @@ public final class ManyBots {
                 long accepted0 = infra.telegram.accepted().size();
                 long cpu0 = s.cpu().toMillis();
                 double[] redisCpu0 = cpuOf(shards);
-                long evalsha0 = evalCalls(shards);
-                long calls0 = totalCalls(shards);
+                long evalsha0 = RedisProbe.evalCalls(shards);
+                long calls0 = RedisProbe.totalCalls(shards);
                 windowStart = System.currentTimeMillis();
                 long t0 = System.nanoTime();
                 Thread.sleep(seconds * 1000L); // the measured window
                 long accepted1 = infra.telegram.accepted().size();
                 long cpu1 = s.cpu().toMillis();
                 double[] redisCpu1 = cpuOf(shards);
-                long evalsha1 = evalCalls(shards);
-                long calls1 = totalCalls(shards);
+                long evalsha1 = RedisProbe.evalCalls(shards);
+                long calls1 = RedisProbe.totalCalls(shards);
                 windowEnd = System.currentTimeMillis();
                 double window = (System.nanoTime() - t0) / 1e9;
-                List<RedisProbe.MonitorSample> samples = monitorAll(shards, sample * 1000L);
+                List<RedisProbe.MonitorSample> samples = RedisProbe.monitorAll(shards, sample * 1000L);
                 long startMs = samples.stream().mapToLong(RedisProbe.MonitorSample::startMillis).min().orElse(0);
                 long endMs = samples.stream().mapToLong(m -> m.startMillis() + m.millis()).max().orElse(0);
                 long inSample = infra.telegram.accepted().stream().filter(a -> a.acceptedAtMillis() >= startMs
@@ -362,46 +362,5 @@ public final class ManyBots {
             }
         }
         return n;
-    }
-
-    private static long totalCalls(List<RedisProbe> shards) throws java.io.IOException {
-        long n = 0;
-        for (RedisProbe p : shards) {
-            n += p.totalCallsExceptInfo();
-        }
-        return n;
-    }
-
-    private static long evalCalls(List<RedisProbe> shards) throws java.io.IOException {
-        long n = 0;
-        for (RedisProbe p : shards) {
-            n += p.calls("evalsha") + p.calls("eval");
-        }
-        return n;
-    }
-
-    /**
-     * MONITOR on every node at once (one thread each) over one window of {@code millis}; one node: from its first
-     * command, as before there were shards.
-     */
-    private static List<RedisProbe.MonitorSample> monitorAll(List<RedisProbe> shards, long millis) throws Exception {
-        if (shards.size() == 1) {
-            return List.of(shards.get(0).monitor(millis));
-        }
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(shards.size());
-        try {
-            List<java.util.concurrent.Future<RedisProbe.MonitorSample>> futures = new ArrayList<>();
-            long from = System.currentTimeMillis() + 300; // one window on every node, after each MONITOR started
-            for (RedisProbe p : shards) {
-                futures.add(pool.submit(() -> p.monitor(from, millis)));
-            }
-            List<RedisProbe.MonitorSample> out = new ArrayList<>();
-            for (var f : futures) {
-                out.add(f.get(millis + 10_000, java.util.concurrent.TimeUnit.MILLISECONDS));
-            }
-            return out;
-        } finally {
-            pool.shutdownNow();
-        }
     }
 }

@@ -40,15 +40,15 @@ final class ManyBotsBaseline {
             Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot paced
             long accepted0 = infra.telegram.accepted().size();
             long cpu0 = s.cpu().toMillis();
-            double redisCpu0 = cpu(shards);
-            long calls0 = calls(shards);
+            double redisCpu0 = RedisProbe.cpuSeconds(shards);
+            long calls0 = RedisProbe.totalCalls(shards);
             long start = System.currentTimeMillis();
             long t0 = System.nanoTime();
             Thread.sleep(seconds * 1000L); // the measured window
             long accepted1 = infra.telegram.accepted().size();
             long cpu1 = s.cpu().toMillis();
-            double redisCpu1 = cpu(shards);
-            long calls1 = calls(shards);
+            double redisCpu1 = RedisProbe.cpuSeconds(shards);
+            long calls1 = RedisProbe.totalCalls(shards);
             double window = (System.nanoTime() - t0) / 1e9;
             long delivered = accepted1 - accepted0;
             f = new Figures(processes, ratePerBot, delivered / window,
@@ -59,21 +59,5 @@ final class ManyBotsBaseline {
         return new Figures(f.processes(), f.ratePerBot(), f.perS(), f.cpuMsPerMsg(), f.cpuCores(),
                 f.redisCommandsPerMsg(), f.redisUsPerMsg(), infra.telegram.rejected429Count() - p429Before,
                 f.windowStartMs(), f.windowEndMs());
-    }
-
-    private static double cpu(List<RedisProbe> shards) throws java.io.IOException {
-        double s = 0;
-        for (RedisProbe p : shards) {
-            s += p.cpuSeconds();
-        }
-        return s;
-    }
-
-    private static long calls(List<RedisProbe> shards) throws java.io.IOException {
-        long n = 0;
-        for (RedisProbe p : shards) {
-            n += p.totalCallsExceptInfo();
-        }
-        return n;
     }
 }

@@ -188,4 +188,56 @@ public final class RedisProbe {
         int end = line.indexOf('"', start);
         return end < 0 ? "?" : line.substring(start, end).toLowerCase(java.util.Locale.ROOT);
     }
+
+    // over every shard of a run (issue 17/19: a standalone server is one shard, a cluster one per primary)
+
+    /** redis-server CPU seconds (INFO cpu) summed over every shard. */
+    static double cpuSeconds(java.util.List<RedisProbe> shards) throws IOException {
+        double s = 0;
+        for (RedisProbe p : shards) {
+            s += p.cpuSeconds();
+        }
+        return s;
+    }
+
+    static long totalCalls(java.util.List<RedisProbe> shards) throws java.io.IOException {
+        long n = 0;
+        for (RedisProbe p : shards) {
+            n += p.totalCallsExceptInfo();
+        }
+        return n;
+    }
+
+    static long evalCalls(java.util.List<RedisProbe> shards) throws java.io.IOException {
+        long n = 0;
+        for (RedisProbe p : shards) {
+            n += p.calls("evalsha") + p.calls("eval");
+        }
+        return n;
+    }
+
+    /**
+     * MONITOR on every node at once (one thread each) over one window of {@code millis}; one node: from its first
+     * command, as before there were shards.
+     */
+    static java.util.List<RedisProbe.MonitorSample> monitorAll(java.util.List<RedisProbe> shards, long millis) throws Exception {
+        if (shards.size() == 1) {
+            return java.util.List.of(shards.get(0).monitor(millis));
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(shards.size());
+        try {
+            java.util.List<java.util.concurrent.Future<RedisProbe.MonitorSample>> futures = new java.util.ArrayList<>();
+            long from = System.currentTimeMillis() + 300; // one window on every node, after each MONITOR started
+            for (RedisProbe p : shards) {
+                futures.add(pool.submit(() -> p.monitor(from, millis)));
+            }
+            java.util.List<RedisProbe.MonitorSample> out = new java.util.ArrayList<>();
+            for (var f : futures) {
+                out.add(f.get(millis + 10_000, java.util.concurrent.TimeUnit.MILLISECONDS));
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
