@@ -3,7 +3,7 @@
 
 Usage: jfr print --stack-depth 200 --json --events jdk.ExecutionSample rec.jfr > rec.json
        scripts/jfr-stream-thread-costs.py APP_ID_PREFIX rec.json [more.json ...]
-Each sample of a thread named '<APP_ID_PREFIX>...StreamThread...' goes to the deepest frame (leaf first) that
+Each sample of a thread named '<APP_ID_PREFIX>...-StreamThread-<n>' (not the GlobalStreamThread) goes to the deepest frame (leaf first) that
 matches a cost below; samples with none are 'other' (start-up, rebalance, restore, metrics registration).
 """
 import collections
@@ -42,7 +42,9 @@ def main():
     for f in files:
         for e in json.load(open(f))['recording']['events']:
             thread = (e['values'].get('sampledThread') or {}).get('javaName') or ''
-            if not thread.startswith(app) or 'StreamThread' not in thread:
+            # '<app>-<uuid>-StreamThread-<n>' only: the '<app>-GlobalStreamThread' (global stores' updates) is not
+            # the per-record path and was counted here before session 9
+            if not thread.startswith(app) or '-StreamThread-' not in thread:
                 continue
             frames = [x['method']['type']['name'].split('/')[-1] + '.' + x['method']['name']
                       for x in e['values']['stackTrace']['frames']]

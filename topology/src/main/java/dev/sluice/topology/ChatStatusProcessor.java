@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * Chat ids are normalised ({@link ChatIds}) first. A fact older than the one that set an entry's state
  * ({@code changed_at}) is ignored for that entry, so the two topics may interleave. A record that cannot be read
  * is logged and skipped (these topics are written by Sluice and the bot's backend); a retriable registry
- * failure is rethrown so the record is read again. The store belongs to the task; its stream thread owns it.
+ * failure is rethrown so the record is read again. Every write is told to {@link ChatStatusKeys} first (the routes answer
+ * chats without an entry from memory). The store belongs to the task; its stream thread owns it.
  */
 final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], Void, Void> {
     private static final Logger log = LoggerFactory.getLogger(ChatStatusProcessor.class);
@@ -47,18 +48,21 @@ final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], V
 
     private final Deserializer<T> deserializer;
     private final Reader<T> reader;
+    private final ChatStatusKeys keys;
     private KeyValueStore<String, ChatStatus> store;
+    private ChatStatusKeys.Task chats;
 
-    ChatStatusProcessor(Deserializer<T> deserializer, Reader<T> reader) {
+    ChatStatusProcessor(Deserializer<T> deserializer, Reader<T> reader, ChatStatusKeys keys) {
         this.deserializer = deserializer;
         this.reader = reader;
+        this.keys = keys;
     }
 
     private static String chatOf(String key, String fieldValue) {
         return ChatIds.normalise(key != null && !key.isBlank() ? key : fieldValue);
     }
 
-    static ChatStatusProcessor<ChatEvent> fromChatEvents(Deserializer<ChatEvent> d) {
+    static ChatStatusProcessor<ChatEvent> fromChatEvents(Deserializer<ChatEvent> d, ChatStatusKeys keys) {
         return new ChatStatusProcessor<>(d, (key, e) -> {
             String chat = chatOf(key, e.getChatId());
             if (chat == null || chat.isEmpty()) {
@@ -75,10 +79,10 @@ final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], V
                             : new Change(chat, bot, null, to, "chat.events MIGRATED to " + to, at);
                 }
             };
-        });
+        }, keys);
     }
 
-    static ChatStatusProcessor<DeliveryResult> fromDeliveryResults(Deserializer<DeliveryResult> d) {
+    static ChatStatusProcessor<DeliveryResult> fromDeliveryResults(Deserializer<DeliveryResult> d, ChatStatusKeys keys) {
         return new ChatStatusProcessor<>(d, (key, r) -> {
             String chat = chatOf(key, r.getChatId());
             if (chat == null || chat.isEmpty()) {
@@ -97,13 +101,14 @@ final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], V
                 case DELIVERED -> new Change(chat, bot, true, null, "delivery.results DELIVERED", at);
                 default -> null;
             };
-        });
+        }, keys);
     }
 
     @Override
     public void init(ProcessorContext<Void, Void> context) {
         super.init(context);
         store = context.getStateStore(SluiceTopology.CHAT_STATUS_STORE);
+        chats = keys.forTask(context.taskId()); // the routes' in-memory chat set is loaded again from the restored store
     }
 
     @Override
@@ -145,6 +150,7 @@ final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], V
             return; // keep the changelog quiet (e.g. DELIVERED after DELIVERED)
         }
         String bot = c.botId() != null ? c.botId() : current == null ? null : current.getBotId();
+        chats.written(c.chatId());
         store.put(key, ChatStatus.newBuilder().setChatId(c.chatId()).setBotId(bot).setActive(active)
                 .setMigratedToChatId(migratedTo).setReason(c.reason()).setChangedAt(Instant.ofEpochMilli(c.at())).build());
     }

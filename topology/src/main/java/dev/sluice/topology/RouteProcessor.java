@@ -33,8 +33,8 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
- * Steps 3 to 6 of DESIGN.md's topology for one lane, after the {@code by-chat} repartition (key = chat id,
- * so all state of a chat is in this task).
+ * Steps 3 to 6 of DESIGN.md's topology for one lane, node {@code <lane>-route}, after {@code <lane>-by-chat-merge} (key =
+ * chat id, so all state of a chat is in this task).
  * For each notification, in this order:
  * <ol>
  *   <li>duplicate: an id ({@link #dedupeKey}) already seen by this lane's task within {@code dedupe.window.ms} (window store
@@ -42,7 +42,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *       is counted and dropped: no second outbound message, no second result;</li>
  *   <li>migration: follow {@code migrated_to_chat_id} in {@code chat-status-store} for the notification's bot
  *       (re-address);</li>
- *   <li>chat inactive for the notification's bot ({@link ChatStatusTable}) → a SKIPPED_INACTIVE result on
+ *   <li>chat inactive for the notification's bot ({@link ChatStatusTable}; a chat without an entry answered from memory,
+ *       {@link ChatStatusKeys}) → a SKIPPED_INACTIVE result on
  *       {@code delivery.results} (no budget spent);</li>
  *   <li>{@code expires_at} not after now → an EXPIRED result;</li>
  *   <li>{@code not_before} after now → the time-indexed {@code <lane>-schedule-store}, at the earlier of
@@ -67,11 +68,14 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * another partition (where notifications that producers address to the new id are handled), so a
  * re-addressed notification is not checked against it.
  *
- * <p>Output: OutboundMessage (for the outbox) or DeliveryResult (for {@code delivery.results}), key = the
+ * <p>Output, forwarded by name (issue 21 session 9: no branch or mapValues nodes after this one): an OutboundMessage goes
+ * through {@link EditAddressing} (an edit or delete gets its target's provider message id, or waits, or ends FAILED) and
+ * {@link Outbound#parts} (a too-long text under {@code text.too.long=split} as its ordered parts) to
+ * {@code <lane>-outbox-sink}; a DeliveryResult to {@code <lane>-results-sink} ({@code delivery.results}); key = the
  * (re-addressed) chat id, timestamp = the wall-clock time of the decision. A CRITICAL notification sent on asks for an
  * early commit ({@link CriticalCommits}, {@code critical.commit.interval.ms}), so its transaction does not wait for
  * {@code commit.interval.ms}. One instance per task and lane; its state (stores, {@link PendingDigests},
- * {@link BotPressure}'s kept reports) belongs to the task's stream thread.
+ * {@link BotPressure}'s kept reports, {@link EditAddressing}'s waiting chats) belongs to the task's stream thread.
  */
 final class RouteProcessor extends ContextualProcessor<String, Notification, String, SpecificRecord> {
     private static final int MAX_MIGRATION_HOPS = 8;
@@ -86,6 +90,9 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private final Deserializer<SenderStatus> senderStatusDeserializer;
     private final StoreChanges senderStatusChanges;
     private final Deserializer<Preference> preferenceDeserializer;
+    private final ChatStatusKeys chatStatusKeys;
+    /** This task's chats with an entry in {@code chat-status-store}: a chat without one is answered without a read. */
+    private ChatStatusKeys.Task chats;
 
     private KeyValueStore<String, ChatStatus> chatStatus;
     private PolicyTats policy;
@@ -98,10 +105,14 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private CriticalCommits criticalCommits;
     /** The schedule release, scheduled only while {@code <lane>-schedule-store} holds a notification. */
     private OnDemandPunctuator releases;
+    /** Edits and deletes addressed on their way out ({@code provider-message-id-store}, {@code <lane>-edit-wait-store}). */
+    private EditAddressing address;
+    private final String outboxSink;
+    private final String resultsSink;
 
     RouteProcessor(LaneSpec spec, TopologyConfig config, Classifier classifier, TopologyCounters counters,
                    Deserializer<SenderStatus> senderStatusDeserializer, StoreChanges senderStatusChanges,
-                   Deserializer<Preference> preferenceDeserializer) {
+                   Deserializer<Preference> preferenceDeserializer, ChatStatusKeys chatStatusKeys) {
         this.spec = spec;
         this.config = config;
         this.classifier = classifier;
@@ -109,12 +120,16 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         this.senderStatusDeserializer = senderStatusDeserializer;
         this.senderStatusChanges = senderStatusChanges;
         this.preferenceDeserializer = preferenceDeserializer;
+        this.chatStatusKeys = chatStatusKeys;
+        this.outboxSink = spec.name(SluiceTopology.OUTBOX_SINK);
+        this.resultsSink = spec.name(SluiceTopology.RESULTS_SINK);
     }
 
     @Override
     public void init(ProcessorContext<String, SpecificRecord> context) {
         super.init(context);
         chatStatus = context.getStateStore(SluiceTopology.CHAT_STATUS_STORE);
+        chats = chatStatusKeys.forTask(context.taskId());
         policy = new PolicyTats(config.chatPolicy(), context.getStateStore(SluiceTopology.CHAT_POLICY_STORE));
         // Stores are restored before init: PendingDigests reads the entries a previous run left pending.
         digests = new PendingDigests(context.getStateStore(SluiceTopology.digestStore(spec)));
@@ -133,6 +148,21 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             releases.ensure();
         }
         criticalCommits = new CriticalCommits(config.criticalCommitIntervalMs());
+        address = new EditAddressing(spec, config, new EditAddressing.Out() {
+            @Override
+            public void outbound(OutboundMessage m, long now) {
+                // a too-long text (text.too.long=split) leaves as its ordered parts, same key: per-chat order
+                for (OutboundMessage part : Outbound.parts(m)) {
+                    context().forward(new Record<>(part.getChatId(), part, now), outboxSink);
+                }
+            }
+
+            @Override
+            public void failed(DeliveryResult r, long now) {
+                context().forward(new Record<>(r.getChatId(), r, now), resultsSink);
+            }
+        });
+        address.init(context);
     }
 
     @Override
@@ -161,10 +191,10 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private void route(Notification original, long now, boolean released) {
         Notification n = original;
         String chat = n.getChatId();
-        ChatStatus status = ChatStatusTable.get(chatStatus, chat, n.getBotId());
+        ChatStatus status = chats.get(chatStatus, chat, n.getBotId());
         for (int hops = 0; status != null && status.getMigratedToChatId() != null && hops < MAX_MIGRATION_HOPS; hops++) {
             chat = status.getMigratedToChatId();
-            status = ChatStatusTable.get(chatStatus, chat, n.getBotId());
+            status = chats.get(chatStatus, chat, n.getBotId());
         }
         if (!chat.equals(n.getChatId())) {
             HashMap<String, String> attributes = new HashMap<>(n.getAttributes());
@@ -219,7 +249,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     }
 
     private void sendOn(Notification n, NotificationClass eventClass, long now) {
-        context().forward(new Record<>(n.getChatId(), Outbound.single(n, eventClass, spec.lane(), now), now));
+        address.offer(Outbound.single(n, eventClass, spec.lane(), now), now);
         counters.sentOn(spec.lane(), eventClass);
         if (eventClass == NotificationClass.CRITICAL) {
             criticalCommits.critical(context(), now); // its transaction closes now, not at commit.interval.ms
@@ -227,7 +257,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     }
 
     private void result(Notification n, NotificationClass eventClass, DeliveryStatus status, String reason, long now) {
-        context().forward(new Record<>(n.getChatId(), Outbound.result(n, eventClass, spec.lane(), status, reason, now), now));
+        context().forward(new Record<>(n.getChatId(), Outbound.result(n, eventClass, spec.lane(), status, reason, now), now),
+                resultsSink);
         counters.result(spec.lane(), eventClass, status);
     }
 
@@ -286,7 +317,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
      */
     private void emitDigest(DigestEntry e, long now, DigestTrigger trigger) {
         OutboundMessage digest = Outbound.digest(e, spec.lane(), now);
-        ChatStatus status = ChatStatusTable.get(chatStatus, e.getChatId(), e.getBotId());
+        ChatStatus status = chats.get(chatStatus, e.getChatId(), e.getBotId());
         if (status != null && !status.getActive()) {
             DeliveryResult skipped = Outbound.result(e.getLatest(), e.getEventClass(), spec.lane(), DeliveryStatus.SKIPPED_INACTIVE,
                     "chat " + e.getChatId() + " became inactive since " + status.getChangedAt() + " ("
@@ -294,11 +325,11 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             skipped.setMessageId(digest.getId());
             skipped.setDigestCount(digest.getDigestCount());
             skipped.setFoldedIds(digest.getFoldedIds());
-            context().forward(new Record<>(e.getChatId(), skipped, now));
+            context().forward(new Record<>(e.getChatId(), skipped, now), resultsSink);
             counters.result(spec.lane(), e.getEventClass(), DeliveryStatus.SKIPPED_INACTIVE);
             return;
         }
-        context().forward(new Record<>(e.getChatId(), digest, now));
+        address.offer(digest, now);
         counters.digestEmitted(spec.lane(), e.getCount(), trigger);
     }
 

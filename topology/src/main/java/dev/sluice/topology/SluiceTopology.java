@@ -14,10 +14,8 @@ import dev.sluice.schemas.SpecificAvroSerde;
 import java.time.Duration;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.kstream.Branched;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Named;
@@ -30,38 +28,36 @@ import org.apache.kafka.streams.state.Stores;
  * nothing. Two lanes share the same steps: {@code notifications} → {@code outbox.live} (lane LIVE) and
  * {@code notifications.backfill} → {@code outbox.backfill} (lane BACKFILL).
  *
- * <p>Per lane, with stable kebab-case node names ({@code <p>} = {@code live} or {@code backfill}):
+ * <p>Per lane, with stable kebab-case node names ({@code <p>} = {@code live} or {@code backfill}); since issue 21 session 9
+ * a valid notification keyed by its chat passes 5 nodes ({@code <p>-source}, {@code <p>-validate}, {@code <p>-by-chat-merge},
+ * {@code <p>-route}, {@code <p>-outbox-sink}) instead of 18: each step forwards to the one named child a record goes to,
+ * with no split, branch, map or mapValues node in between (each node hop costs Kafka Streams a forward, a record context and
+ * its sensors):
  * <ol>
  *   <li>{@code <p>-source}: the source topic as raw bytes, so no record can fail before we see it;</li>
- *   <li>{@code <p>-validate}: read as Notification (Confluent wire format) and validate
- *       ({@link NotificationValidator});</li>
- *   <li>{@code <p>-checked} with branches {@code <p>-checked-valid} / {@code <p>-checked-invalid}: invalid
- *       records go through {@code <p>-dlq-original} to {@code <p>-dlq-sink} ({@code notifications.dlq},
- *       original key, value and headers plus {@link DeadLetterHeaders}), and, when the notification id could be
- *       read, through {@code <p>-dlq-has-result} and {@code <p>-dlq-result} to {@code <p>-dlq-results-sink}
- *       (a FAILED result on {@code delivery.results} carrying the reason);</li>
- *   <li>{@code <p>-by-chat-path} with branches {@code <p>-by-chat-path-direct} → {@code <p>-direct-key} (a record
- *       the producer keyed by its normalised chat id in that key's partition, {@link ChatKeyedInput}) and
- *       {@code <p>-by-chat-path-repartition} → {@code <p>-key-by-chat} → the repartition {@code by-chat} (live) /
- *       {@code backfill-by-chat} (topic {@code <application.id>-by-chat-repartition}) for any other; both meet in
- *       {@code <p>-by-chat-merge}: from here per-chat order is partition order;</li>
- *   <li>{@code <p>-route} ({@link RouteProcessor}): chat status, deadlines, schedules, classification,
- *       folding, with the stores {@code chat-status-store}, {@code chat-policy-store}, {@code <p>-digest-store},
- *       {@code <p>-schedule-store}, {@code <p>-dedupe-store} (a window store) (changelogs {@code <application.id>-<store>-changelog}) and the global
- *       stores {@code sender-status-store} and {@code preferences-store};</li>
- *   <li>{@code <p>-routed} with branches {@code <p>-routed-outbound} → {@code <p>-to-outbound} →
- *       {@code <p>-outbox-sink} (the lane's outbox) and {@code <p>-routed-result} → {@code <p>-to-result} →
- *       {@code <p>-results-sink} ({@code delivery.results}: EXPIRED and SKIPPED_INACTIVE, sender_instance
- *       {@code topology}).</li>
+ *   <li>{@code <p>-validate} ({@link ValidateProcessor}): read as Notification (Confluent wire format) and validate
+ *       ({@link NotificationValidator}); an invalid record goes to {@code <p>-dlq-sink} ({@code notifications.dlq},
+ *       original key, value and headers plus {@link DeadLetterHeaders}), and, when the notification id could be read, a
+ *       FAILED result carrying the reason to {@code <p>-dlq-results-sink} ({@code delivery.results}); a valid one, keyed by
+ *       its normalised chat id, goes straight to {@code <p>-by-chat-merge} when the producer keyed it by that chat id in
+ *       that key's partition ({@link ChatKeyedInput}), else through the repartition {@code by-chat} (live) /
+ *       {@code backfill-by-chat} (nodes {@code <r>-repartition-filter}, {@code -sink}, {@code -source}; topic
+ *       {@code <application.id>-<r>-repartition}) to {@code <p>-by-chat-merge}: from here per-chat order is partition
+ *       order. Each path keeps its own order; a chat whose records come both ways (one producer keying it two ways) has
+ *       no order between the two paths: the repartitioned records arrive one commit later;</li>
+ *   <li>{@code <p>-route} ({@link RouteProcessor}): dedupe, chat status, deadlines, schedules, classification, folding,
+ *       then the addressing of edits and deletes ({@link EditAddressing}) and the split of a text too long for one message
+ *       ({@code text.too.long=split}, {@link Outbound#parts}: its ordered parts {@code <id>#k/n}, keyed by the chat like
+ *       the rest, so they keep per-chat order), with the stores {@code chat-status-store}, {@code chat-policy-store},
+ *       {@code <p>-digest-store}, {@code <p>-schedule-store}, {@code <p>-dedupe-store} (a window store),
+ *       {@code provider-message-id-store}, {@code <p>-edit-wait-store} (changelogs
+ *       {@code <application.id>-<store>-changelog}) and the global stores {@code sender-status-store} and
+ *       {@code preferences-store}; it forwards outbound messages to {@code <p>-outbox-sink} (the lane's outbox) and the
+ *       results it decides (EXPIRED, SKIPPED_INACTIVE, an edit or delete whose message cannot be found: FAILED;
+ *       sender_instance {@code topology}) to {@code <p>-results-sink} ({@code delivery.results}).</li>
  * </ol>
- * Between {@code <p>-to-outbound} and {@code <p>-outbox-sink}: {@code <p>-address} ({@link EditAddressProcessor}, stores
- * {@code provider-message-id-store} and {@code <p>-edit-wait-store}) with branches {@code <p>-addressed-outbound} →
- * {@code <p>-to-addressed} and {@code <p>-addressed-result} → {@code <p>-to-address-result} → {@code <p>-address-results-sink}
- * (an edit or delete whose message cannot be found ends FAILED); {@code delivery-results-source} →
- * {@code delivery-results-to-message-ids} ({@link ProviderMessageIdsProcessor}) keeps {@code provider-message-id-store}.
- * Between {@code <p>-to-addressed} and {@code <p>-outbox-sink}: {@code <p>-split-parts} ({@link Outbound#parts}) sends a
- * text too long for one message ({@code text.too.long=split}) as its ordered parts {@code <id>#k/n}, keyed by the chat
- * like the rest, so they keep per-chat order; any other message passes unchanged.
+ * {@code delivery-results-source} → {@code delivery-results-to-message-ids} ({@link ProviderMessageIdsProcessor}) keeps
+ * {@code provider-message-id-store}.
  *
  * <p>Parts: {@code delivery-parts-source} ({@code delivery.parts}, where senders write the results of parts) →
  * {@code delivery-parts-aggregate} ({@link PartResultsProcessor}, store {@code part-results-store}) →
@@ -99,6 +95,12 @@ public final class SluiceTopology {
     public static final String PROVIDER_MESSAGE_ID_STORE = "provider-message-id-store";
     /** Results of the parts of split notifications until each notification has its one result ({@link PartResultsProcessor}). */
     public static final String PART_RESULTS_STORE = "part-results-store";
+    /** Lane steps ({@code <p>-<step>}) that processors forward to by name. */
+    static final String DLQ_SINK = "dlq-sink";
+    static final String DLQ_RESULTS_SINK = "dlq-results-sink";
+    static final String BY_CHAT_MERGE = "by-chat-merge";
+    static final String OUTBOX_SINK = "outbox-sink";
+    static final String RESULTS_SINK = "results-sink";
 
     private SluiceTopology() {
     }
@@ -143,6 +145,8 @@ public final class SluiceTopology {
         var topics = config.topics();
         // One per built topology: the sender-status updater (global thread) tells the routing processors what changed.
         StoreChanges senderStatusChanges = new StoreChanges();
+        // One per built topology: per task, the chats with an entry in chat-status-store (its writers tell, the routes read).
+        ChatStatusKeys chatStatusKeys = new ChatStatusKeys();
         builder.addGlobalStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SENDER_STATUS_STORE),
                         Serdes.String(), Serdes.ByteArray()).withLoggingDisabled(), topics.senderStatus(),
                 Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("sender-status"),
@@ -157,13 +161,13 @@ public final class SluiceTopology {
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CHAT_POLICY_STORE),
                 Serdes.String(), Serdes.String()));
         builder.stream(topics.chatEvents(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("chat-events-source"))
-                .process(() -> ChatStatusProcessor.fromChatEvents(new SpecificAvroDeserializer<>(registry, ChatEvent.class)),
+                .process(() -> ChatStatusProcessor.fromChatEvents(new SpecificAvroDeserializer<>(registry, ChatEvent.class), chatStatusKeys),
                         Named.as("chat-events-to-status"), CHAT_STATUS_STORE);
         builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(PROVIDER_MESSAGE_ID_STORE,
                 Duration.ofMillis(config.editTargetRetentionMs()), Duration.ofMillis(1), false), Serdes.String(), Serdes.String()));
         KStream<byte[], byte[]> deliveryResults = builder.stream(topics.deliveryResults(),
                 Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("delivery-results-source"));
-        deliveryResults.process(() -> ChatStatusProcessor.fromDeliveryResults(new SpecificAvroDeserializer<>(registry, DeliveryResult.class)),
+        deliveryResults.process(() -> ChatStatusProcessor.fromDeliveryResults(new SpecificAvroDeserializer<>(registry, DeliveryResult.class), chatStatusKeys),
                         Named.as("delivery-results-to-status"), CHAT_STATUS_STORE);
         deliveryResults.process(() -> new ProviderMessageIdsProcessor(new SpecificAvroDeserializer<>(registry, DeliveryResult.class)),
                 Named.as("delivery-results-to-message-ids"), PROVIDER_MESSAGE_ID_STORE);
@@ -178,14 +182,16 @@ public final class SluiceTopology {
                         .withName("delivery-parts-results-sink"));
 
         SpecificAvroSerde<Notification> notificationSerde = new SpecificAvroSerde<>(registry, Notification.class);
-        addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde, keyedInput, senderStatusChanges);
-        addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde, keyedInput, senderStatusChanges);
+        addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde, keyedInput, senderStatusChanges,
+                chatStatusKeys);
+        addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde, keyedInput, senderStatusChanges,
+                chatStatusKeys);
         return builder.build();
     }
 
     private static void addLane(StreamsBuilder builder, LaneSpec spec, TopologyConfig config, SchemaRegistryClient registry,
                                 TopologyCounters counters, SpecificAvroSerde<Notification> notificationSerde, ChatKeyedInput keyedInput,
-                                StoreChanges senderStatusChanges) {
+                                StoreChanges senderStatusChanges, ChatStatusKeys chatStatusKeys) {
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(digestStore(spec)),
                 Serdes.String(), new SpecificAvroSerde<>(registry, DigestEntry.class)));
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(scheduleStore(spec)),
@@ -199,88 +205,45 @@ public final class SluiceTopology {
                 Serdes.String(), outboundSerde));
         SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(registry, DeliveryResult.class);
 
-        KStream<byte[], Checked> checked = builder
+        // <p>-validate forwards each record to one of its named children (ValidateProcessor): the DLQ sinks, the by-chat
+        // repartition, or <p>-by-chat-merge. The casts: one processor feeds children of different key and value types.
+        KStream<Object, Object> validated = builder
                 .stream(spec.sourceTopic(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("source")))
                 .process(() -> new ValidateProcessor(notificationSerde.deserializer(), spec, config.scheduleMaxHorizonMs(), keyedInput,
-                                config.textTooLong() == TopologyConfig.TextTooLong.SPLIT ? config.textSplitMaxParts() : 1),
+                                config.textTooLong() == TopologyConfig.TextTooLong.SPLIT ? config.textSplitMaxParts() : 1, counters),
                         Named.as(spec.name("validate")));
-
-        checked.split(Named.as(spec.name("checked")))
-                .branch((key, value) -> value.isValid(), Branched.withConsumer(valid -> route(byChat(valid, spec, notificationSerde),
-                        spec, config, registry, counters, outboundSerde, resultSerde, senderStatusChanges), "-valid"))
-                .defaultBranch(Branched.withConsumer(invalid -> {
-                    invalid.mapValues(c -> {
-                                counters.deadLettered(spec.lane());
-                                return c.originalValue();
-                            }, Named.as(spec.name("dlq-original")))
-                            .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("dlq-sink")));
-                    // A dead letter whose id could be read also ends with a FAILED result carrying the reason.
-                    invalid.filter((key, c) -> c.deadLetterResult() != null, Named.as(spec.name("dlq-has-result")))
-                            .map((key, c) -> {
-                                DeliveryResult r = c.deadLetterResult();
-                                counters.result(spec.lane(), r.getEventClass(), r.getStatus());
-                                return KeyValue.pair(r.getChatId(), r);
-                            }, Named.as(spec.name("dlq-result")))
-                            .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde)
-                                    .withName(spec.name("dlq-results-sink")));
-                }, "-invalid"));
+        SluiceTopology.<byte[], byte[]>typed(validated)
+                .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name(DLQ_SINK)));
+        SluiceTopology.<String, DeliveryResult>typed(validated)
+                .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde).withName(spec.name(DLQ_RESULTS_SINK)));
+        KStream<String, Notification> valid = typed(validated);
+        KStream<String, Notification> repartitioned = valid.repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
+                .withKeySerde(Serdes.String()).withValueSerde(notificationSerde));
+        // from here per-chat order is partition order
+        KStream<String, Notification> byChat = valid.merge(repartitioned, Named.as(spec.name(BY_CHAT_MERGE)));
+        KStream<String, SpecificRecord> routed = byChat.process(() -> new RouteProcessor(spec, config, config.classifier(), counters,
+                        new SpecificAvroDeserializer<>(registry, SenderStatus.class), senderStatusChanges,
+                        new SpecificAvroDeserializer<>(registry, Preference.class), chatStatusKeys),
+                Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec),
+                dedupeStore(spec), PROVIDER_MESSAGE_ID_STORE, editWaitStore(spec));
+        SluiceTopology.<String, OutboundMessage>typed(routed)
+                .to(spec.outboxTopic(), Produced.with(Serdes.String(), outboundSerde).withName(spec.name(OUTBOX_SINK)));
+        SluiceTopology.<String, DeliveryResult>typed(routed)
+                .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde).withName(spec.name(RESULTS_SINK)));
     }
 
     /**
-     * The lane's valid notifications keyed by chat id, in their chat's partition: a record the producer keyed by its
-     * normalised chat id in that key's partition ({@link ChatKeyedInput}) goes straight on ({@code <p>-by-chat-path-direct},
-     * {@code <p>-direct-key}); any other takes the {@code by-chat} repartition ({@code <p>-by-chat-path-repartition},
-     * {@code <p>-key-by-chat}); both meet in {@code <p>-by-chat-merge}. Each path keeps its own order; a chat whose
-     * records come both ways (one producer keying it two ways) has no order between the two paths: the repartitioned
-     * records arrive one commit later.
+     * The node of the {@code by-chat} repartition that {@code <p>-validate} forwards a record to when it must be re-keyed:
+     * the DSL's {@code <repartition>-repartition-filter} in front of the repartition sink.
      */
-    private static KStream<String, Notification> byChat(KStream<byte[], Checked> valid, LaneSpec spec,
-                                                        SpecificAvroSerde<Notification> notificationSerde) {
-        var paths = valid.split(Named.as(spec.name("by-chat-path")))
-                .branch((key, value) -> value.onChatPartition(), Branched.as("-direct"))
-                .defaultBranch(Branched.as("-repartition"));
-        KStream<String, Notification> direct = paths.get(spec.name("by-chat-path-direct"))
-                .map((key, value) -> KeyValue.pair(value.notification().getChatId(), value.notification()),
-                        Named.as(spec.name("direct-key")));
-        KStream<String, Notification> repartitioned = paths.get(spec.name("by-chat-path-repartition"))
-                .map((key, value) -> KeyValue.pair(value.notification().getChatId(), value.notification()),
-                        Named.as(spec.name("key-by-chat")))
-                .repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
-                        .withKeySerde(Serdes.String()).withValueSerde(notificationSerde));
-        return direct.merge(repartitioned, Named.as(spec.name("by-chat-merge")));
+    static String repartitionEntry(LaneSpec spec) {
+        return spec.repartitionName() + "-repartition-filter";
     }
 
-    private static void route(KStream<String, Notification> byChat, LaneSpec spec, TopologyConfig config,
-                              SchemaRegistryClient registry, TopologyCounters counters,
-                              SpecificAvroSerde<OutboundMessage> outboundSerde, SpecificAvroSerde<DeliveryResult> resultSerde,
-                              StoreChanges senderStatusChanges) {
-        byChat.<String, SpecificRecord>process(() -> new RouteProcessor(spec, config, config.classifier(), counters,
-                                new SpecificAvroDeserializer<>(registry, SenderStatus.class), senderStatusChanges,
-                                new SpecificAvroDeserializer<>(registry, Preference.class)),
-                        Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec),
-                        dedupeStore(spec))
-                .split(Named.as(spec.name("routed")))
-                .branch((key, value) -> value instanceof OutboundMessage, Branched.withConsumer(out -> out
-                        .mapValues(value -> (OutboundMessage) value, Named.as(spec.name("to-outbound")))
-                        // edits and deletes get the provider message id of the message they name (EditAddressProcessor)
-                        .<String, SpecificRecord>process(() -> new EditAddressProcessor(spec, config), Named.as(spec.name("address")),
-                                PROVIDER_MESSAGE_ID_STORE, editWaitStore(spec))
-                        .split(Named.as(spec.name("addressed")))
-                        .branch((key, value) -> value instanceof OutboundMessage, Branched.withConsumer(addressed -> addressed
-                                .mapValues(value -> (OutboundMessage) value, Named.as(spec.name("to-addressed")))
-                                // a too-long text (text.too.long=split) leaves as its ordered parts, same key: per-chat order
-                                .flatMapValues(Outbound::parts, Named.as(spec.name("split-parts")))
-                                .to(spec.outboxTopic(), Produced.with(Serdes.String(), outboundSerde).withName(spec.name("outbox-sink"))),
-                                "-outbound"))
-                        .defaultBranch(Branched.withConsumer(unaddressable -> unaddressable
-                                .mapValues(value -> (DeliveryResult) value, Named.as(spec.name("to-address-result")))
-                                .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde)
-                                        .withName(spec.name("address-results-sink"))), "-result")),
-                        "-outbound"))
-                .defaultBranch(Branched.withConsumer(results -> results
-                        .mapValues(value -> (DeliveryResult) value, Named.as(spec.name("to-result")))
-                        .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde)
-                                .withName(spec.name("results-sink"))),
-                        "-result"));
+    /** A processor's output stream seen with the types of one named child it forwards to (the records carry them). */
+    @SuppressWarnings("unchecked")
+    private static <K, V> KStream<K, V> typed(KStream<?, ?> stream) {
+        return (KStream<K, V>) stream;
     }
+
 }

@@ -45,7 +45,7 @@ import org.apache.kafka.streams.StreamsConfig;
  *       ahead of now is dead-lettered with the reason (and a FAILED result), instead of waiting without end</li>
  *   <li>{@code edit.wait.max.ms} (default 600000, 10 min; 1000..86400000) how long an edit or delete ({@code edit_of},
  *       {@code delete_of}) waits for the result of the notification it names; messages to the same chat queued behind it wait
- *       too (per-chat order). Past it the edit ends FAILED "message to edit not found" ({@link EditAddressProcessor})</li>
+ *       too (per-chat order). Past it the edit ends FAILED "message to edit not found" ({@link EditAddressing})</li>
  *   <li>{@code edit.target.retention.ms} (default 86400000, 24 h; 60000..2592000000) how long the provider message id of a
  *       delivered notification is kept for edits and deletes (window store {@code provider-message-id-store}, changelogged)</li>
  *   <li>{@code text.too.long} (default {@code dead-letter}; or {@code split}) what a notification whose text is too long

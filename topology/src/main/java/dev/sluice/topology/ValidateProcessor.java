@@ -21,15 +21,16 @@ import org.slf4j.LoggerFactory;
  * {@code schedule.max.horizon.ms} on the wall clock) and normalises its {@code chat_id} ({@link ChatIds}), so
  * the repartition key, the stores, the outbox key and {@code chat_id} all use the normalised id.
  *
- * <p>Forwards every record, keeping the original key: a valid one as {@link Checked#valid}; any other
- * as {@link Checked#rejected} with the original value bytes and the {@link DeadLetterHeaders} added,
- * so the stream keeps running and nothing is lost, plus a FAILED result carrying the reason when the
- * notification's id could be read (at most {@value #MAX_RESULT_ID_BYTES} bytes, so the result itself stays
+ * <p>Forwards every record to one named child (issue 21 session 9: no split, branch or map nodes in between): a valid
+ * one keyed by its normalised chat id to {@code <lane>-by-chat-merge} when the producer keyed it so in that key's partition
+ * ({@link ChatKeyedInput}), else to the {@code by-chat} repartition; any other, with its original key and value bytes and the
+ * {@link DeadLetterHeaders} added, to {@code <lane>-dlq-sink}, so the stream keeps running and nothing is lost, plus a
+ * FAILED result carrying the reason to {@code <lane>-dlq-results-sink} when the notification's id could be read (at most {@value #MAX_RESULT_ID_BYTES} bytes, so the result itself stays
  * small). A retriable registry failure (registry down) is not the record's fault: it is rethrown, the stream
  * thread fails and is replaced, and the record is read again from the last commit. Stateless; one instance
  * per task, used by its stream thread only.
  */
-final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[], Checked> {
+final class ValidateProcessor extends ContextualProcessor<byte[], byte[], Object, Object> {
     private static final Logger log = LoggerFactory.getLogger(ValidateProcessor.class);
     /** Largest id a dead-letter result carries (a longer id is dead-lettered without a result). */
     static final int MAX_RESULT_ID_BYTES = 64 * 1024;
@@ -38,18 +39,28 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[]
     private final long scheduleMaxHorizonMs;
     private final ChatKeyedInput keyedInput;
     private final int maxParts;
+    private final TopologyCounters counters;
+    private final String direct;
+    private final String repartition;
+    private final String dlqSink;
+    private final String dlqResultsSink;
 
     /**
      * @param maxParts parts a too-long text may be split into: 1 with {@code text.too.long=dead-letter}, else
      *                 {@code text.split.max.parts}
      */
     ValidateProcessor(Deserializer<Notification> deserializer, LaneSpec spec, long scheduleMaxHorizonMs, ChatKeyedInput keyedInput,
-                      int maxParts) {
+                      int maxParts, TopologyCounters counters) {
         this.deserializer = deserializer;
         this.spec = spec;
         this.scheduleMaxHorizonMs = scheduleMaxHorizonMs;
         this.keyedInput = keyedInput;
         this.maxParts = maxParts;
+        this.counters = counters;
+        this.direct = spec.name(SluiceTopology.BY_CHAT_MERGE);
+        this.repartition = SluiceTopology.repartitionEntry(spec);
+        this.dlqSink = spec.name(SluiceTopology.DLQ_SINK);
+        this.dlqResultsSink = spec.name(SluiceTopology.DLQ_RESULTS_SINK);
     }
 
     @Override
@@ -77,7 +88,9 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[]
         String chat = ChatIds.normalise(notification.getChatId());
         notification.setChatId(chat);
         boolean onChatPartition = source != null && keyedInput.onChatPartition(topic, source.partition(), record.key(), chat);
-        context().forward(record.withValue(Checked.valid(notification, onChatPartition)));
+        // keyed by the chat id from here on: straight to the route when the record is in its chat's partition, else through
+        // the by-chat repartition (record timestamp and headers kept on both paths)
+        context().forward(record.<Object>withKey(chat).<Object>withValue(notification), onChatPartition ? direct : repartition);
     }
 
     private void reject(Record<byte[], byte[]> record, String topic, RuntimeException error, Notification read) {
@@ -96,7 +109,13 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], byte[]
         headers.add(DeadLetterHeaders.ERROR_CLASS, utf8(error.getClass().getName()));
         log.warn("dead-lettering record from {}-{}@{}: {}", topic, meta == null ? -1 : meta.partition(),
                 meta == null ? -1 : meta.offset(), reason);
-        context().forward(new Record<>(record.key(), Checked.rejected(record.value(), resultFor(read, reason)), record.timestamp(), headers));
+        DeliveryResult result = resultFor(read, reason);
+        counters.deadLettered(spec.lane());
+        context().forward(new Record<Object, Object>(record.key(), record.value(), record.timestamp(), headers), dlqSink);
+        if (result != null) { // a dead letter whose id could be read also ends with a FAILED result carrying the reason
+            counters.result(spec.lane(), result.getEventClass(), result.getStatus());
+            context().forward(new Record<Object, Object>(result.getChatId(), result, record.timestamp(), headers), dlqResultsSink);
+        }
     }
 
     /** The FAILED result for a notification that was read but is invalid, when its id can name it; else null. */

@@ -78,7 +78,7 @@ class RichMessageTopologyTest {
                 .containsExactly("r-1", "p-1", "s-1");
         delivered(out.get(0), 1L);
         delivered(out.get(1), 2L);
-        h.advance(Duration.ofMillis(EditAddressProcessor.CHECK_INTERVAL_MS));
+        h.advance(Duration.ofMillis(EditAddressing.CHECK_INTERVAL_MS));
         out.addAll(h.drainLive());
         assertThat(out).extracting(OutboundMessage::getId).containsExactly("r-1", "p-1", "s-1", "e-1", "d-1");
         assertThat(out.get(0).getReplyMarkup()).isEqualTo(buttons);
@@ -184,7 +184,7 @@ class RichMessageTopologyTest {
 
         delivered(original, 17L);
         h.resultsOut.readValuesToList(); // our own input echoed
-        h.advance(Duration.ofMillis(EditAddressProcessor.CHECK_INTERVAL_MS));
+        h.advance(Duration.ofMillis(EditAddressing.CHECK_INTERVAL_MS));
         List<OutboundMessage> out = h.drainLive();
         assertThat(out).extracting(OutboundMessage::getId).containsExactly("e-1", "x-1");
         assertThat(out.get(0).getTargetProviderMessageId()).isEqualTo(17L);

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code text.too.long=split} on the TopologyTestDriver: node {@code live-split-parts} sends a too-long text as ordered
+ * {@code text.too.long=split} on the TopologyTestDriver: node {@code live-route} ({@link Outbound#parts}) sends a too-long text as ordered
  * parts on the chat's key, validation dead-letters what would need more than {@code text.split.max.parts}, and
  * {@code delivery-parts-aggregate} folds the parts' results into exactly one result on {@code delivery.results}.
  */
@@ -165,7 +165,7 @@ class SplitTopologyTest {
 
         // an edit of the split notification addresses part 1 (its result names part 1's provider message id)
         h.send(notification("edit-3", "42", TEN).setEventClass(NotificationClass.CRITICAL).setEditOf("long-3").setText("short now").build());
-        h.advance(Duration.ofMillis(EditAddressProcessor.CHECK_INTERVAL_MS));
+        h.advance(Duration.ofMillis(EditAddressing.CHECK_INTERVAL_MS));
         assertThat(h.drainLive()).singleElement().satisfies(e -> assertThat(e.getTargetProviderMessageId()).isEqualTo(101L));
     }
 

@@ -11,11 +11,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
-import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.WindowStore;
@@ -33,13 +30,26 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * within {@code edit.wait.max.ms} ("message to edit not found" / "message to delete not found"). Messages without an edit or
  * delete pass untouched when nothing of their chat waits: the chats with waiting messages (and how many) are also kept in
  * memory, loaded from the restored store at init and changed with every write, so a message of a chat with nothing waiting,
- * and a punctuation with nothing waiting at all, read no store (issue 21). Owned by the stream thread of its task.
+ * and a punctuation with nothing waiting at all, read no store (issue 21).
+ *
+ * <p>Not a node of its own since issue 21 session 9: the lane's {@link RouteProcessor} ({@code <lane>-route}) hands it every
+ * outbound message ({@link #offer}) and it gives what may leave to an {@link Out} (the route processor's outbox and results
+ * sinks), saving the forwards through the nodes {@code <lane>-to-outbound}, {@code <lane>-address}, {@code <lane>-addressed}
+ * and its branches. One instance per {@link RouteProcessor}, owned by the stream thread of its task.
  */
-final class EditAddressProcessor extends ContextualProcessor<String, OutboundMessage, String, SpecificRecord> {
+final class EditAddressing {
+    /** Where addressed messages and the FAILED results of unaddressable ones go. */
+    interface Out {
+        void outbound(OutboundMessage m, long now);
+
+        void failed(DeliveryResult r, long now);
+    }
+
     /** How late an edit leaves after its original's result arrived; short, the wait store is small (bounded by the wait). */
     static final long CHECK_INTERVAL_MS = 200;
     private final LaneSpec spec;
     private final long waitMaxMs;
+    private final Out out;
     private WindowStore<String, String> ids;
     private KeyValueStore<String, OutboundMessage> waiting;
     /** Chat id → number of its entries in {@link #waiting}. */
@@ -48,14 +58,14 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
     /** The check of waiting messages, scheduled only while one waits. */
     private final OnDemandPunctuator checks = new OnDemandPunctuator(Duration.ofMillis(CHECK_INTERVAL_MS), this::releaseWaiting);
 
-    EditAddressProcessor(LaneSpec spec, TopologyConfig config) {
+    EditAddressing(LaneSpec spec, TopologyConfig config, Out out) {
         this.spec = spec;
         this.waitMaxMs = config.editWaitMaxMs();
+        this.out = out;
     }
 
-    @Override
-    public void init(ProcessorContext<String, SpecificRecord> context) {
-        super.init(context);
+    /** From the owning processor's {@code init}: the stores (restored) and the check's punctuator. */
+    void init(ProcessorContext<?, ?> context) {
         ids = context.getStateStore(SluiceTopology.PROVIDER_MESSAGE_ID_STORE);
         waiting = context.getStateStore(SluiceTopology.editWaitStore(spec));
         try (KeyValueIterator<String, OutboundMessage> it = waiting.all()) {
@@ -72,10 +82,8 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
         }
     }
 
-    @Override
-    public void process(Record<String, OutboundMessage> record) {
-        OutboundMessage m = record.value();
-        long now = context().currentSystemTimeMs();
+    /** An outbound message on its way to the outbox: leaves now (addressed, or as its FAILED result) or waits. */
+    void offer(OutboundMessage m, long now) {
         if (waitingPerChat.containsKey(m.getChatId()) || !release(m, now)) {
             waiting.put(m.getChatId() + '\u001f' + String.format("%019d", seq++), m);
             waitingPerChat.merge(m.getChatId(), 1, Integer::sum);
@@ -155,7 +163,7 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
     }
 
     private void forward(OutboundMessage m, long now) {
-        context().forward(new Record<>(m.getChatId(), m, now));
+        out.outbound(m, now);
     }
 
     private void fail(OutboundMessage m, String reason, long now) {
@@ -174,6 +182,6 @@ final class EditAddressProcessor extends ContextualProcessor<String, OutboundMes
                 .setFoldedIds(List.of())
                 .setSenderInstance(Outbound.TOPOLOGY_INSTANCE)
                 .build();
-        context().forward(new Record<>(m.getChatId(), r, now));
+        out.failed(r, now);
     }
 }
