@@ -75,4 +75,29 @@ class TopologyNamesTest {
         Matcher generated = Pattern.compile("KSTREAM-|KTABLE-|KSTREAM_").matcher(description.toString());
         assertThat(generated.find()).as(description.toString()).isFalse();
     }
+
+    /** Issue 21 session 9: a notification keyed by its chat passes 5 nodes, each forwarding to the one child it names. */
+    @Test
+    void theValidPathIsFiveNodesFromSourceToOutbox() {
+        TopologyConfig config = TopologyConfig.from(Settings.of(Map.of(
+                "bootstrap.servers", "unused:9092", "schema.registry.url", "http://unused:8081")));
+        TopologyDescription description = SluiceTopology.build(config, new InMemorySchemaRegistryClient()).describe();
+        Map<String, Set<String>> successors = new java.util.HashMap<>();
+        for (TopologyDescription.Subtopology sub : description.subtopologies()) {
+            for (TopologyDescription.Node node : sub.nodes()) {
+                Set<String> next = new TreeSet<>();
+                node.successors().forEach(n -> next.add(n.name()));
+                successors.put(node.name(), next);
+            }
+        }
+        for (String p : new String[] {"live", "backfill"}) {
+            String repartition = p.equals("live") ? "by-chat" : "backfill-by-chat";
+            assertThat(successors.get(p + "-source")).containsExactly(p + "-validate");
+            assertThat(successors.get(p + "-validate")).containsExactlyInAnyOrder(p + "-dlq-sink", p + "-dlq-results-sink",
+                    repartition + "-repartition-filter", p + "-by-chat-merge");
+            assertThat(successors.get(repartition + "-repartition-source")).containsExactly(p + "-by-chat-merge");
+            assertThat(successors.get(p + "-by-chat-merge")).containsExactly(p + "-route");
+            assertThat(successors.get(p + "-route")).containsExactlyInAnyOrder(p + "-outbox-sink", p + "-results-sink");
+        }
+    }
 }
