@@ -154,6 +154,8 @@ final class Outcomes {
                     results.alreadyFinished(p);
                     return Step.DONE;
                 }
+                log.info("{} was granted to the previous owner, which left no result: sending it (a duplicate at the "
+                        + "provider if that owner's call had gone out)", m.getId());
                 return null;
             }
             default -> {
