@@ -34,7 +34,9 @@
 --   ARGV[14] P, the number of pending sent-mark writes riding on this call (see op 'marks')
 --   ARGV[15] the sent marks' PX TTL, ms (these and the in-flight marks)   ARGV[16..15+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
 --            (SET ... PX ARGV[15]) before any candidate is decided, whatever the decision
---   ARGV[16+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark,
+--   ARGV[16+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark (a marked message is
+--              answered with the mark whether the limits would grant it or not; with 16 on Redis >= 7.0 the mark is
+--              read after the decision: by the in-flight write itself, SET NX GET, on a grant, by a GET on a refusal),
 --              8 = may reserve, 16 = write the in-flight mark on a grant (bits); with 16 the next ARGV is that mark's
 --              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[15] when (and only when) the candidate is
 --              granted, reservations included: a sender killed after the grant leaves the mark, and the message's
@@ -98,7 +100,9 @@
 --   -> {global TAT ms from now}. The global TAT becomes at least now + ARGV[2]; nothing else changes.
 
 -- Cost: a decision is TIME and one GET per key (bot, chat[, group][, sent mark]); a refusal writes nothing (but the
--- pending sent marks it carries, one SET each) and a grant writes each key it changed once (and its in-flight mark) (the chat/group key at once, the bot key once per call). The acquire
+-- pending sent marks it carries, one SET each) and a grant writes each key it changed once (and its in-flight mark) (the
+-- chat/group key at once, the bot key once per call). A grant that checks and writes the sent mark (flags 4 + 16) reads
+-- it with the write (SET NX GET, Redis >= 7.0): TIME, GET bot, GET chat, SET chat, SET mark, SET bot for one message. The acquire
 -- path below is written out inline, with locals instead of tables and closures: it is the hot path, and in
 -- Redis a script's body (including every local function in it) is executed anew on each call.
 
@@ -114,6 +118,8 @@ local floor = math.floor
 local op = ARGV[1]
 
 if op == 'acquire' then
+  -- Redis >= 7.0 (redis.REDIS_VERSION_NUM is new in 7.0) takes SET ... NX GET; 6.2 refuses NX with GET
+  local NX_GET = redis.REDIS_VERSION_NUM ~= nil
   -- integers sent by the client: "+ 0" converts them like tonumber, without a function call per argument
   local A = ARGV
   local g_base = A[2] + 0
@@ -220,11 +226,18 @@ if op == 'acquire' then
     end
     local mark = nil
     local mark_key = nil
+    -- check and write (flags 4 + 16) on Redis >= 7.0: the mark is read by the write itself (SET NX GET) on a grant,
+    -- after the decision; a refusal reads it then (GET). Same answers as reading it first, one call less per grant.
+    local deferred = false
     if check or flight then
       mark_key = KEYS[k]
       k = k + 1
       if check then
-        mark = redis.call('GET', mark_key)
+        if flight and NX_GET then
+          deferred = true
+        else
+          mark = redis.call('GET', mark_key)
+        end
       end
     end
     if mark then
@@ -323,7 +336,18 @@ if op == 'acquire' then
         end
       end
 
-      if code == 0 then
+      if deferred then
+        if code == 0 then
+          -- written only if absent; an existing mark comes back (nothing written): ALREADY_SENT, nothing consumed
+          mark = redis.call('SET', mark_key, flight, 'NX', 'GET', 'PX', A[15])
+          flight = nil -- written (or not to be written)
+        else
+          mark = redis.call('GET', mark_key)
+        end
+      end
+      if mark then
+        out[#out + 1] = mark
+      elseif code == 0 then
         g_tat = g_now + g_interval
         dirty = true
         if seqs then
