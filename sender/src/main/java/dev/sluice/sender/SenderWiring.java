@@ -176,8 +176,12 @@ final class SenderWiring {
                 || !budget.sentMarksRedisUrl().equals(sentMarks.redisUrl())) {
             return false;
         }
+        java.time.Duration hold = dev.sluice.sender.budget.MarkWrites.SENT_HOLD; // a SENT waits that long for its DONE
+        if (config.sentMarkFlushInterval().compareTo(hold) < 0) {
+            hold = config.sentMarkFlushInterval();
+        }
         dev.sluice.sender.budget.MarkWrites writes = new dev.sluice.sender.budget.MarkWrites(MARK_WRITES_CAPACITY,
-                config.sentMarkTtl().toMillis());
+                config.sentMarkTtl().toMillis(), hold);
         if (!budget.foldMarkWrites(writes)) {
             return false;
         }

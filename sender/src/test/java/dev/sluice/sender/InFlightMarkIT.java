@@ -91,6 +91,8 @@ class InFlightMarkIT {
                 .endsWith("|42");
         assertThat(direct.sync().pttl(BudgetKeys.sentMark("bot", "m1"))).isBetween(TTL_MS - 60_000, TTL_MS);
 
+        // a SENT waits MarkWrites.SENT_HOLD for its DONE (none comes: the sink here writes no mark), then rides
+        awaitHold();
         assertThat(runToEnd(pending("m2", "43"))).isEqualTo(Step.DONE);
         assertThat(mark("m1")).as("carried by m2's decision").startsWith("SENT|DELIVERED|1|").endsWith("|42");
         assertThat(mark("m2")).startsWith("FLIGHT|||");
@@ -124,6 +126,7 @@ class InFlightMarkIT {
         resultsOnTopic.add("f2"); // its killed owner's result reached the topic: the call was made and answered
 
         assertThat(runToEnd(pending("f1", "42"))).isEqualTo(Step.DONE);
+        awaitHold(); // f1's SENT waits its hold, then rides on f2's call
         assertThat(runToEnd(pending("f2", "43"))).isEqualTo(Step.DONE);
         assertThat(lookups).containsExactly("f1@42", "f2@43");
         assertThat(transport.sent).as("f1 had no result: sent once; f2 not again").containsExactly("42/text f1");
@@ -156,6 +159,19 @@ class InFlightMarkIT {
             }
         }
         return step;
+    }
+
+    /** Until a SENT offered before this call has waited its hold (MarkWrites.SENT_HOLD): a known time, bounded. */
+    private static void awaitHold() {
+        long until = System.nanoTime() + dev.sluice.sender.budget.MarkWrites.SENT_HOLD.toNanos();
+        while (System.nanoTime() - until < 0) {
+            try {
+                Thread.sleep(Math.max(1, (until - System.nanoTime()) / 1_000_000 + 1));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     private String mark(String id) {

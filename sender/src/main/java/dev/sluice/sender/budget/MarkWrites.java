@@ -18,6 +18,14 @@ import java.util.Map;
  * written, a next owner finds FLIGHT and looks for the result before sending) and the DONE mark (its loss or delay
  * costs at most that lookup).
  *
+ * <p><b>Held writes</b> ({@link #offerHeld}, the SENT marks): a budget call carries one only once it waited
+ * {@link #holdNanos()}, so the DONE of the same message (offered when Kafka acknowledged its result, usually within
+ * milliseconds) replaces it first and only the DONE is written: one SET per message instead of two. The timed flush
+ * writes a held mark that waited the flush interval like any other; {@link #drainAll} (a flush by hand, the flush at
+ * close) takes it at once. A sender killed while a SENT is held leaves FLIGHT, as a SENT not yet carried did before:
+ * the next owner looks for the result on the results topic and sends only when there is none, which is a message
+ * the killed sender had in flight (provider called, result not yet written).
+ *
  * <p><b>Bounded</b> on purpose: at most {@link #capacity()} writes wait (coalesced per message: a later value of the
  * same mark replaces the earlier one). When it is full, {@link #offer} refuses and the caller writes the mark by
  * itself, as without folding (one command), so a Redis outage or a slow flush never grows the heap without bound.
@@ -29,13 +37,24 @@ public final class MarkWrites {
     /** The most writes one budget call carries (the script runs one SET per write): bounds a call's duration. */
     public static final int MAX_PER_CALL = 64;
 
+    /**
+     * How long a held write (a SENT mark) waits for a newer value (its DONE) before a budget call carries it, unless
+     * the flush interval is shorter: a Kafka acknowledgement normally takes a few ms (linger.ms 5).
+     */
+    public static final java.time.Duration SENT_HOLD = java.time.Duration.ofMillis(50);
+
     /** One pending write: the message id (its key is {@code sluice:{bot}:sent:<id>}) and the value to SET. */
     public record Write(String messageId, String value) {
     }
 
+    /** A waiting value, when (System.nanoTime) the first value of its mark was queued, and whether it is held. */
+    private record Pending(String value, long queuedAt, boolean held) {
+    }
+
     private final int capacity;
     private final long ttlMs;
-    private final Map<String, LinkedHashMap<String, String>> byBot = new LinkedHashMap<>();
+    private final long holdNanos;
+    private final Map<String, LinkedHashMap<String, Pending>> byBot = new LinkedHashMap<>();
     /** Per bot with pending writes: when (System.nanoTime) its oldest pending write was queued. */
     private final Map<String, Long> since = new java.util.HashMap<>();
     private int size;
@@ -45,11 +64,24 @@ public final class MarkWrites {
      * @param ttlMs    the PX TTL every mark is written with ({@code sender.sent.mark.ttl.ms})
      */
     public MarkWrites(int capacity, long ttlMs) {
-        if (capacity < 1 || ttlMs < 1) {
-            throw new IllegalArgumentException("capacity and ttlMs must be positive, got " + capacity + ", " + ttlMs);
+        this(capacity, ttlMs, SENT_HOLD);
+    }
+
+    /**
+     * @param hold how long a held write waits for a newer value before a budget call carries it ({@link #offerHeld})
+     */
+    public MarkWrites(int capacity, long ttlMs, java.time.Duration hold) {
+        if (capacity < 1 || ttlMs < 1 || hold.isNegative()) {
+            throw new IllegalArgumentException("capacity and ttlMs must be positive and hold not negative, got "
+                    + capacity + ", " + ttlMs + ", " + hold);
         }
         this.capacity = capacity;
         this.ttlMs = ttlMs;
+        this.holdNanos = hold.toNanos();
+    }
+
+    public long holdNanos() {
+        return holdNanos;
     }
 
     public int capacity() {
@@ -66,43 +98,77 @@ public final class MarkWrites {
      * @return false when the buffer is full: nothing was queued, the caller writes the mark itself
      */
     public synchronized boolean offer(String botId, String messageId, String value) {
-        LinkedHashMap<String, String> bot = byBot.get(botId);
-        if (bot != null && bot.containsKey(messageId)) {
-            bot.put(messageId, value);
+        return put(botId, messageId, value, false);
+    }
+
+    /**
+     * As {@link #offer}, for a value that a newer one (the DONE of the same message) may replace: a budget call carries
+     * it only once it waited {@link #holdNanos()} (see the class comment).
+     */
+    public synchronized boolean offerHeld(String botId, String messageId, String value) {
+        return put(botId, messageId, value, true);
+    }
+
+    private boolean put(String botId, String messageId, String value, boolean held) {
+        LinkedHashMap<String, Pending> bot = byBot.get(botId);
+        Pending old = bot == null ? null : bot.get(messageId);
+        if (old != null) {
+            bot.put(messageId, new Pending(value, old.queuedAt(), held)); // replaced: only the latest value is written
             return true;
         }
         if (size >= capacity) {
             return false;
         }
-        queue(botId).put(messageId, value);
+        queue(botId).put(messageId, new Pending(value, System.nanoTime(), held));
         size++;
         return true;
     }
 
-    /** Takes up to {@code max} of the bot's pending writes, oldest first (they are no longer pending). */
+    /**
+     * Takes up to {@code max} of the bot's pending writes, oldest first (they are no longer pending), but a held write
+     * younger than {@link #holdNanos()}: what a budget call carries.
+     */
     public synchronized List<Write> drain(String botId, int max) {
-        LinkedHashMap<String, String> bot = byBot.get(botId);
+        return take(botId, max, false);
+    }
+
+    /** Takes up to {@code max} of the bot's pending writes, held ones included (a flush by hand, at close). */
+    public synchronized List<Write> drainAll(String botId, int max) {
+        return take(botId, max, true);
+    }
+
+    private List<Write> take(String botId, int max, boolean all) {
+        LinkedHashMap<String, Pending> bot = byBot.get(botId);
         if (bot == null) {
             return List.of();
         }
+        long heldBefore = System.nanoTime() - holdNanos;
         List<Write> out = new ArrayList<>(Math.min(max, bot.size()));
-        Iterator<Map.Entry<String, String>> it = bot.entrySet().iterator();
-        while (it.hasNext() && out.size() < max) {
-            Map.Entry<String, String> e = it.next();
-            out.add(new Write(e.getKey(), e.getValue()));
-            it.remove();
+        boolean left = false;
+        long oldestLeft = 0;
+        Iterator<Map.Entry<String, Pending>> it = bot.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<String, Pending> e = it.next();
+            Pending w = e.getValue();
+            if (out.size() < max && (all || !w.held() || w.queuedAt() - heldBefore <= 0)) {
+                out.add(new Write(e.getKey(), w.value()));
+                it.remove();
+            } else if (!left || w.queuedAt() - oldestLeft < 0) {
+                left = true;
+                oldestLeft = w.queuedAt();
+            }
         }
         size -= out.size();
         if (bot.isEmpty()) {
             byBot.remove(botId);
             since.remove(botId);
-        } else {
-            since.put(botId, System.nanoTime()); // what is left waits anew for a call
+        } else if (!out.isEmpty()) {
+            since.put(botId, oldestLeft); // the oldest write left: the timed flush takes it after the interval
         }
         return out;
     }
 
-    private LinkedHashMap<String, String> queue(String botId) {
+    private LinkedHashMap<String, Pending> queue(String botId) {
         return byBot.computeIfAbsent(botId, b -> {
             since.put(b, System.nanoTime());
             return new LinkedHashMap<>();
@@ -118,7 +184,7 @@ public final class MarkWrites {
     public synchronized int restore(String botId, List<Write> writes) {
         int dropped = 0;
         for (Write w : writes) {
-            LinkedHashMap<String, String> bot = byBot.get(botId);
+            LinkedHashMap<String, Pending> bot = byBot.get(botId);
             if (bot != null && bot.containsKey(w.messageId())) {
                 continue; // a newer value waits
             }
@@ -126,7 +192,7 @@ public final class MarkWrites {
                 dropped++;
                 continue;
             }
-            queue(botId).put(w.messageId(), w.value());
+            queue(botId).put(w.messageId(), new Pending(w.value(), System.nanoTime(), false));
             size++;
         }
         return dropped;

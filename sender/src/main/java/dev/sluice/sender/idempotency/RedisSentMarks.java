@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * answer ({@link #markSentLater}) and the DONE mark after the result are not one SET each: they wait in a bounded
  * {@link MarkWrites} buffer and ride on their bot's next budget call ({@code budget.lua} writes them in the same
  * script call, same hash tag); a daemon thread writes what is left every {@code sender.sent.mark.flush.interval.ms},
- * one script call (op 'marks') per bot. A full buffer writes the mark at once as before. A SENT lost with a killed
+ * one script call (op 'marks') per bot. A SENT waits up to {@link MarkWrites#holdNanos()} for its DONE, which replaces
+ * it (one write per message instead of two). A full buffer writes the mark at once as before. A SENT lost with a killed
  * sender leaves FLIGHT: the next owner looks for the result on the results topic and sends only when there is none
  * (Telegram has no idempotency key, so FLIGHT cannot tell a call made from one not made; sending keeps every message
  * delivered, and a message whose result reached the topic is never sent again). A lost DONE leaves SENT or FLIGHT:
@@ -191,7 +192,7 @@ public final class RedisSentMarks implements SentMarks {
                               String resultKey) {
         MarkWrites folded = pending;
         String v = value("SENT", status, providerMessageId) + "|" + atMs + "|" + (resultKey == null ? "" : resultKey);
-        if (folded == null || !folded.offer(botId, messageId, v)) {
+        if (folded == null || !folded.offerHeld(botId, messageId, v)) { // the DONE may replace it before it is written
             markSent(botId, messageId, status, providerMessageId, atMs, resultKey);
         }
     }
@@ -284,7 +285,9 @@ public final class RedisSentMarks implements SentMarks {
         int written = 0;
         for (String bot : folded.botsWaitingAtLeast(ageNanos)) {
             List<MarkWrites.Write> batch;
-            while (!(batch = folded.drain(bot, MarkWrites.MAX_PER_CALL)).isEmpty()) {
+            // the timed flush leaves a SENT that may still be replaced by its DONE (MarkWrites#offerHeld); flush() not
+            while (!(batch = ageNanos == 0 ? folded.drainAll(bot, MarkWrites.MAX_PER_CALL)
+                    : folded.drain(bot, MarkWrites.MAX_PER_CALL)).isEmpty()) {
                 String[] keys = new String[batch.size()];
                 String[] args = new String[batch.size() + 2];
                 args[0] = "marks";
