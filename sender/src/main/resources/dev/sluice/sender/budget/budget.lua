@@ -9,7 +9,7 @@
 -- GCRA (ITU-T I.371): a request at t passes if t >= TAT - tolerance, tolerance = (burst - 1) * interval;
 -- then TAT <- max(TAT, t) + interval. TATs and gates are microseconds since the epoch.
 --
--- Keys hold packed strings, so a decision reads each of them with ONE GET and writes only what changed:
+-- Keys hold packed strings, so a decision reads them all with ONE MGET and writes only what changed:
 --   sluice:{b}:bot          "<global TAT>|<bot gate>|<AIMD m ppm>|<AIMD climb start>|<backfill TAT>"
 --   sluice:{b}:chat:<id>    "<chat TAT>|<chat gate>"
 --   sluice:{b}:group:<id>   "<group TAT>|<group gate>"
@@ -34,9 +34,7 @@
 --   ARGV[14] P, the number of pending sent-mark writes riding on this call (see op 'marks')
 --   ARGV[15] the sent marks' PX TTL, ms (these and the in-flight marks)   ARGV[16..15+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
 --            (SET ... PX ARGV[15]) before any candidate is decided, whatever the decision
---   ARGV[16+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark (a marked message is
---              answered with the mark whether the limits would grant it or not; with 16 on Redis >= 7.0 the mark is
---              read after the decision: by the in-flight write itself, SET NX GET, on a grant, by a GET on a refusal),
+--   ARGV[16+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark,
 --              8 = may reserve, 16 = write the in-flight mark on a grant (bits); with 16 the next ARGV is that mark's
 --              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[15] when (and only when) the candidate is
 --              granted, reservations included: a sender killed after the grant leaves the mark, and the message's
@@ -99,10 +97,10 @@
 --   KEYS[1] sluice:{b}:bot   ARGV[2] global TAT floor, ms from now (>= 0)   ARGV[3] AIMD increase ppm per s
 --   -> {global TAT ms from now}. The global TAT becomes at least now + ARGV[2]; nothing else changes.
 
--- Cost: a decision is TIME and one GET per key (bot, chat[, group][, sent mark]); a refusal writes nothing (but the
--- pending sent marks it carries, one SET each) and a grant writes each key it changed once (and its in-flight mark) (the
--- chat/group key at once, the bot key once per call). A grant that checks and writes the sent mark (flags 4 + 16) reads
--- it with the write (SET NX GET, Redis >= 7.0): TIME, GET bot, GET chat, SET chat, SET mark, SET bot for one message. The acquire
+-- Cost: a decision is TIME and ONE MGET of every key it reads (bot, each candidate's chat[, group][, sent mark], the
+-- arrivals key), after the pending sent-mark writes it carries (one SET each); a refusal writes nothing else, and a
+-- grant writes each key it changed once (and its in-flight mark) (the chat/group key at once, the bot key once per
+-- call). One message granted: TIME, MGET, SET chat, SET mark, SET bot (was 9 calls with a GET per key and a SENT). The acquire
 -- path below is written out inline, with locals instead of tables and closures: it is the hot path, and in
 -- Redis a script's body (including every local function in it) is executed anew on each call.
 
@@ -118,8 +116,6 @@ local floor = math.floor
 local op = ARGV[1]
 
 if op == 'acquire' then
-  -- Redis >= 7.0 (redis.REDIS_VERSION_NUM is new in 7.0) takes SET ... NX GET; 6.2 refuses NX with GET
-  local NX_GET = redis.REDIS_VERSION_NUM ~= nil
   -- integers sent by the client: "+ 0" converts them like tonumber, without a function call per argument
   local A = ARGV
   local g_base = A[2] + 0
@@ -142,12 +138,23 @@ if op == 'acquire' then
     end
   end
 
+  -- Every key the decision reads, in ONE call (MGET; one hash tag, so Redis Cluster safe), after the pending writes:
+  -- the bot, each candidate's chat[, group][, sent mark], then the arrivals key. KEYS[j] (j >= 2 + P) is pre[j - P].
+  local pre
+  if marks_n == 0 then
+    pre = redis.call('MGET', unpack(KEYS))
+  else
+    pre = redis.call('MGET', KEYS[1], unpack(KEYS, 2 + marks_n))
+  end
+  -- what this call wrote, by key: a batch naming a chat (or a message) twice reads its own earlier write
+  local written = {}
+
   -- the arrival guard (off unless ARGV[12] > 0): the bot's grant sequence number and the floors on later grants
   local guard_key, seq, fl_s, fl_t, seqs = nil, 0, nil, nil, nil
   if guard_n > 0 then
     guard_key = KEYS[#KEYS]
     fl_s, fl_t, seqs = {}, {}, {}
-    local gv = redis.call('GET', guard_key)
+    local gv = pre[#pre]
     if gv then
       local bar = string.find(gv, '|', 1, true)
       seq = string.sub(gv, 1, bar - 1) + 0
@@ -160,7 +167,7 @@ if op == 'acquire' then
 
   -- the bot: "<global TAT>|<bot gate>|<AIMD m ppm>|<AIMD climb start>|<backfill TAT>"
   local s_g, s_gate, s_m, s_mt, s_bf
-  local v = redis.call('GET', KEYS[1])
+  local v = pre[1]
   if v then
     local p = string.find(v, '||||', 1, true)
     if p and p > 1 and p + 3 == #v then
@@ -218,6 +225,7 @@ if op == 'acquire' then
       i = i + 1
     end
     local chat_key = KEYS[k]
+    local chat_at = k - marks_n -- its value's index in pre
     k = k + 1
     local group_key = nil
     if group then
@@ -226,18 +234,12 @@ if op == 'acquire' then
     end
     local mark = nil
     local mark_key = nil
-    -- check and write (flags 4 + 16) on Redis >= 7.0: the mark is read by the write itself (SET NX GET) on a grant,
-    -- after the decision; a refusal reads it then (GET). Same answers as reading it first, one call less per grant.
-    local deferred = false
     if check or flight then
       mark_key = KEYS[k]
       k = k + 1
       if check then
-        if flight and NX_GET then
-          deferred = true
-        else
-          mark = redis.call('GET', mark_key)
-        end
+        mark = written[mark_key]
+        if mark == nil then mark = pre[k - 1 - marks_n] end
       end
     end
     if mark then
@@ -246,7 +248,8 @@ if op == 'acquire' then
     else
       -- "<TAT>|<gate>" (an empty field = absent)
       local c_tat, c_gate, p_tat, p_gate
-      v = redis.call('GET', chat_key)
+      v = written[chat_key]
+      if v == nil then v = pre[chat_at] end
       if v then
         if #v > 1 and string.byte(v, -1) == 124 then
           -- the common shape "<TAT>|": no gate
@@ -257,7 +260,8 @@ if op == 'acquire' then
         end
       end
       if group then
-        v = redis.call('GET', group_key)
+        v = written[group_key]
+        if v == nil then v = pre[chat_at + 1] end
         if v then
           if #v > 1 and string.byte(v, -1) == 124 then
             p_tat = string.sub(v, 1, -2) + 0
@@ -336,18 +340,7 @@ if op == 'acquire' then
         end
       end
 
-      if deferred then
-        if code == 0 then
-          -- written only if absent; an existing mark comes back (nothing written): ALREADY_SENT, nothing consumed
-          mark = redis.call('SET', mark_key, flight, 'NX', 'GET', 'PX', A[15])
-          flight = nil -- written (or not to be written)
-        else
-          mark = redis.call('GET', mark_key)
-        end
-      end
-      if mark then
-        out[#out + 1] = mark
-      elseif code == 0 then
+      if code == 0 then
         g_tat = g_now + g_interval
         dirty = true
         if seqs then
@@ -362,17 +355,20 @@ if op == 'acquire' then
         local tat = c_now + c_interval
         local last = tat
         if c_gate and c_gate > last then last = c_gate else c_gate = nil end
-        redis.call('SET', chat_key, string.format('%.0f', tat) .. '|' .. (c_gate and string.format('%.0f', c_gate) or ''),
-            'PX', floor((last - now + 999) / 1000))
+        local w = string.format('%.0f', tat) .. '|' .. (c_gate and string.format('%.0f', c_gate) or '')
+        redis.call('SET', chat_key, w, 'PX', floor((last - now + 999) / 1000))
+        written[chat_key] = w
         if group then
           tat = p_now + p_interval
           last = tat
           if p_gate and p_gate > last then last = p_gate else p_gate = nil end
-          redis.call('SET', group_key, string.format('%.0f', tat) .. '|' .. (p_gate and string.format('%.0f', p_gate) or ''),
-              'PX', floor((last - now + 999) / 1000))
+          w = string.format('%.0f', tat) .. '|' .. (p_gate and string.format('%.0f', p_gate) or '')
+          redis.call('SET', group_key, w, 'PX', floor((last - now + 999) / 1000))
+          written[group_key] = w
         end
         if flight then
           redis.call('SET', mark_key, flight, 'PX', A[15])
+          written[mark_key] = flight
         end
         -- wait_ms * 16 + code 0; waits rounded up to whole ms: x - x % 1000 is exact on integers
         local x = send_at - now + 999
