@@ -33,8 +33,9 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
- * Steps 3 to 6 of DESIGN.md's topology for one lane, node {@code <lane>-route}, after {@code <lane>-by-chat-merge} (key =
- * chat id, so all state of a chat is in this task).
+ * Steps 3 to 6 of DESIGN.md's topology for one lane, node {@code <lane>-route}, whose parents are {@code <lane>-validate}
+ * (records already in their chat's partition) and the {@code by-chat} repartition's source (key = chat id, so all state of a
+ * chat is in this task).
  * For each notification, in this order:
  * <ol>
  *   <li>duplicate: an id ({@link #dedupeKey}) already seen by this lane's task within {@code dedupe.window.ms} (window store

@@ -12,8 +12,11 @@ import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroDeserializer;
 import dev.sluice.schemas.SpecificAvroSerde;
 import java.time.Duration;
-import org.apache.avro.specific.SpecificRecord;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
@@ -29,8 +32,8 @@ import org.apache.kafka.streams.state.Stores;
  * {@code notifications.backfill} → {@code outbox.backfill} (lane BACKFILL).
  *
  * <p>Per lane, with stable kebab-case node names ({@code <p>} = {@code live} or {@code backfill}); since issue 21 session 9
- * a valid notification keyed by its chat passes 5 nodes ({@code <p>-source}, {@code <p>-validate}, {@code <p>-by-chat-merge},
- * {@code <p>-route}, {@code <p>-outbox-sink}) instead of 18: each step forwards to the one named child a record goes to,
+ * a valid notification keyed by its chat passes 4 nodes ({@code <p>-source}, {@code <p>-validate}, {@code <p>-route},
+ * {@code <p>-outbox-sink}) instead of 18: each step forwards to the one named child a record goes to,
  * with no split, branch, map or mapValues node in between (each node hop costs Kafka Streams a forward, a record context and
  * its sensors):
  * <ol>
@@ -39,10 +42,10 @@ import org.apache.kafka.streams.state.Stores;
  *       ({@link NotificationValidator}); an invalid record goes to {@code <p>-dlq-sink} ({@code notifications.dlq},
  *       original key, value and headers plus {@link DeadLetterHeaders}), and, when the notification id could be read, a
  *       FAILED result carrying the reason to {@code <p>-dlq-results-sink} ({@code delivery.results}); a valid one, keyed by
- *       its normalised chat id, goes straight to {@code <p>-by-chat-merge} when the producer keyed it by that chat id in
+ *       its normalised chat id, goes straight to {@code <p>-route} when the producer keyed it by that chat id in
  *       that key's partition ({@link ChatKeyedInput}), else through the repartition {@code by-chat} (live) /
  *       {@code backfill-by-chat} (nodes {@code <r>-repartition-filter}, {@code -sink}, {@code -source}; topic
- *       {@code <application.id>-<r>-repartition}) to {@code <p>-by-chat-merge}: from here per-chat order is partition
+ *       {@code <application.id>-<r>-repartition}) to {@code <p>-route}: from here per-chat order is partition
  *       order. Each path keeps its own order; a chat whose records come both ways (one producer keying it two ways) has
  *       no order between the two paths: the repartitioned records arrive one commit later;</li>
  *   <li>{@code <p>-route} ({@link RouteProcessor}): dedupe, chat status, deadlines, schedules, classification, folding,
@@ -98,7 +101,7 @@ public final class SluiceTopology {
     /** Lane steps ({@code <p>-<step>}) that processors forward to by name. */
     static final String DLQ_SINK = "dlq-sink";
     static final String DLQ_RESULTS_SINK = "dlq-results-sink";
-    static final String BY_CHAT_MERGE = "by-chat-merge";
+    static final String ROUTE = "route";
     static final String OUTBOX_SINK = "outbox-sink";
     static final String RESULTS_SINK = "results-sink";
 
@@ -182,14 +185,18 @@ public final class SluiceTopology {
                         .withName("delivery-parts-results-sink"));
 
         SpecificAvroSerde<Notification> notificationSerde = new SpecificAvroSerde<>(registry, Notification.class);
-        addLane(builder, LaneSpec.live(topics), config, registry, counters, notificationSerde, keyedInput, senderStatusChanges,
-                chatStatusKeys);
-        addLane(builder, LaneSpec.backfill(topics), config, registry, counters, notificationSerde, keyedInput, senderStatusChanges,
-                chatStatusKeys);
-        return builder.build();
+        List<Consumer<Topology>> routes = new ArrayList<>();
+        for (LaneSpec spec : List.of(LaneSpec.live(topics), LaneSpec.backfill(topics))) {
+            routes.add(addLane(builder, spec, config, registry, counters, notificationSerde, keyedInput, senderStatusChanges,
+                    chatStatusKeys));
+        }
+        Topology topology = builder.build();
+        routes.forEach(route -> route.accept(topology));
+        return topology;
     }
 
-    private static void addLane(StreamsBuilder builder, LaneSpec spec, TopologyConfig config, SchemaRegistryClient registry,
+    /** The lane's DSL part; returns what adds its {@code <p>-route} and sinks to the built topology. */
+    private static Consumer<Topology> addLane(StreamsBuilder builder, LaneSpec spec, TopologyConfig config, SchemaRegistryClient registry,
                                 TopologyCounters counters, SpecificAvroSerde<Notification> notificationSerde, ChatKeyedInput keyedInput,
                                 StoreChanges senderStatusChanges, ChatStatusKeys chatStatusKeys) {
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(digestStore(spec)),
@@ -206,7 +213,7 @@ public final class SluiceTopology {
         SpecificAvroSerde<DeliveryResult> resultSerde = new SpecificAvroSerde<>(registry, DeliveryResult.class);
 
         // <p>-validate forwards each record to one of its named children (ValidateProcessor): the DLQ sinks, the by-chat
-        // repartition, or <p>-by-chat-merge. The casts: one processor feeds children of different key and value types.
+        // repartition, or <p>-route. The casts: one processor feeds children of different key and value types.
         KStream<Object, Object> validated = builder
                 .stream(spec.sourceTopic(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name("source")))
                 .process(() -> new ValidateProcessor(notificationSerde.deserializer(), spec, config.scheduleMaxHorizonMs(), keyedInput,
@@ -216,20 +223,23 @@ public final class SluiceTopology {
                 .to(spec.dlqTopic(), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()).withName(spec.name(DLQ_SINK)));
         SluiceTopology.<String, DeliveryResult>typed(validated)
                 .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde).withName(spec.name(DLQ_RESULTS_SINK)));
-        KStream<String, Notification> valid = typed(validated);
-        KStream<String, Notification> repartitioned = valid.repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
+        SluiceTopology.<String, Notification>typed(validated).repartition(Repartitioned.<String, Notification>as(spec.repartitionName())
                 .withKeySerde(Serdes.String()).withValueSerde(notificationSerde));
-        // from here per-chat order is partition order
-        KStream<String, Notification> byChat = valid.merge(repartitioned, Named.as(spec.name(BY_CHAT_MERGE)));
-        KStream<String, SpecificRecord> routed = byChat.process(() -> new RouteProcessor(spec, config, config.classifier(), counters,
-                        new SpecificAvroDeserializer<>(registry, SenderStatus.class), senderStatusChanges,
-                        new SpecificAvroDeserializer<>(registry, Preference.class), chatStatusKeys),
-                Named.as(spec.name("route")), CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec), scheduleStore(spec),
-                dedupeStore(spec), PROVIDER_MESSAGE_ID_STORE, editWaitStore(spec));
-        SluiceTopology.<String, OutboundMessage>typed(routed)
-                .to(spec.outboxTopic(), Produced.with(Serdes.String(), outboundSerde).withName(spec.name(OUTBOX_SINK)));
-        SluiceTopology.<String, DeliveryResult>typed(routed)
-                .to(config.topics().deliveryResults(), Produced.with(Serdes.String(), resultSerde).withName(spec.name(RESULTS_SINK)));
+        // <p>-route has two parents, <p>-validate (records already in their chat's partition) and the repartition's source:
+        // from here per-chat order is partition order. The DSL joins two streams only through a merge node, one more hop
+        // per record, so this step is added to the built topology with the Processor API.
+        return topology -> {
+            String route = spec.name(ROUTE);
+            topology.addProcessor(route, () -> new RouteProcessor(spec, config, config.classifier(), counters,
+                            new SpecificAvroDeserializer<>(registry, SenderStatus.class), senderStatusChanges,
+                            new SpecificAvroDeserializer<>(registry, Preference.class), chatStatusKeys),
+                    spec.name("validate"), spec.repartitionName() + "-repartition-source");
+            topology.connectProcessorAndStateStores(route, CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec),
+                    scheduleStore(spec), dedupeStore(spec), PROVIDER_MESSAGE_ID_STORE, editWaitStore(spec));
+            topology.addSink(spec.name(OUTBOX_SINK), spec.outboxTopic(), new StringSerializer(), outboundSerde.serializer(), route);
+            topology.addSink(spec.name(RESULTS_SINK), config.topics().deliveryResults(), new StringSerializer(),
+                    resultSerde.serializer(), route);
+        };
     }
 
     /**

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * the repartition key, the stores, the outbox key and {@code chat_id} all use the normalised id.
  *
  * <p>Forwards every record to one named child (issue 21 session 9: no split, branch or map nodes in between): a valid
- * one keyed by its normalised chat id to {@code <lane>-by-chat-merge} when the producer keyed it so in that key's partition
+ * one keyed by its normalised chat id to {@code <lane>-route} when the producer keyed it so in that key's partition
  * ({@link ChatKeyedInput}), else to the {@code by-chat} repartition; any other, with its original key and value bytes and the
  * {@link DeadLetterHeaders} added, to {@code <lane>-dlq-sink}, so the stream keeps running and nothing is lost, plus a
  * FAILED result carrying the reason to {@code <lane>-dlq-results-sink} when the notification's id could be read (at most {@value #MAX_RESULT_ID_BYTES} bytes, so the result itself stays
@@ -57,7 +57,7 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], Object
         this.keyedInput = keyedInput;
         this.maxParts = maxParts;
         this.counters = counters;
-        this.direct = spec.name(SluiceTopology.BY_CHAT_MERGE);
+        this.direct = spec.name(SluiceTopology.ROUTE);
         this.repartition = SluiceTopology.repartitionEntry(spec);
         this.dlqSink = spec.name(SluiceTopology.DLQ_SINK);
         this.dlqResultsSink = spec.name(SluiceTopology.DLQ_RESULTS_SINK);
