@@ -23,7 +23,7 @@ import java.util.random.RandomGenerator;
  * of this bot seen by this sender for a message released before it, {@link ChatRegistry}; a migrated group is
  * resolved to its new id), the sent
  * mark (unless it rides in the budget's decision), a bot-wide penalty, a reserved slot, the lane's attempt slot in
- * the pacer, a free in-flight slot of the bot, and the breaker's permit, taken last so that nothing after it can fail
+ * the pacer, the bot's "not before" hint ({@link BusyBots}), a free in-flight slot of the bot, and the breaker's permit, taken last so that nothing after it can fail
  * and leave it taken. {@link #prepare} says what came of them as a {@link Prepared}.
  *
  * <p>Thread-safe: no state of its own (the pacer, slots, breakers and attribution it asks are thread-safe). Any
@@ -68,16 +68,18 @@ final class Admission {
     private final DeliveryPolicy policy;
     private final SenderMetrics metrics;
     private final RandomGenerator random;
+    private final BusyBots busy;
 
     /**
      * @param foldSentMarks whether the budget reads the sent marks of the same Redis in its decision (no separate
      *                      read per message)
      * @param markInFlight  whether a request also asks the budget to write the message's in-flight mark with its grant
      *                      (issue 19: the sent-mark writes ride on the budget's calls, see {@code RedisSentMarks})
+     * @param busy          per bot, when the shared budget can grant again at the earliest (no request before then)
      */
     Admission(Set<String> knownBots, BudgetPort budget, boolean foldSentMarks, boolean markInFlight, ChatRegistry chats,
               TokenRejections tokens, RateLimitAttribution attribution, LanePacer pacer, BotSlots slots, ProviderBreakers breakers,
-              Outcomes outcomes, DeliveryPolicy policy, SenderMetrics metrics, RandomGenerator random) {
+              Outcomes outcomes, DeliveryPolicy policy, SenderMetrics metrics, RandomGenerator random, BusyBots busy) {
         this.knownBots = Set.copyOf(knownBots);
         this.budget = Objects.requireNonNull(budget);
         this.foldSentMarks = foldSentMarks;
@@ -92,6 +94,7 @@ final class Admission {
         this.policy = Objects.requireNonNull(policy);
         this.metrics = Objects.requireNonNull(metrics);
         this.random = Objects.requireNonNull(random);
+        this.busy = Objects.requireNonNull(busy);
     }
 
     /** The local checks of a one-bot message before the budget. */
@@ -151,6 +154,13 @@ final class Admission {
                 p.waitsForTurnOnly(true);
                 return new Prepared.Known(retryAt(pacer.aligned(p, slot), expiresAt));
             }
+        }
+        // The shared budget's last answers say it grants this bot nothing before then: asking would be a round trip
+        // that sends nothing. The lane keeps its attempt slot and asks at that instant, with the bot's other lanes
+        // deferred alike (one budget call decides them together). Later is always safe: the budget still decides.
+        long notBefore = busy.notBeforeMs(bot, now);
+        if (notBefore > now && budget.state() == BudgetState.SHARED) {
+            return new Prepared.Known(retryAt(notBefore, expiresAt));
         }
         // The in-flight cap counts provider calls only: a budget round trip does not hold a bot slot, so
         // lanes refused by the budget (a backfill backlog) never crowd out lanes that would be granted.

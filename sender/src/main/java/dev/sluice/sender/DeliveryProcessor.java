@@ -2,6 +2,7 @@ package dev.sluice.sender;
 
 import static dev.sluice.sender.DeliveryPolicy.retryAt;
 
+import dev.sluice.metrics.BudgetState;
 import dev.sluice.metrics.SenderMetrics;
 import dev.sluice.sender.Admission.Prepared;
 import dev.sluice.sender.budget.BudgetPort;
@@ -66,6 +67,7 @@ public final class DeliveryProcessor {
     private final ProviderCall provider;
     private final PoolDelivery pool;
     private final TokenRejections tokens;
+    private final BusyBots busy;
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -88,8 +90,9 @@ public final class DeliveryProcessor {
         this.tokens = new TokenRejections(config.tokenRecheck());
         // Issue 19: the grant writes the message's in-flight mark when the sent-mark writes ride on the budget's calls
         boolean markInFlight = foldSentMarks && sentMarks.defersWrites();
+        this.busy = new BusyBots(config.budgetConfig(), policy.reservationMax().toMillis());
         this.admission = new Admission(config.bots().keySet(), budget, foldSentMarks, markInFlight, chats, tokens,
-                attribution, pacer, slots, breakers, outcomes, policy, metrics, random);
+                attribution, pacer, slots, breakers, outcomes, policy, metrics, random, busy);
         this.refusals = new Refusals(pacer, policy, metrics, random);
         // every provider wait bounded by sender.retry.after.max.ms (issue 16)
         Transport capped = RetryAfterCap.wrap(Objects.requireNonNull(transport), config.retryAfterMax());
@@ -196,6 +199,9 @@ public final class DeliveryProcessor {
             if (decisions.size() != asks.size()) {
                 throw new IllegalStateException("the budget answered " + decisions.size() + " decisions to "
                         + asks.size() + " requests");
+            }
+            if (budget.state() == BudgetState.SHARED) {
+                busy.learn(botId, askedAt, decisions); // when asking again is worth a round trip (BusyBots)
             }
         } catch (RuntimeException e) {
             // BudgetUnavailableException, or anything else: the asks give their breaker permits back and wait.
