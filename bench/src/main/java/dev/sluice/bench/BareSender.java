@@ -44,10 +44,19 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * idempotent, acks=all, linger 5 ms). No budget, no sent marks, no lanes, no Redis at all.
  *
  * <p>To keep the provider honest without a budget it paces in memory: each bot at {@code bare.bot.rate.per.s} (this
- * process's share of the bot's limit; FakeTelegram answers 429 above 30/s per bot in any second), each chat at one call
- * per {@code bare.chat.interval.ms} (default 1000; FakeTelegram: 1/s per chat), the chats of a bot taking turns; a
- * 429's {@code retry_after} is waited out before that bot's next call (the message is sent again). Offsets: the consumed positions are
- * committed asynchronously every second (at-most-once for a crash: a baseline, not a sender).
+ * process's share of the bot's limit; FakeTelegram answers 429 above 30 calls per bot in any sliding second, and a call
+ * during the penalty extends it), and at most floor({@code bare.bot.rate.per.s}) calls per bot whose window is open, a
+ * call's window lasting from its take until 1 s (and a 10 ms guard) after its answer: the provider sees at most
+ * floor(share) calls of each process per bot in any sliding second, whatever the delay between a thread taking a call
+ * and the call's arrival (with 3 processes and the default 28/s: 3 x 9 = 27 of the 30). Issue 19: pacing each bot at
+ * its share per second from the take time alone, 3 uncoordinated processes got 12,012 x 429 in one full-size run on a
+ * quiet machine (up to 10 calls of each process fit one second, and a late call arrives closer to the next; the first
+ * 429 then opens a bot penalty that the other processes' calls keep extending). Each chat gets one call per
+ * {@code bare.chat.interval.ms} (default 1000; FakeTelegram: 1/s per chat, burst 3) counted from the answer of its
+ * last, the chats of a bot taking turns; a 429's {@code retry_after} is waited out before that bot's next call (the
+ * message is sent again). Pacing is bookkeeping in memory: the work per message (one poll share, one decode, one
+ * provider call, one result record) is the same. Offsets: the consumed positions are committed asynchronously every
+ * second (at-most-once for a crash: a baseline, not a sender).
  *
  * <p>Threads: the main thread polls (it alone owns the consumer; it pauses every partition while more than
  * {@code sender.buffer.max.records} records wait); {@code sender.max.in.flight} sending threads take the next due bot
@@ -74,27 +83,42 @@ public final class BareSender {
     private volatile boolean running = true;
 
     /**
-     * One bot: its waiting messages per chat, the chats with messages in turn order, and the earliest time of its next
-     * call. The chats' FIFOs, turn order and times and {@code queued} are guarded by the bot's monitor; {@code nextNanos}
-     * is written only by the sending thread that took the bot from the {@link DelayQueue} (so never while the bot is in
-     * it); {@code blockedUntilNanos} by a thread that got a 429. No thread calls the DelayQueue while holding a bot's
-     * monitor (the queue calls {@link #getDelay} under its own lock).
+     * One bot: its waiting messages per chat, the chats with messages in turn order, and its pacing. The chats' FIFOs,
+     * turn order and times, the calls in flight and answered, and {@code queued} are guarded by the bot's monitor;
+     * {@code nextNanos} is written only by the sending thread that took the bot from the {@link DelayQueue} (so never
+     * while the bot is in it); {@code blockedUntilNanos} by a thread that got a 429. No thread calls the DelayQueue
+     * while holding a bot's monitor (the queue calls {@link #getDelay} under its own lock).
+     *
+     * <p>Pacing that holds whatever the delay between taking a call and its arrival at the provider (a call arrives
+     * at FakeTelegram after it was taken and before its answer is read): at most {@code slots} calls of this process
+     * per bot whose window is open, a call's window lasting from its take until {@link #WINDOW_NANOS} after its answer,
+     * so two calls of one slot never arrive within one sliding second; and a chat's next call only
+     * {@code chatIntervalNanos} after the answer of its last. Besides, calls are spaced {@code intervalNanos} apart.
      */
     private static final class Bot implements Delayed {
+        /** A call holds its slot this long after its answer: the provider's sliding second and a 10 ms guard. */
+        static final long WINDOW_NANOS = 1_010_000_000L;
+        /** {@link #earliestNanos} when only an answer can allow the next call (the answering thread queues the bot). */
+        static final long ON_ANSWER = Long.MAX_VALUE;
         final long intervalNanos;
         final long chatIntervalNanos;
+        final int slots;
         final Map<String, ArrayDeque<OutboundMessage>> byChat = new HashMap<>();
         final ArrayDeque<String> turns = new ArrayDeque<>(); // chats with messages
         final Map<String, Long> chatNextNanos = new HashMap<>();
+        final java.util.Set<String> chatsInFlight = new java.util.HashSet<>();
+        final ArrayDeque<Long> answeredNanos = new ArrayDeque<>(); // answers of the last WINDOW_NANOS, oldest first
+        int inFlight;
         int size;
-        long earliestChatNanos;
+        long earliestNanos;
         volatile long nextNanos = System.nanoTime();
         volatile long blockedUntilNanos = System.nanoTime();
         boolean queued; // in the DelayQueue, or taken by a sending thread that puts it back while it has messages
 
-        Bot(long intervalNanos, long chatIntervalNanos) {
+        Bot(long intervalNanos, long chatIntervalNanos, int slots) {
             this.intervalNanos = intervalNanos;
             this.chatIntervalNanos = chatIntervalNanos;
+            this.slots = slots;
         }
 
         void add(OutboundMessage m, boolean first) {
@@ -116,11 +140,26 @@ public final class BareSender {
             size++;
         }
 
-        /** The head of the next chat in turn whose pace allows a call now; null (and earliestChatNanos) if none. */
+        /**
+         * The head of the next chat in turn whose pace allows a call now (its slot and its chat then held until
+         * {@link #answered}); null if none, with {@code earliestNanos} the earliest time one may ({@link #ON_ANSWER}:
+         * only an answer frees one).
+         */
         OutboundMessage take(long now) {
-            long earliest = Long.MAX_VALUE;
+            while (!answeredNanos.isEmpty() && now - answeredNanos.peekFirst() >= WINDOW_NANOS) {
+                answeredNanos.pollFirst();
+            }
+            if (inFlight + answeredNanos.size() >= slots) {
+                earliestNanos = answeredNanos.isEmpty() ? ON_ANSWER : answeredNanos.peekFirst() + WINDOW_NANOS;
+                return null;
+            }
+            long earliest = ON_ANSWER;
             for (int i = turns.size(); i > 0; i--) {
                 String chat = turns.pollFirst();
+                if (chatsInFlight.contains(chat)) {
+                    turns.addLast(chat);
+                    continue;
+                }
                 long due = chatNextNanos.getOrDefault(chat, now);
                 if (due - now > 0) {
                     turns.addLast(chat);
@@ -134,12 +173,21 @@ public final class BareSender {
                 } else {
                     turns.addLast(chat);
                 }
-                chatNextNanos.put(chat, now + chatIntervalNanos);
+                chatsInFlight.add(chat);
+                inFlight++;
                 size--;
                 return m;
             }
-            earliestChatNanos = earliest;
+            earliestNanos = earliest;
             return null;
+        }
+
+        /** The answer of a call to {@code chat} was read at {@code now}: its slot and its chat count from now. */
+        void answered(String chat, long now) {
+            inFlight--;
+            answeredNanos.addLast(now);
+            chatsInFlight.remove(chat);
+            chatNextNanos.put(chat, now + chatIntervalNanos);
         }
 
         @Override
@@ -159,7 +207,8 @@ public final class BareSender {
         this.transport = new TelegramTransport(config.telegramApiUrl(), config.bots(), config.connectTimeout(),
                 config.requestTimeout(), config.budgetConfig().paidBroadcastBots());
         long interval = (long) (1e9 / ratePerBot);
-        config.bots().keySet().forEach(b -> bots.put(b, new Bot(interval, chatIntervalMs * 1_000_000L)));
+        int slots = Math.max(1, (int) Math.floor(ratePerBot));
+        config.bots().keySet().forEach(b -> bots.put(b, new Bot(interval, chatIntervalMs * 1_000_000L, slots)));
         SchemaRegistryClient registry = CachedSchemaRegistryClient.fromConfigs(config.schemaRegistryProperties());
         Map<String, Object> p = new HashMap<>();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
@@ -277,12 +326,13 @@ public final class BareSender {
                     bot.nextNanos = bot.blockedUntilNanos;
                 } else {
                     m = bot.take(now);
-                    // pacing: one call per interval (a late thread may catch up by one interval, no more); when no
-                    // chat's pace allows a call, until the earliest chat's turn
+                    // spacing: one call per interval (a late thread may catch up by one interval, no more); when the
+                    // window or no chat's pace allows a call, until the earliest time one may
                     bot.nextNanos = m != null ? Math.max(bot.nextNanos + bot.intervalNanos, now)
-                            : Math.max(bot.earliestChatNanos, now + 1_000_000L);
+                            : bot.earliestNanos == Bot.ON_ANSWER ? now : Math.max(bot.earliestNanos, now + 1_000_000L);
                 }
-                again = bot.size > 0;
+                // parked (not queued) when only an answer can allow its next call: the answering thread queues it
+                again = bot.size > 0 && (m != null || bot.blockedUntilNanos - now > 0 || bot.earliestNanos != Bot.ON_ANSWER);
                 bot.queued = again;
             }
             if (again) {
@@ -296,18 +346,22 @@ public final class BareSender {
 
     private void send(Bot bot, OutboundMessage m) {
         SendOutcome outcome = transport.send(m.getBotId(), m.getChatId(), m);
-        if (outcome instanceof SendOutcome.RetryAfter ra) {
-            retryAfters.incrementAndGet();
-            boolean add;
-            synchronized (bot) {
+        boolean retry = outcome instanceof SendOutcome.RetryAfter;
+        boolean add;
+        synchronized (bot) {
+            bot.answered(m.getChatId(), System.nanoTime());
+            if (outcome instanceof SendOutcome.RetryAfter ra) {
                 bot.add(m, true); // sent again (first of its chat) after the wait
                 bot.blockedUntilNanos = System.nanoTime() + ra.retryAfter().toNanos();
-                add = !bot.queued;
-                bot.queued = true;
             }
-            if (add) {
-                due.add(bot);
-            }
+            add = !bot.queued && bot.size > 0;
+            bot.queued |= add;
+        }
+        if (add) {
+            due.add(bot);
+        }
+        if (retry) {
+            retryAfters.incrementAndGet();
             return;
         }
         buffered.decrementAndGet();

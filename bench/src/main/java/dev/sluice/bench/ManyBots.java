@@ -109,6 +109,7 @@ public final class ManyBots {
                         String.format(java.util.Locale.ROOT, "paced %.0f/s per bot", b.ratePerBot()), b.cpuMsPerMsg(),
                         b.cpuCores(), b.redisCommandsPerMsg(), 0.0, b.redisUsPerMsg(), "-", b.p429());
                 out.note("sender CPU per delivered message: %.2f x the bare baseline's", m.cpuMsPerMsg() / b.cpuMsPerMsg());
+                out.note("bare baseline: %d x 429 over its whole run, by scope %s", b.p429(), b.p429ByScope());
             }
             out.note("%s: %s", mode, m.note());
             out.note("%s: client commands per delivered message in the MONITOR sample, by command: %s; INFO commandstats "
@@ -178,6 +179,7 @@ public final class ManyBots {
         j.put("redis_round_trips_per_msg", Utilisation.round(b.redisCommandsPerMsg()));
         j.put("redis_cpu_us_per_msg", Utilisation.round(b.redisUsPerMsg()));
         j.put("provider_429", b.p429());
+        j.put("provider_429_by_scope", b.p429ByScope());
         return j;
     }
 

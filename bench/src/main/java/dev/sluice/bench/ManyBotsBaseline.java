@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.testkit.TelegramLimiter;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -11,14 +12,16 @@ import java.util.Map;
  * under their own consumer group, against the same FakeTelegram and its limits, and the same figures are measured over
  * a window of the same length after the same warm-up: delivered/s, the children's CPU per delivered message, Redis
  * commands (every client command and script-internal call from {@code INFO commandstats}; the baseline makes none) and
- * redis-server CPU per delivered message, and the 429s FakeTelegram answered them (the whole baseline run).
+ * redis-server CPU per delivered message, and the 429s FakeTelegram answered them (the whole baseline run), with the
+ * scope of each (the bot's sliding second, a chat, a group, or a penalty of one of them the call met).
  *
  * <p>Single-threaded (the bench's main thread); holds nothing between calls.
  */
 final class ManyBotsBaseline {
     /** What the baseline measured; {@code windowStartMs..windowEndMs} is its window (epoch ms, for JFR). */
     record Figures(int processes, double ratePerBot, double perS, double cpuMsPerMsg, double cpuCores,
-                   double redisCommandsPerMsg, double redisUsPerMsg, long p429, long windowStartMs, long windowEndMs) {
+                   double redisCommandsPerMsg, double redisUsPerMsg, long p429,
+                   Map<TelegramLimiter.Scope, Long> p429ByScope, long windowStartMs, long windowEndMs) {
     }
 
     private ManyBotsBaseline() {
@@ -35,6 +38,7 @@ final class ManyBotsBaseline {
         settings.put("sender.group.id", "sluice-bare-bench");
         settings.put(BareSender.RATE_KEY, String.format(Locale.ROOT, "%.4f", ratePerBot / processes));
         long p429Before = infra.telegram.rejected429Count();
+        Map<TelegramLimiter.Scope, Long> byScopeBefore = infra.telegram.rejected429ByScope();
         Figures f;
         try (Senders s = Senders.start(kind, "bare", processes, settings, tokens, infra.workDir, "512m")) {
             Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot paced
@@ -54,10 +58,18 @@ final class ManyBotsBaseline {
             f = new Figures(processes, ratePerBot, delivered / window,
                     delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
                     delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered,
-                    delivered == 0 ? 0 : (redisCpu1 - redisCpu0) * 1e6 / delivered, 0, start, System.currentTimeMillis());
+                    delivered == 0 ? 0 : (redisCpu1 - redisCpu0) * 1e6 / delivered, 0, Map.of(), start,
+                    System.currentTimeMillis());
         }
+        Map<TelegramLimiter.Scope, Long> byScope = new java.util.EnumMap<>(TelegramLimiter.Scope.class);
+        infra.telegram.rejected429ByScope().forEach((scope, n) -> {
+            long d = n - byScopeBefore.getOrDefault(scope, 0L);
+            if (d > 0) {
+                byScope.put(scope, d);
+            }
+        });
         return new Figures(f.processes(), f.ratePerBot(), f.perS(), f.cpuMsPerMsg(), f.cpuCores(),
-                f.redisCommandsPerMsg(), f.redisUsPerMsg(), infra.telegram.rejected429Count() - p429Before,
+                f.redisCommandsPerMsg(), f.redisUsPerMsg(), infra.telegram.rejected429Count() - p429Before, byScope,
                 f.windowStartMs(), f.windowEndMs());
     }
 }

@@ -200,6 +200,7 @@ public final class FakeTelegram implements AutoCloseable {
     private final Map<String, ArrayDeque<TelegramBehaviour>> queued;
     private final Map<String, TelegramBehaviour> chatStates;
     private final Map<String, Long> rejected429ByBot;
+    private final Map<TelegramLimiter.Scope, Long> rejected429ByScope;
     private final Map<String, Long> paidBroadcastRequests;
     private final Map<Integer, Long> responsesByStatus;
     private final FakeMessageStore messages;
@@ -217,6 +218,7 @@ public final class FakeTelegram implements AutoCloseable {
         this.queued = methods.queued;
         this.chatStates = methods.chatStates;
         this.rejected429ByBot = methods.rejected429ByBot;
+        this.rejected429ByScope = methods.rejected429ByScope;
         this.paidBroadcastRequests = methods.paidBroadcastRequests;
         this.responsesByStatus = methods.responsesByStatus;
         this.messages = methods.messages;
@@ -444,6 +446,7 @@ public final class FakeTelegram implements AutoCloseable {
             queued.clear();
             chatStates.clear();
             rejected429ByBot.clear();
+            rejected429ByScope.clear();
             responsesByStatus.clear();
             limiter.reset();
             messages.clear();
@@ -521,6 +524,17 @@ public final class FakeTelegram implements AutoCloseable {
     public long rejected429Count(String botId) {
         synchronized (lock) {
             return rejected429ByBot.getOrDefault(bot(botId), 0L);
+        }
+    }
+
+    /**
+     * 429 answers given, all bots, by the scope that refused: the rule a call broke ({@code BOT}: the bot's sliding
+     * second, {@code CHAT}, {@code GROUP}) or the penalty it met (a call during a penalty counts under the penalty's
+     * scope and extends it). Scopes without a 429 are absent.
+     */
+    public Map<TelegramLimiter.Scope, Long> rejected429ByScope() {
+        synchronized (lock) {
+            return Map.copyOf(rejected429ByScope);
         }
     }
 

@@ -42,6 +42,8 @@ final class FakeTelegramMethods {
     final Map<String, ArrayDeque<TelegramBehaviour>> queued = new HashMap<>();
     final Map<String, TelegramBehaviour> chatStates = new HashMap<>();
     final Map<String, Long> rejected429ByBot = new HashMap<>();
+    /** The scope of each 429 answered (the refusing rule, or the penalty a call met), counted. */
+    final Map<TelegramLimiter.Scope, Long> rejected429ByScope = new java.util.EnumMap<>(TelegramLimiter.Scope.class);
     /** Bot id → requests that passed carrying allow_paid_broadcast=true. */
     final Map<String, Long> paidBroadcastRequests = new HashMap<>();
     final Map<Integer, Long> responsesByStatus = new HashMap<>();
@@ -103,7 +105,7 @@ final class FakeTelegramMethods {
             boolean paid = Boolean.parseBoolean(params.getOrDefault("allow_paid_broadcast", "false").trim());
             TelegramLimiter.Decision decision = limiter.tryAcquire(botId, chatId, now, paid);
             if (!decision.accepted()) {
-                return tooManyRequests(botId, decision.retryAfterSeconds());
+                return tooManyRequests(botId, decision.scope(), decision.retryAfterSeconds());
             }
             if (paid) {
                 paidBroadcastRequests.merge(botId, 1L, Long::sum);
@@ -164,8 +166,8 @@ final class FakeTelegramMethods {
     // under lock
     private Answer forcedAnswer(TelegramBehaviour behaviour, boolean botWide, String botId, String chatId, long now) {
         if (behaviour instanceof TelegramBehaviour.TooManyRequests t) {
-            long n = limiter.penalise(botId, botWide ? null : chatId, t.retryAfter().toSeconds(), now).retryAfterSeconds();
-            return tooManyRequests(botId, n);
+            TelegramLimiter.Decision d = limiter.penalise(botId, botWide ? null : chatId, t.retryAfter().toSeconds(), now);
+            return tooManyRequests(botId, d.scope(), d.retryAfterSeconds());
         }
         if (behaviour instanceof TelegramBehaviour.Blocked) {
             return error(403, "Forbidden: bot was blocked by the user", null);
@@ -191,8 +193,9 @@ final class FakeTelegramMethods {
         throw new IllegalStateException("unhandled behaviour " + behaviour);
     }
 
-    private Answer tooManyRequests(String botId, long retryAfterSeconds) {
+    private Answer tooManyRequests(String botId, TelegramLimiter.Scope scope, long retryAfterSeconds) {
         rejected429ByBot.merge(botId, 1L, Long::sum);
+        rejected429ByScope.merge(scope, 1L, Long::sum);
         ObjectNode p = JSON.createObjectNode().put("retry_after", retryAfterSeconds);
         return error(429, "Too Many Requests: retry after " + retryAfterSeconds, p);
     }

@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -102,6 +103,7 @@ class FakeTelegramIT {
         assertThat(b.execute(new SendMessage(8L, "other chat")).isOk()).as("no head-of-line effect on others").isTrue();
         assertThat(fake.rejected429Count()).isEqualTo(1);
         assertThat(fake.rejected429Count(BOT_ID)).isEqualTo(1);
+        assertThat(fake.rejected429ByScope()).as("the chat's limit refused it").isEqualTo(Map.of(TelegramLimiter.Scope.CHAT, 1L));
         assertThat(fake.acceptedFor("7")).hasSize(1);
     }
 
@@ -129,6 +131,7 @@ class FakeTelegramIT {
         assertThat(b.execute(new SendMessage(2L, "y")).errorCode()).isEqualTo(429);
         assertThat(fake.rejected429Count(BOT_ID)).isEqualTo(2);
         assertThat(fake.rejected429Count(TOKEN)).as("a whole token counts as its bot id").isEqualTo(2);
+        assertThat(fake.rejected429ByScope()).as("both met the bot's penalty").isEqualTo(Map.of(TelegramLimiter.Scope.BOT, 2L));
     }
 
     @Test
@@ -292,6 +295,8 @@ class FakeTelegramIT {
         }
         pool.shutdown();
         assertThat(fake.rejected429Count()).as("the flood was refused").isPositive();
+        assertThat(fake.rejected429ByScope().keySet()).as("new chats each call: only the bot's second refuses")
+                .containsExactly(TelegramLimiter.Scope.BOT);
         assertThat(fake.accepted()).hasSizeGreaterThanOrEqualTo(20);
         assertThat(fake.maxBotMessagesPer(Duration.ofSeconds(1))).isLessThanOrEqualTo(20);
         assertThat(fake.requestCount()).isEqualTo(fake.accepted().size() + fake.rejected429Count());
