@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * penalized during the outage starts drained in Redis ({@link BudgetPort#startDrained}): a Redis that came
  * back empty does not hand out a fresh burst per bot on top of what the fallback budgets just sent.
  *
- * <p>The Redis client is created lazily, so a sender starts even when Redis is down at start.
+ * <p>The Redis client is created lazily (a sender starts even when Redis is down) and kept through timeouts and lost
+ * connections (Lettuce reconnects it). Thread-safe: the client is guarded by this, the state by {@code nanosInState}.
  */
 public final class ResilientBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(ResilientBudget.class);
@@ -61,6 +63,8 @@ public final class ResilientBudget implements BudgetPort {
     /** Penalties recorded while Redis was down, replayed when shared mode resumes. */
     private final java.util.Queue<Penalty> unshared = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private BudgetPort shared;
+    /** Guarded by this: Redis budget clients built so far (the factory's calls, failed ones included). */
+    private int clientsBuilt;
     private BudgetState state = BudgetState.SHARED;
     private long stateSinceNanos = System.nanoTime();
     private volatile boolean closed;
@@ -139,7 +143,7 @@ public final class ResilientBudget implements BudgetPort {
             return List.of();
         }
         if (breaker.tryAcquirePermission()) {
-            List<Decision> decided = callShared(() -> shared().tryAcquireAll(botId, requests));
+            List<Decision> decided = callShared(s -> s.tryAcquireAll(botId, requests));
             if (decided != null) {
                 enter(BudgetState.SHARED);
                 return decided;
@@ -164,8 +168,8 @@ public final class ResilientBudget implements BudgetPort {
     @Override
     public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
         fallback.penalize(botId, scope, chatId, retryAfter);
-        boolean shared = breaker.tryAcquirePermission() && callShared(() -> {
-            shared().penalize(botId, scope, chatId, retryAfter);
+        boolean shared = breaker.tryAcquirePermission() && callShared(s -> {
+            s.penalize(botId, scope, chatId, retryAfter);
             return Boolean.TRUE;
         }) != null;
         if (!shared) {
@@ -180,8 +184,8 @@ public final class ResilientBudget implements BudgetPort {
     @Override
     public void reportLateAnswer(String botId, long grantSeq) {
         if (state() == BudgetState.SHARED && breaker.tryAcquirePermission()) {
-            callShared(() -> {
-                shared().reportLateAnswer(botId, grantSeq);
+            callShared(s -> {
+                s.reportLateAnswer(botId, grantSeq);
                 return Boolean.TRUE;
             });
         }
@@ -192,12 +196,14 @@ public final class ResilientBudget implements BudgetPort {
      * then records the outcome on the breaker. Returns the call's value, or null when Redis failed (recorded: the
      * outage mode decides). Other errors go to the caller.
      */
-    private <T> T callShared(Supplier<T> call) {
+    private <T> T callShared(Function<BudgetPort, T> call) {
         long start = System.nanoTime();
+        BudgetPort s = null;
         try {
-            resumeIfNeeded();
+            s = shared();
+            resumeIfNeeded(s);
             sharedCalls.increment();
-            T value = call.get();
+            T value = call.apply(s);
             breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             return value;
         } catch (BudgetUnavailableException e) {
@@ -208,6 +214,7 @@ public final class ResilientBudget implements BudgetPort {
                 throw e;
             }
             failed(start, closedUnderUs(e));
+            dropShared(s); // that client cannot run commands any more: a fresh one on the next probe
         } catch (RuntimeException e) {
             breaker.releasePermission();
             throw e;
@@ -225,11 +232,10 @@ public final class ResilientBudget implements BudgetPort {
      * recorded meanwhile (what is left of them). Throws like any shared call; then it is tried again on the
      * next probe.
      */
-    private void resumeIfNeeded() {
+    private void resumeIfNeeded(BudgetPort s) {
         if (state() == BudgetState.SHARED && unshared.isEmpty()) {
             return;
         }
-        BudgetPort s = shared();
         for (String bot : List.copyOf(touchedInOutage)) {
             sharedCalls.increment();
             s.startDrained(bot);
@@ -252,8 +258,8 @@ public final class ResilientBudget implements BudgetPort {
      */
     @Override
     public void startDrained(String botId) {
-        boolean drained = state() == BudgetState.SHARED && breaker.tryAcquirePermission() && callShared(() -> {
-            shared().startDrained(botId);
+        boolean drained = state() == BudgetState.SHARED && breaker.tryAcquirePermission() && callShared(s -> {
+            s.startDrained(botId);
             return Boolean.TRUE;
         }) != null;
         if (!drained) {
@@ -302,12 +308,15 @@ public final class ResilientBudget implements BudgetPort {
                 new io.lettuce.core.RedisConnectionException("client closed after a connection error", e));
     }
 
+    /**
+     * A call that failed in Redis (timeout, lost connection, script error): recorded on the breaker; the client is kept,
+     * as Lettuce reconnects a broken connection by itself (backing off to at most 1 s) and rejects commands meanwhile.
+     * Issue 19: dropping it on a connection error closed it under the other threads' calls, whose "Connection closed"
+     * dropped the next client too (9 clients for 3 broken connections in {@code ResilientBudgetTimeoutIT}).
+     */
     private void failed(long startNanos, BudgetUnavailableException e) {
         breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, e);
         listener.redisError(e.kind());
-        if (e.kind().equals("connection")) {
-            dropShared(); // a fresh client on the next probe; Lettuce may still be backing off its reconnect
-        }
         log.debug("budget decision without Redis: {}", e.getMessage());
     }
 
@@ -316,12 +325,22 @@ public final class ResilientBudget implements BudgetPort {
             throw new IllegalStateException("budget is closed");
         }
         if (shared == null) {
+            if (clientsBuilt++ > 0) {
+                log.warn("budget: building Redis client #{} (the last one could not connect or was closed)", clientsBuilt);
+            }
             shared = sharedFactory.get();
             if (markWrites != null) {
                 shared.foldMarkWrites(markWrites);
             }
         }
         return shared;
+    }
+
+    /** Drops {@code failed} if it is still the client in use (never a newer one another thread built meanwhile). */
+    private synchronized void dropShared(BudgetPort failed) {
+        if (failed != null && shared == failed) {
+            dropShared();
+        }
     }
 
     private synchronized void dropShared() {
