@@ -213,34 +213,8 @@ public final class RedisGcraBudget implements BudgetPort {
             keys.add(bot.arrivalsKey); // the arrivals key goes last
         }
         args.set(HORIZON_ARG, horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros)));
-        // reply 0: the bot's AIMD multiplier (ppm), not used here
         List<Object> reply = call(keys.toArray(new byte[0][]), args.toArray(new byte[0][]));
-        List<Decision> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            Object item = reply.get(1 + i);
-            BudgetRequest r = requests.get(i);
-            Decision d;
-            if (item instanceof byte[] mark) {
-                // the script answers ALREADY_SENT with the sent mark's value itself
-                d = Decision.alreadySent(new String(mark, StandardCharsets.UTF_8));
-            } else {
-                long packed = (Long) item; // wait_ms * 16 + code
-                long code = packed & 15;
-                long ms = packed >>> 4;
-                d = code != 0 ? Decision.refused(ms, Limit.ofCode(code)) : ms == 0 ? Decision.grant() : Decision.reserved(ms);
-                if (r.sentMarkId() != null) {
-                    d = d.withSentMarkChecked();
-                }
-                if (guard && d.granted()) {
-                    d = d.withGrantSeq((Long) reply.get(1 + n + i));
-                }
-                if (d.granted() && r.inFlight() != null && pending != null) {
-                    d = d.withInFlightMarked();
-                }
-            }
-            out.add(d);
-        }
-        return out;
+        return BudgetReply.decisions(reply, requests, guard, pending != null);
     }
 
     /** A bot's keys and fixed acquire arguments, encoded once. */
