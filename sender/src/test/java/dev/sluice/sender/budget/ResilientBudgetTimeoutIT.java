@@ -61,6 +61,28 @@ class ResilientBudgetTimeoutIT {
         }, config, listener, Clock.systemUTC());
     }
 
+    /** What a test does with the budget (connected, SHARED) and an admin connection to the same redis-server. */
+    private interface WithAdmin {
+        void run(ResilientBudget budget, RedisCommands<String, String> admin) throws Exception;
+    }
+
+    /** A fresh redis-server, the counted budget on it (first call granted) and an admin connection, for {@code test}. */
+    private void withBudgetAndAdmin(WithAdmin test) throws Exception {
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1_000_000, 1_000_000, 1_000_000, 1_000_000))
+                .probeInterval(Duration.ofMillis(100)).circuitMinimumCalls(1).build();
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             ResilientBudget budget = budget(redis, config)) {
+            RedisClient adminClient = RedisClient.create(redis.url());
+            try (StatefulRedisConnection<String, String> adminConnection = adminClient.connect()) {
+                RedisCommands<String, String> admin = adminConnection.sync();
+                assertThat(budget.tryAcquire(BOT, "1").granted()).isTrue(); // connected (lazily) and SHARED
+                test.run(budget, admin);
+            } finally {
+                adminClient.shutdown();
+            }
+        }
+    }
+
     /** {@code threads} sending threads deciding for distinct chats until stopped. */
     private static final class Callers implements AutoCloseable {
         final AtomicBoolean stop = new AtomicBoolean();
@@ -92,69 +114,47 @@ class ResilientBudgetTimeoutIT {
 
     @Test
     void a_timed_out_call_on_a_healthy_connection_keeps_the_connection() throws Exception {
-        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1_000_000, 1_000_000, 1_000_000, 1_000_000))
-                .probeInterval(Duration.ofMillis(100)).circuitMinimumCalls(1).build();
-        try (RedisInstance redis = RedisLauncher.localProcess().launch();
-             ResilientBudget budget = budget(redis, config)) {
-            RedisClient adminClient = RedisClient.create(redis.url());
-            try (StatefulRedisConnection<String, String> adminConnection = adminClient.connect()) {
-                RedisCommands<String, String> admin = adminConnection.sync();
-                assertThat(budget.tryAcquire(BOT, "1").granted()).isTrue(); // connected (lazily) and SHARED
-                long before = connectionsReceived(admin);
-                try (Callers callers = new Callers(budget, 8)) {
-                    for (int round = 0; round < 3; round++) {
-                        int timeoutsBefore = timeouts.get();
-                        admin.clientPause(600); // the server answers nobody for 600 ms: calls time out
-                        await().atMost(Duration.ofSeconds(5)).until(() -> timeouts.get() > timeoutsBefore
-                                && budget.state() == BudgetState.FALLBACK_LOCAL);
-                        await().atMost(Duration.ofSeconds(5)).until(() -> budget.state() == BudgetState.SHARED);
-                    }
+        withBudgetAndAdmin((budget, admin) -> {
+            long before = connectionsReceived(admin);
+            try (Callers callers = new Callers(budget, 8)) {
+                for (int round = 0; round < 3; round++) {
+                    int timeoutsBefore = timeouts.get();
+                    admin.clientPause(600); // the server answers nobody for 600 ms: calls time out
+                    await().atMost(Duration.ofSeconds(5)).until(() -> timeouts.get() > timeoutsBefore
+                            && budget.state() == BudgetState.FALLBACK_LOCAL);
+                    await().atMost(Duration.ofSeconds(5)).until(() -> budget.state() == BudgetState.SHARED);
                 }
-                assertThat(clientsBuilt.get()).as("Redis budget clients built while calls timed out on a healthy "
-                        + "connection").isEqualTo(1);
-                assertThat(connectionsReceived(admin) - before)
-                        .as("connections redis-server accepted while calls timed out on a healthy connection").isZero();
-            } finally {
-                adminClient.shutdown();
             }
-        }
+            assertThat(clientsBuilt.get()).as("Redis budget clients built while calls timed out on a healthy "
+                    + "connection").isEqualTo(1);
+            assertThat(connectionsReceived(admin) - before)
+                    .as("connections redis-server accepted while calls timed out on a healthy connection").isZero();
+        });
     }
 
     @Test
     void a_broken_connection_is_reconnected_by_lettuce_not_rebuilt() throws Exception {
-        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1_000_000, 1_000_000, 1_000_000, 1_000_000))
-                .probeInterval(Duration.ofMillis(100)).circuitMinimumCalls(1).build();
-        try (RedisInstance redis = RedisLauncher.localProcess().launch();
-             ResilientBudget budget = budget(redis, config)) {
-            RedisClient adminClient = RedisClient.create(redis.url());
-            try (StatefulRedisConnection<String, String> adminConnection = adminClient.connect()) {
-                RedisCommands<String, String> admin = adminConnection.sync();
-                assertThat(budget.tryAcquire(BOT, "1").granted()).isTrue();
-                long before = connectionsReceived(admin);
-                try (Callers callers = new Callers(budget, 8)) {
-                    for (int round = 0; round < 3; round++) {
-                        // every normal client but this one: the budget's connection breaks under its callers
-                        int errorsBefore = connectionErrors.get();
-                        // every normal client but this one, again and again for 300 ms: the budget's connection
-                        // breaks under its callers and calls meet it while Lettuce reconnects (commands are rejected
-                        // while disconnected), as on a flaky network
-                        long until = System.nanoTime() + 300_000_000L;
-                        while (System.nanoTime() < until) {
-                            admin.clientKill(io.lettuce.core.KillArgs.Builder.typeNormal().skipme());
-                            Thread.sleep(2);
-                        }
-                        await().atMost(Duration.ofSeconds(5)).until(() -> connectionErrors.get() > errorsBefore);
-                        int decided = callers.decided.get();
-                        await().atMost(Duration.ofSeconds(10)).until(() -> budget.state() == BudgetState.SHARED
-                                && callers.decided.get() > decided + 100);
+        withBudgetAndAdmin((budget, admin) -> {
+            try (Callers callers = new Callers(budget, 8)) {
+                for (int round = 0; round < 3; round++) {
+                    int errorsBefore = connectionErrors.get();
+                    // every normal client but this one, again and again for 300 ms: the budget's connection
+                    // breaks under its callers and calls meet it while Lettuce reconnects (commands are rejected
+                    // while disconnected), as on a flaky network
+                    long until = System.nanoTime() + 300_000_000L;
+                    while (System.nanoTime() < until) {
+                        admin.clientKill(io.lettuce.core.KillArgs.Builder.typeNormal().skipme());
+                        Thread.sleep(2);
                     }
+                    await().atMost(Duration.ofSeconds(5)).until(() -> connectionErrors.get() > errorsBefore);
+                    int decided = callers.decided.get();
+                    await().atMost(Duration.ofSeconds(10)).until(() -> budget.state() == BudgetState.SHARED
+                            && callers.decided.get() > decided + 100);
                 }
-                assertThat(clientsBuilt.get()).as("Redis budget clients built: Lettuce reconnects its own connection")
-                        .isEqualTo(1);
-            } finally {
-                adminClient.shutdown();
             }
-        }
+            assertThat(clientsBuilt.get()).as("Redis budget clients built: Lettuce reconnects its own connection")
+                    .isEqualTo(1);
+        });
     }
 
     @Test
