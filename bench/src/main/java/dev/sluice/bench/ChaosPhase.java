@@ -64,6 +64,21 @@ final class ChaosPhase {
                 }
             }
             injectedEnd += Duration.ofSeconds(2).toMillis(); // + the retry_after of the last injected 429
+            // the storm's trace: every 429 of the bot, injected or not, with the bot's last acceptance before it
+            long lastOk = Long.MIN_VALUE;
+            for (int i = Math.max(0, from); i < phaseCalls.size(); i++) {
+                FakeTelegram.Call c = phaseCalls.get(i);
+                if (!isBot(c)) {
+                    continue;
+                }
+                if (c.status() == 200) {
+                    lastOk = c.atMillis();
+                } else if (c.status() == 429) {
+                    Infra.say("%s: 429 %s at %s (chat %s), %s ms after the bot's last acceptance", fault,
+                            injected.contains(i) ? "injected" : "NOT injected", java.time.Instant.ofEpochMilli(c.atMillis()),
+                            c.chatId(), lastOk == Long.MIN_VALUE ? "-" : Long.toString(c.atMillis() - lastOk));
+                }
+            }
         }
         Set<Long> secondsOver = new TreeSet<>();
         long provider429 = 0;

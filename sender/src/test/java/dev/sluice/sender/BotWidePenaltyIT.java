@@ -69,4 +69,60 @@ class BotWidePenaltyIT {
     }
 
     private static final String BOT_ID = FakeTelegram.botIdOf(TOKEN);
+
+    private static final String STORM_BOT = "storm";
+    private static final String STORM_TOKEN = dev.sluice.testkit.FakeTokens.of("700000002");
+    private static final String STORM_BOT_ID = FakeTelegram.botIdOf(STORM_TOKEN);
+
+    /**
+     * The end of chaos's {@code bot-429-storm} (BENCHMARKS.md, session 9: 11 x 429 for 10 injected). A bot-wide penalty
+     * is inferred from two chats refused together and its gate written; when the gate lifts, the first call is refused
+     * again (FakeTelegram's penalty runs once more, as when a call the senders did not see extended it). That 429 is
+     * alone, so the sender files it for its chat; if nothing else stops the bot, its next call, to another chat, runs
+     * into the provider's penalty: a 429 beyond the injected ones, a second over a limit. Every 429 here is injected
+     * (3) when the budget keeps the bot out of the provider's penalty.
+     */
+    @Test
+    void a_429_just_after_the_bot_gate_lifted_keeps_every_chat_of_the_bot_out_of_the_providers_penalty() throws Exception {
+        String prefix = "stormend";
+        SenderIt.topics(prefix, 3);
+        int chats = 40;
+        Duration retryAfter = Duration.ofSeconds(2);
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram())) {
+            Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(),
+                    Map.of(STORM_BOT, STORM_TOKEN));
+            // slow enough that each 429 is answered and filed before the next grant (no call in flight meanwhile)
+            s.put("budget.global.rate.per.s", "5");
+            List<OutboundMessage> msgs = new ArrayList<>();
+            for (int i = 0; i < chats; i++) {
+                msgs.add(SenderIt.message("s" + i, STORM_BOT, Integer.toString(40_000 + i)).build());
+            }
+            // round 1: the first two calls (two chats) are refused bot-wide: the sender infers the bot's penalty
+            telegram.enqueueForBot(STORM_BOT_ID, TelegramBehaviour.tooManyRequests(retryAfter), 2);
+            try (SenderService sender = SenderIt.sender(s);
+                 SenderIt.Results results = new SenderIt.Results(prefix + ".delivery.results")) {
+                sender.start();
+                SenderIt.produce(prefix + ".outbox.live", msgs);
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(2))
+                        .until(() -> telegram.rejected429Count(STORM_BOT_ID) >= 2);
+                // round 2, queued while the bot's gate (retry_after 2 s from the second 429) still holds every call:
+                // the first call after it lifts is refused bot-wide once more
+                telegram.enqueueForBot(STORM_BOT_ID, TelegramBehaviour.tooManyRequests(retryAfter), 1);
+                assertThat(telegram.calls().stream().filter(c -> STORM_BOT_ID.equals(c.botId())).count())
+                        .as("no call between the second 429 and queuing the third").isEqualTo(2);
+
+                Map<String, DeliveryResult> byId = results.awaitResults(chats, Duration.ofSeconds(60));
+                assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
+                List<FakeTelegram.Call> refused = telegram.calls().stream()
+                        .filter(c -> STORM_BOT_ID.equals(c.botId()) && c.status() == 429).toList();
+                refused.forEach(c -> System.out.printf("429 at %d chat %s%n", c.atMillis(), c.chatId()));
+                assertThat(refused).as("429s answered: the 3 injected, none for a call made during the provider's "
+                        + "bot-wide penalty (by scope: %s)", telegram.rejected429ByScope()).hasSize(3);
+                long last429 = refused.get(2).atMillis();
+                assertThat(telegram.calls().stream().filter(c -> STORM_BOT_ID.equals(c.botId())
+                        && c.atMillis() > last429 && c.atMillis() < last429 + retryAfter.toMillis()))
+                        .as("calls during the penalty the third 429 opened").isEmpty();
+            }
+        }
+    }
 }
