@@ -66,7 +66,7 @@ final class ChaosPhase {
             injectedEnd += Duration.ofSeconds(2).toMillis(); // + the retry_after of the last injected 429
             // the storm's trace: every 429 of the bot, injected or not, with the bot's last acceptance before it
             long lastOk = Long.MIN_VALUE;
-            for (int i = Math.max(0, from); i < phaseCalls.size(); i++) {
+            for (int i = 0; i < phaseCalls.size(); i++) {
                 FakeTelegram.Call c = phaseCalls.get(i);
                 if (!isBot(c)) {
                     continue;

@@ -264,16 +264,20 @@ public final class LocalGcraBudget implements BudgetPort {
             // as budget.lua: a chat's 429 just before may have been this bot-wide penalty, filed for its chat
             until = penalized.recent429EndMs;
         }
-        if (effective == PenaltyScope.CHAT && gateWait(BudgetKeys.botGate(botId), now) == 0
+        String botGate = BudgetKeys.botGate(botId);
+        Long botGateEnd = gates.get(botGate);
+        // as budget.lua: a chat's 429 within the look-back after the bot's gate lifted is that penalty still running
+        boolean justLifted = effective == PenaltyScope.CHAT && botGateEnd != null && botGateEnd <= now
+                && now - botGateEnd <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis();
+        if (effective == PenaltyScope.CHAT && gateWait(botGate, now) == 0 && !justLifted
                 && !(recent && penalized.recent429EndMs >= until)) {
             penalized.recent429EndMs = until;
             penalized.recent429AtMs = now;
         }
         long lifts = gates.merge(key, until, Math::max);
-        String botGate = BudgetKeys.botGate(botId);
-        if (effective != PenaltyScope.BOT && gateWait(botGate, now) > 0) {
-            // The bot's gate is up, so this call was made during the bot-wide penalty, and Telegram extends a
-            // penalty on every call made during it: the bot's gate moves too (no second AIMD cut).
+        if (effective != PenaltyScope.BOT && (gateWait(botGate, now) > 0 || justLifted)) {
+            // The bot's gate is up (or just lifted), so this call was made during the bot-wide penalty, and Telegram
+            // extends a penalty on every call made during it: the bot's gate moves too (no second AIMD cut).
             long botLifts = gates.merge(botGate, until, Math::max);
             Bot bot = bot(botId);
             bot.multiplierPpm = bot.multiplier(now);
@@ -302,7 +306,8 @@ public final class LocalGcraBudget implements BudgetPort {
         }
         // An idle TAT (bucket full again) or a lifted gate is the same as a missing entry.
         tats.values().removeIf(e -> e.idleAtMs() <= now);
-        gates.values().removeIf(until -> until <= now);
+        // a lifted bot gate is kept for the look-back: penalize reads when it lifted
+        gates.values().removeIf(until -> until + RedisGcraBudget.RECENT_429_LOOKBACK.toMillis() <= now);
         sweepAt = Math.max(SWEEP_THRESHOLD, (tats.size() + gates.size()) * 2);
     }
 

@@ -15,7 +15,8 @@
 --   sluice:{b}:group:<id>   "<group TAT>|<group gate>"
 --   sluice:{b}:arrivals     "<grant seq>|<seq>:<floor>,<seq>:<floor>,..." (only with the arrival guard, below)
 -- (an empty field = absent: a full bucket, no gate, the configured rate). A key's PX TTL is the time until
--- the latest of its fields stops mattering (TAT reached, gate lifted, AIMD multiplier climbed back to 1).
+-- the latest of its fields stops mattering (TAT reached, gate lifted, AIMD multiplier climbed back to 1). The bot
+-- gate's field is kept for LIFTED_KEPT_US after it lifts (it refuses nothing then): 'penalize' reads when it lifted.
 --
 -- op 'acquire'
 --   KEYS[1] sluice:{b}:bot
@@ -76,6 +77,11 @@
 --   if later by at most the look-back. Such a 429 may have been the same bot-wide penalty, filed for its chat
 --   because no replica had yet written the bot's gate, and its call (within the look-back) extended Telegram's
 --   penalty; a chat's own, much longer penalty stays its chat's.
+--   A chat's 'gate' (KEYS[3] given: not a group's) reported within the look-back after the bot's gate LIFTED is taken
+--   as the same bot-wide penalty too: the bot's gate opens again until the new end (no second AIMD cut). The first
+--   call after a bot gate is alone, so its sender files its 429 for its chat; when the provider's penalty still ran
+--   (a call the gate did not cover extended it), nothing else would keep the bot's other chats out of it, and the
+--   next call of any replica would be refused and extend it again (chaos's bot-429-storm, BENCHMARKS.md session 10).
 --
 -- op 'late' (the arrival guard; a provider that counts arrivals in a sliding window, e.g. Telegram's 30 per second)
 --   KEYS[1] sluice:{b}:arrivals   ARGV[2] a grant's sequence number k   ARGV[3] N   ARGV[4] the window, us
@@ -112,6 +118,9 @@ end
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2] -- (numeric strings: Lua converts them exactly in arithmetic)
 local PPM = 1000000
+-- how long a lifted bot gate stays in the bot key (>= RedisGcraBudget.RECENT_429_LOOKBACK, the look-back 'penalize'
+-- is given): only 'penalize' reads it then
+local LIFTED_KEPT_US = 1000000
 local floor = math.floor
 local op = ARGV[1]
 
@@ -413,7 +422,7 @@ if op == 'acquire' then
         last = climbed_at
       end
     end
-    if s_gate and s_gate <= now then s_gate = nil end
+    if s_gate and s_gate + LIFTED_KEPT_US <= now then s_gate = nil end
     if g_tat > last then last = g_tat end
     if s_gate and s_gate > last then last = s_gate end
     if s_bf and s_bf > last then last = s_bf end
@@ -506,7 +515,7 @@ local function write_bot(key, s, inc)
       last = climbed_at
     end
   end
-  if s.gate and s.gate <= now then s.gate = nil end
+  if s.gate and s.gate + LIFTED_KEPT_US <= now then s.gate = nil end
   if s.g and s.g > last then last = s.g end
   if s.gate and s.gate > last then last = s.gate end
   if s.bf and s.bf > last then last = s.bf end
@@ -556,10 +565,14 @@ if op == 'penalize' then
     return {ceil_ms(until_us - now), m}
   end
   local b = read_bot(KEYS[2])
-  if b.gate and b.gate > now then
+  -- a chat's 429 just after the bot's gate lifted: the first call after it, refused because the provider's
+  -- penalty still ran (see the header); a group's 429 (no KEYS[3]) can be its own 20 per minute, and stays its own
+  local lifted = b.gate and b.gate <= now and recent_key and lookback > 0 and now - b.gate <= lookback
+  if b.gate and (b.gate > now or lifted) then
     if until_us > b.gate then
-      -- The bot's gate is up, so this call was made during the bot-wide penalty, and Telegram extends a penalty
-      -- on every call made during it: the bot's gate moves too (no second AIMD cut; climbing waits for the gate).
+      -- The bot's gate is up (or just lifted), so this call was made during the bot-wide penalty, and Telegram
+      -- extends a penalty on every call made during it: the bot's gate moves too (no second AIMD cut; climbing
+      -- waits for the gate).
       if b.m then
         b.m = multiplier(b, inc)
         b.mt = until_us

@@ -313,6 +313,35 @@ abstract class BudgetContract {
     }
 
     @Test
+    void a_chat_429_within_the_last_second_after_the_bot_gate_lifted_opens_the_bot_gate_again() {
+        try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
+            b.penalize(bot, PenaltyScope.BOT, "1", Duration.ofMillis(200));
+            waitFor(Duration.ofMillis(250));
+            // a grant after the gate lifted does not make the budget forget when it lifted
+            assertThat(b.tryAcquire(bot, "2").granted()).as("the bot's gate lifted").isTrue();
+            // that first call after the gate was refused: the provider's bot-wide penalty still ran (a call the gate
+            // did not cover extended it). Alone, its 429 is filed for its chat; the bot's gate must hold the others.
+            b.penalize(bot, PenaltyScope.CHAT, "2", Duration.ofMillis(700));
+            Decision d = b.tryAcquire(bot, "3");
+            assertThat(d.limit()).isEqualTo(Limit.GATE_BOT);
+            assertThat(d.retryIn()).isGreaterThan(Duration.ofMillis(500)).isLessThanOrEqualTo(Duration.ofMillis(700));
+
+            String later = "later-" + bot; // over a second after the bot's gate lifted: a chat's 429 is its own
+            b.penalize(later, PenaltyScope.BOT, "1", Duration.ofMillis(100));
+            waitFor(Duration.ofMillis(1300));
+            b.penalize(later, PenaltyScope.CHAT, "2", Duration.ofSeconds(2));
+            assertThat(b.tryAcquire(later, "2").limit()).isEqualTo(Limit.GATE_CHAT);
+            assertThat(b.tryAcquire(later, "3").granted()).isTrue();
+
+            String group = "group-" + bot; // a group's 429 (20 per minute) just after the bot's gate is the group's own
+            b.penalize(group, PenaltyScope.BOT, "1", Duration.ofMillis(100));
+            waitFor(Duration.ofMillis(150));
+            b.penalize(group, PenaltyScope.GROUP, "-100", Duration.ofSeconds(2));
+            assertThat(b.tryAcquire(group, "3").granted()).isTrue();
+        }
+    }
+
+    @Test
     void a_batch_is_decided_in_order_each_all_or_nothing() {
         try (BudgetPort b = budget(new BudgetLimits(1, 3, 1, 1))) {
             b.penalizeChat(bot, "gated", Duration.ofSeconds(10));
