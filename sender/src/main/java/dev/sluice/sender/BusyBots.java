@@ -20,8 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <li>a GLOBAL refusal with wait w (Redis's instant r ≥ {@code askedAt}): the hint is {@code askedAt + w}, the
  *     instant at which a caller that waits exactly the answer's wait passes ({@link Decision}; w is rounded up to whole
  *     ms, so this is at most 1 ms after the GCRA's own instant, as every refused lane's retry); with reservations on, a
- *     live request may take a slot up to the horizon h ahead, so {@code askedAt + w − h}, as {@link Refusals} defers
- *     the pacer (nothing is learned from refusals with the arrival guard on as well: its floors lengthen w beyond what
+ *     live request may take a slot up to the horizon h ahead, so {@code askedAt + max(0, w − h)}
+ *     ({@link DeliveryPolicy#reservingAskAgainAtMs}, the rule {@link Refusals} defers the pacer by) (nothing is learned from refusals with the arrival guard on as well: its floors lengthen w beyond what
  *     a reservation waits for)</li>
  * <li>a gate of the whole bot ({@link Limit#GATE_BOT}) forgets the bot's hint: the gate's wait governs then.</li>
  * </ul>
@@ -73,7 +73,7 @@ final class BusyBots {
                 return;
             }
             if (d.limit() == Limit.GLOBAL && learnsRefusals) {
-                long at = askedAtMs + d.retryIn().toMillis() - reservationMs;
+                long at = DeliveryPolicy.reservingAskAgainAtMs(askedAtMs, d.retryIn().toMillis(), reservationMs);
                 hint = Math.max(hint, Math.min(at, askedAtMs + MAX_HINT_MS));
             }
         }

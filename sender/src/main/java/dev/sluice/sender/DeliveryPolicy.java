@@ -102,6 +102,16 @@ record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass
         return lateSlotMaxMs >= 0 ? lateSlotMaxMs : Math.max(2, intervalMs);
     }
 
+    /**
+     * When a live request refused by the bot's shared GCRA ({@code GLOBAL}, {@code waitMs} from {@code askedAtMs})
+     * may ask again with a reservation horizon of {@code reservationMaxMs}: as soon as the horizon reaches the instant
+     * the budget admits, not later than that instant (0 horizon: exactly then). The one rule for the pacer
+     * ({@link Refusals}) and the bot's hint ({@link BusyBots}).
+     */
+    static long reservingAskAgainAtMs(long askedAtMs, long waitMs, long reservationMaxMs) {
+        return askedAtMs + Math.max(0, waitMs - reservationMaxMs);
+    }
+
     /** A wait until {@code atMs}; a wait past the deadline ends at the deadline, where the message becomes EXPIRED. */
     static Step.RetryAt retryAt(long atMs, Long expiresAt) {
         return new Step.RetryAt(expiresAt == null ? atMs : Math.min(atMs, expiresAt));

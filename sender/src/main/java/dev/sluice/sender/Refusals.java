@@ -85,8 +85,9 @@ final class Refusals {
             // horizon are taken already: ask again as soon as the horizon has room, not only when the bot is free.
             boolean reserving = policy.reserves() && pacer.laneOf(p) != Lane.BACKFILL
                     && decision.limit() == Limit.GLOBAL;
-            pacer.deferTo(bot, p, now + (reserving
-                    ? Math.max(0, waitMs - policy.reservationMax().toMillis()) : waitMs));
+            pacer.deferTo(bot, p, reserving
+                    ? DeliveryPolicy.reservingAskAgainAtMs(now, waitMs, policy.reservationMax().toMillis())
+                    : now + waitMs);
             p.holdAttemptSlot();
             p.keptTurn(false);
             p.waitsForTurnOnly(true); // a global refusal: an urgent message behind may ask again before the turn
