@@ -205,6 +205,72 @@ class SpecificAvroSerdeTest {
                 .isEqualTo(Notification.getClassSchema());
     }
 
+    @Test
+    void nullableUnionShortcutWritesTheBytesAvroWrites() throws Exception {
+        // Unions with null first, null second, and a three-branch union (Avro's own resolution), each null and not null.
+        Schema schema = new Schema.Parser().parse("""
+                {"type": "record", "name": "U", "fields": [
+                  {"name": "a", "type": ["null", "string"]},
+                  {"name": "b", "type": ["long", "null"]},
+                  {"name": "c", "type": ["null", "string", "long"]},
+                  {"name": "d", "type": ["null", {"type": "long", "logicalType": "timestamp-millis"}]}]}""");
+        for (Object[] values : List.of(new Object[] {null, null, null, null}, new Object[] {"x", 7L, "y", 1_753_833_600_000L},
+                new Object[] {"", 0L, 42L, null})) {
+            GenericData.Record r = new GenericData.Record(schema);
+            for (int i = 0; i < values.length; i++) {
+                r.put(i, values[i]);
+            }
+            assertThat(encode(new SpecificAvroSerializer.NullableUnionWriter<>(schema, new org.apache.avro.specific.SpecificData()), r))
+                    .as("values %s", Arrays.toString(values))
+                    .isEqualTo(encode(new GenericDatumWriter<>(schema), r));
+        }
+        // Sluice's records, optional fields set and not set: the bytes Avro's SpecificDatumWriter writes.
+        Notification bare = Notification.newBuilder(notification()).setExpiresAt(null).setAttributes(Map.of()).setBotPool(List.of()).build();
+        for (Notification n : List.of(notification(), bare)) {
+            byte[] ours = serde.serializer().serialize(TOPIC, n);
+            byte[] avro = encode(new org.apache.avro.specific.SpecificDatumWriter<>(Notification.getClassSchema(),
+                    org.apache.avro.specific.SpecificData.getForClass(Notification.class)), n);
+            assertThat(Arrays.copyOfRange(ours, WireFormat.HEADER_LENGTH, ours.length)).isEqualTo(avro);
+        }
+    }
+
+    @Test
+    void theIdKeptPerTopicFollowsTheSchemaTheSubjectAndTheTopic() {
+        // One serializer for two record types and two topics: each record carries the id of its own schema under its topic's
+        // subject, however the writes alternate; a reconfigure to keys switches the subject.
+        SpecificAvroSerializer<org.apache.avro.specific.SpecificRecord> s = new SpecificAvroSerializer<>(registry);
+        dev.sluice.avro.MessagePart part = dev.sluice.avro.MessagePart.newBuilder().setIndex(1).setCount(2).setParentId("n-1").build();
+        int notificationId = registry.register("a-value", Notification.getClassSchema());
+        for (int round = 0; round < 2; round++) {
+            assertThat(idOf(s.serialize("a", notification()))).isEqualTo(notificationId);
+            assertThat(idOf(s.serialize("a", part))).isEqualTo(registry.lookup("a-value", dev.sluice.avro.MessagePart.getClassSchema()));
+            assertThat(idOf(s.serialize("b", part))).isEqualTo(registry.lookup("b-value", dev.sluice.avro.MessagePart.getClassSchema()));
+        }
+        assertThat(registry.subjects()).containsExactlyInAnyOrder("a-value", "b-value");
+        s.configure(Map.of(), true);
+        s.serialize("a", notification());
+        assertThat(registry.subjects()).contains("a-key");
+        SpecificAvroSerializer<Notification> lookupOnly = new SpecificAvroSerializer<>(registry, false, false);
+        assertThat(idOf(lookupOnly.serialize("a", notification()))).isEqualTo(notificationId);
+        assertThatThrownBy(() -> lookupOnly.serialize("c", notification())).isInstanceOf(SchemaRegistryException.class);
+        assertThatThrownBy(() -> lookupOnly.serialize("c", notification())).as("a failed lookup is not kept")
+                .isInstanceOf(SchemaRegistryException.class);
+        registry.register("c-value", Notification.getClassSchema());
+        assertThat(idOf(lookupOnly.serialize("c", notification()))).isEqualTo(notificationId);
+    }
+
+    private static int idOf(byte[] wire) {
+        return ByteBuffer.wrap(wire, 1, 4).getInt();
+    }
+
+    private static <D> byte[] encode(org.apache.avro.io.DatumWriter<D> writer, D datum) throws java.io.IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
+        writer.write(datum, enc);
+        enc.flush();
+        return out.toByteArray();
+    }
+
     static byte[] wire(int id, Schema schema, GenericRecord record) {
         try {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
