@@ -29,6 +29,13 @@ final class DigestKey {
         return s.toString();
     }
 
+    /** The chat part of a key made by {@link #of} (the first length-prefixed part). */
+    static String chatOf(String key) {
+        int colon = key.indexOf(':');
+        int start = colon + 1;
+        return key.substring(start, start + Integer.parseInt(key, 0, colon, 10));
+    }
+
     private static void part(StringBuilder s, String value) {
         s.append(value.length()).append(':').append(value);
     }

@@ -227,20 +227,24 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             sendOn(n, eventClass, now); // an edit or delete is never folded: a digest would lose what it asks
             return;
         }
-        String key = DigestKey.of(n, chat);
         switch (eventClass) {
             case CRITICAL -> sendOn(n, eventClass, now);
-            case COLLAPSIBLE -> fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now, released);
+            case COLLAPSIBLE -> {
+                String key = DigestKey.of(n, chat);
+                fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now, released);
+            }
             case ROUTINE -> {
-                DigestEntry pending = digests.get(key);
+                // the digest key is built only when the chat has a pending entry or the notification folds
+                String key = digests.holdsChat(chat) ? DigestKey.of(n, chat) : null;
+                DigestEntry pending = key == null ? null : digests.get(key);
                 if (pending != null) {
                     fold(key, pending, n, eventClass, FoldReason.PENDING_KEY, now, released);
                 } else if (preferences.optedOut(n.getUserId() != null ? n.getUserId() : chat)) {
                     sendOn(n, eventClass, now);
                 } else if (pressure.underPressure(n.getBotId(), now)) {
-                    fold(key, null, n, eventClass, FoldReason.PRESSURE, now, released);
+                    fold(key != null ? key : DigestKey.of(n, chat), null, n, eventClass, FoldReason.PRESSURE, now, released);
                 } else if (!policy.allows(chat, now)) {
-                    fold(key, null, n, eventClass, FoldReason.POLICY, now, released);
+                    fold(key != null ? key : DigestKey.of(n, chat), null, n, eventClass, FoldReason.POLICY, now, released);
                 } else {
                     sendOn(n, eventClass, now);
                 }
