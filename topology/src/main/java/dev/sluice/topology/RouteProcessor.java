@@ -92,6 +92,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private final StoreChanges senderStatusChanges;
     private final Deserializer<Preference> preferenceDeserializer;
     private final ChatStatusKeys chatStatusKeys;
+    private final PreferenceKeys preferenceKeys;
     /** This task's chats with an entry in {@code chat-status-store}: a chat without one is answered without a read. */
     private ChatStatusKeys.Task chats;
 
@@ -113,7 +114,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
 
     RouteProcessor(LaneSpec spec, TopologyConfig config, Classifier classifier, TopologyCounters counters,
                    Deserializer<SenderStatus> senderStatusDeserializer, StoreChanges senderStatusChanges,
-                   Deserializer<Preference> preferenceDeserializer, ChatStatusKeys chatStatusKeys) {
+                   Deserializer<Preference> preferenceDeserializer, ChatStatusKeys chatStatusKeys, PreferenceKeys preferenceKeys) {
         this.spec = spec;
         this.config = config;
         this.classifier = classifier;
@@ -122,6 +123,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         this.senderStatusChanges = senderStatusChanges;
         this.preferenceDeserializer = preferenceDeserializer;
         this.chatStatusKeys = chatStatusKeys;
+        this.preferenceKeys = preferenceKeys;
         this.outboxSink = spec.name(SluiceTopology.OUTBOX_SINK);
         this.resultsSink = spec.name(SluiceTopology.RESULTS_SINK);
     }
@@ -141,7 +143,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
                 config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs(),
                 senderStatusChanges);
         preferences = new DigestPreferences(context.getStateStore(SluiceTopology.PREFERENCES_STORE), preferenceDeserializer,
-                config.topics().preferences());
+                config.topics().preferences(), preferenceKeys);
         context.schedule(Duration.ofMillis(config.digestFlushIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::flushAll);
         releases = new OnDemandPunctuator(Duration.ofMillis(config.scheduleReleaseIntervalMs()), this::release);
         releases.init(context);

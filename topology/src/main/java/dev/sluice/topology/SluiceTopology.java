@@ -150,6 +150,8 @@ public final class SluiceTopology {
         StoreChanges senderStatusChanges = new StoreChanges();
         // One per built topology: per task, the chats with an entry in chat-status-store (its writers tell, the routes read).
         ChatStatusKeys chatStatusKeys = new ChatStatusKeys();
+        // One per built topology: the users with an entry in preferences-store (the global thread tells, the routes read).
+        PreferenceKeys preferenceKeys = new PreferenceKeys();
         builder.addGlobalStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SENDER_STATUS_STORE),
                         Serdes.String(), Serdes.ByteArray()).withLoggingDisabled(), topics.senderStatus(),
                 Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("sender-status"),
@@ -157,7 +159,7 @@ public final class SluiceTopology {
         builder.addGlobalStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PREFERENCES_STORE),
                         Serdes.String(), Serdes.ByteArray()).withLoggingDisabled(), topics.preferences(),
                 Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("preferences"),
-                () -> new RawGlobalStoreUpdater(PREFERENCES_STORE));
+                () -> new RawGlobalStoreUpdater(PREFERENCES_STORE, new StoreChanges(), preferenceKeys::written));
 
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CHAT_STATUS_STORE),
                 Serdes.String(), new SpecificAvroSerde<>(registry, ChatStatus.class)));
@@ -188,7 +190,7 @@ public final class SluiceTopology {
         List<Consumer<Topology>> routes = new ArrayList<>();
         for (LaneSpec spec : List.of(LaneSpec.live(topics), LaneSpec.backfill(topics))) {
             routes.add(addLane(builder, spec, config, registry, counters, notificationSerde, keyedInput, senderStatusChanges,
-                    chatStatusKeys));
+                    chatStatusKeys, preferenceKeys));
         }
         Topology topology = builder.build();
         routes.forEach(route -> route.accept(topology));
@@ -198,7 +200,7 @@ public final class SluiceTopology {
     /** The lane's DSL part; returns what adds its {@code <p>-route} and sinks to the built topology. */
     private static Consumer<Topology> addLane(StreamsBuilder builder, LaneSpec spec, TopologyConfig config, SchemaRegistryClient registry,
                                 TopologyCounters counters, SpecificAvroSerde<Notification> notificationSerde, ChatKeyedInput keyedInput,
-                                StoreChanges senderStatusChanges, ChatStatusKeys chatStatusKeys) {
+                                StoreChanges senderStatusChanges, ChatStatusKeys chatStatusKeys, PreferenceKeys preferenceKeys) {
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(digestStore(spec)),
                 Serdes.String(), new SpecificAvroSerde<>(registry, DigestEntry.class)));
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(scheduleStore(spec)),
@@ -232,7 +234,7 @@ public final class SluiceTopology {
             String route = spec.name(ROUTE);
             topology.addProcessor(route, () -> new RouteProcessor(spec, config, config.classifier(), counters,
                             new SpecificAvroDeserializer<>(registry, SenderStatus.class), senderStatusChanges,
-                            new SpecificAvroDeserializer<>(registry, Preference.class), chatStatusKeys),
+                            new SpecificAvroDeserializer<>(registry, Preference.class), chatStatusKeys, preferenceKeys),
                     spec.name("validate"), spec.repartitionName() + "-repartition-source");
             topology.connectProcessorAndStateStores(route, CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec),
                     scheduleStore(spec), dedupeStore(spec), PROVIDER_MESSAGE_ID_STORE, editWaitStore(spec));

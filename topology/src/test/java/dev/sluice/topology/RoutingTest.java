@@ -282,6 +282,23 @@ class RoutingTest {
     }
 
     @Test
+    void aPreferenceChangedAtRuntimeIsSeenByTheNextNotification() {
+        // Issue 21 session 10: users without a preference are answered from memory (PreferenceKeys); that memory is loaded
+        // by the first lookup, so the opt-out below comes after it and must still be seen, and so must the opt-in after.
+        start(Map.of());
+        pressureOn();
+        h.send(notification("r-1", "42", TEN).setUserId("u-2").setEntity("task-1").build()); // no preference: folds
+        h.optOut("u-2", true);
+        h.send(notification("r-2", "42", TEN).setUserId("u-2").setEntity("task-2").build()); // another key: one by one
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("r-2");
+        h.optOut("u-2", false);
+        h.send(notification("r-3", "42", TEN).setUserId("u-2").setEntity("task-3").build()); // folds again
+        assertThat(h.outboxLive.isEmpty()).isTrue();
+        h.advance(Duration.ofSeconds(60));
+        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactlyInAnyOrder(List.of("r-1"), List.of("r-3"));
+    }
+
+    @Test
     void theChatPolicyFoldsWhatExceedsItsGcraAndPerChatOverridesApply() {
         start(Map.of("policy.chat.rate", "2/h", "policy.chat.burst", "2", "policy.chat.overrides", "43=none"));
         for (int i = 1; i <= 4; i++) {
