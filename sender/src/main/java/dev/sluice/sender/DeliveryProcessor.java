@@ -68,6 +68,10 @@ public final class DeliveryProcessor {
     private final PoolDelivery pool;
     private final TokenRejections tokens;
     private final BusyBots busy;
+    /** Budget calls of {@link #processBatch}, the requests they carried and the grants (reservations included). */
+    private final java.util.concurrent.atomic.LongAdder batchCalls = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder batchRequests = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder batchGrants = new java.util.concurrent.atomic.LongAdder();
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,
@@ -200,6 +204,9 @@ public final class DeliveryProcessor {
                 throw new IllegalStateException("the budget answered " + decisions.size() + " decisions to "
                         + asks.size() + " requests");
             }
+            batchCalls.increment();
+            batchRequests.add(asks.size());
+            batchGrants.add(decisions.stream().filter(Decision::granted).count());
             if (budget.state() == BudgetState.SHARED) {
                 busy.learn(botId, askedAt, decisions); // when asking again is worth a round trip (BusyBots)
             }
@@ -301,6 +308,26 @@ public final class DeliveryProcessor {
      */
     public boolean isUrgent(PendingMessage p) {
         return pacer.isUrgent(p);
+    }
+
+    /** Budget calls made by batch decisions (one per batch that asked). */
+    long batchCalls() {
+        return batchCalls.sum();
+    }
+
+    /** Requests those calls carried. */
+    long batchRequests() {
+        return batchRequests.sum();
+    }
+
+    /** Grants those calls answered (reservations included): grants per call is the batch's yield. */
+    long batchGrants() {
+        return batchGrants.sum();
+    }
+
+    /** Whether live messages reserve the bot's next budget slots (then the dispatcher batches a bot's ready heads). */
+    boolean reservesSlots() {
+        return policy.reserves();
     }
 
     /** The 5xx backoff's wait after {@code failures} transient failures (full jitter; for tests). */

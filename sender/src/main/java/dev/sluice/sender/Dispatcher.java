@@ -36,6 +36,8 @@ final class Dispatcher implements Runnable {
     private final int maxInFlight;
     private final long retryBackoffMs;
     private final String instanceId;
+    /** Whether a one-bot head takes its bot's other ready heads along into its batch (reservations on). */
+    private final boolean batchesBots;
 
     Dispatcher(Lanes lanes, DeliveryProcessor processor, BotSlots botSlots, Executor senders, Clock clock,
                SenderConfig config) {
@@ -47,6 +49,7 @@ final class Dispatcher implements Runnable {
         this.maxInFlight = config.maxInFlight();
         this.retryBackoffMs = config.retryBackoff().toMillis();
         this.instanceId = config.instanceId();
+        this.batchesBots = processor.reservesSlots();
         String backfill = config.topics().outboxBackfill();
         this.parked = new ParkedLanes<>(lanes::isUrgent, h -> !h.key().partition().topic().equals(backfill));
     }
@@ -80,11 +83,28 @@ final class Dispatcher implements Runnable {
             LaneScheduler.Head<PendingMessage> head;
             while ((head = lanes.takeReady(nowMs, maxInFlight)) != null) {
                 ready.add(head);
+                if (batchesBots && head.message().message().getBotPool().isEmpty()) {
+                    takeAlong(head.message().message().getBotId(), nowMs, ready);
+                }
             }
             hand(ready);
             return Math.min(nextParkedLimit, lanes.nextReadyAtMs(maxInFlight));
         } finally {
             lanes.unlock();
+        }
+    }
+
+    /**
+     * Lock held. With reservations on, the bot's other ready heads go into the batch of a head just taken, even when
+     * every in-flight place is taken (up to {@link #MAX_BATCH} heads in all): one budget call reserves the bot's next
+     * slots for all of them, instead of one call per head as in-flight places free one at a time. They count in
+     * flight until their step is known; a head granted a later slot waits for it in its lane (as any reservation)
+     * and one granted now makes its call on a sending thread like any other.
+     */
+    private void takeAlong(String bot, long nowMs, List<LaneScheduler.Head<PendingMessage>> ready) {
+        LaneScheduler.Head<PendingMessage> more;
+        for (int n = 1; n < MAX_BATCH && (more = lanes.takeReadyOf(bot, nowMs)) != null; n++) {
+            ready.add(more);
         }
     }
 

@@ -8,6 +8,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
+import java.util.function.Function;
 import java.util.TreeSet;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
@@ -24,6 +25,10 @@ import org.apache.kafka.common.TopicPartition;
  * Per-chat order still holds, so an urgent message queued behind routine ones lifts its whole lane: the
  * routine head goes first and the urgent message right after it. Without this, a reminder waits for every
  * routine lane that was refused by the bot's budget before it (a priority inversion behind the global limit).
+ *
+ * <p><b>Groups.</b> Optionally each waiting lane is also indexed by a group of its head (the head's bot):
+ * {@link #pollReadyOf} hands out the earliest ready lane of one group, so the caller can decide a group's ready heads
+ * together (one budget round trip for several heads of one bot) even when they are scattered among other lanes.
  *
  * <p>Pure and single-threaded: time is passed in by the caller (injectable clock), and the owner guards
  * all calls with one lock. Operations are O(log lanes).
@@ -56,6 +61,8 @@ public final class LaneScheduler<M> {
         final ArrayDeque<M> queue = new ArrayDeque<>();
         long readyAt;
         long seq;
+        /** The group of the head while the lane waits (null: none, or not indexed). */
+        String group;
         int urgentCount;
         boolean busy;
         boolean dropped;
@@ -75,6 +82,10 @@ public final class LaneScheduler<M> {
     private int buffered;
 
     private final Predicate<? super M> mayAdvance;
+    /** The group of a message (null: none); null when lanes are not indexed by group. */
+    private final Function<? super M, String> groupOf;
+    /** Waiting lanes (urgent or not) by the group of their head, by {@code readyAt}. */
+    private final Map<String, NavigableSet<Lane<M>>> waitingByGroup = new HashMap<>();
 
     /** A scheduler where no message is urgent: lanes are served by {@code readyAt} alone. */
     public LaneScheduler() {
@@ -88,8 +99,18 @@ public final class LaneScheduler<M> {
      *     urgent message joins its lane, such a lane becomes ready at once instead of at its turn
      */
     public LaneScheduler(Predicate<? super M> urgent, Predicate<? super M> mayAdvance) {
+        this(urgent, mayAdvance, null);
+    }
+
+    /**
+     * @param groupOf the group a head belongs to ({@link #pollReadyOf}); null for a message of no group, or null
+     *     to index no groups
+     */
+    public LaneScheduler(Predicate<? super M> urgent, Predicate<? super M> mayAdvance,
+                         Function<? super M, String> groupOf) {
         this.urgent = urgent;
         this.mayAdvance = mayAdvance;
+        this.groupOf = groupOf;
     }
 
     /** Appends a message to its chat's lane; a new lane is ready at {@code nowMs}. */
@@ -108,10 +129,12 @@ public final class LaneScheduler<M> {
                 // The lane waits in the ordinary set: move it. It keeps a limit's wait (a budget refusal, a 429),
                 // but not a mere turn in the pacing of routine lanes.
                 ready.remove(lane);
+                unindex(lane);
                 if (lane.readyAt > nowMs && mayAdvance.test(lane.queue.peekFirst())) {
                     lane.readyAt = nowMs;
                 }
                 urgentReady.add(lane);
+                index(lane);
             }
         }
         buffered++;
@@ -128,6 +151,23 @@ public final class LaneScheduler<M> {
             return null;
         }
         Lane<M> lane = from.pollFirst();
+        unindex(lane);
+        lane.busy = true;
+        return new Head<>(lane, lane.queue.peekFirst());
+    }
+
+    /**
+     * Hands out the head of the earliest lane of {@code group} whose {@code readyAt <= nowMs} (urgent or not), or
+     * null; as {@link #pollReady} otherwise. Always null when lanes are not indexed by group.
+     */
+    public Head<M> pollReadyOf(String group, long nowMs) {
+        NavigableSet<Lane<M>> of = waitingByGroup.get(group);
+        if (of == null || of.first().readyAt > nowMs) {
+            return null;
+        }
+        Lane<M> lane = of.first();
+        setOf(lane).remove(lane);
+        unindex(lane);
         lane.busy = true;
         return new Head<>(lane, lane.queue.peekFirst());
     }
@@ -190,6 +230,7 @@ public final class LaneScheduler<M> {
                 it.remove();
                 if (!lane.busy) {
                     setOf(lane).remove(lane);
+                    unindex(lane);
                 }
                 lane.dropped = true;
                 dropped.addAll(lane.queue);
@@ -223,6 +264,26 @@ public final class LaneScheduler<M> {
         lane.readyAt = readyAtMs;
         lane.seq = nextSeq++;
         setOf(lane).add(lane);
+        lane.group = groupOf == null ? null : groupOf.apply(lane.queue.peekFirst());
+        index(lane);
+    }
+
+    /** Adds a waiting lane to its group's set (lane.group and readyAt set). */
+    private void index(Lane<M> lane) {
+        if (lane.group != null) {
+            waitingByGroup.computeIfAbsent(lane.group, g -> new TreeSet<>(byReadyAt())).add(lane);
+        }
+    }
+
+    /** Removes a lane from its group's set before it is handed out, dropped or its readyAt changes. */
+    private void unindex(Lane<M> lane) {
+        if (lane.group == null) {
+            return;
+        }
+        NavigableSet<Lane<M>> of = waitingByGroup.get(lane.group);
+        if (of != null && of.remove(lane) && of.isEmpty()) {
+            waitingByGroup.remove(lane.group);
+        }
     }
 
     private NavigableSet<Lane<M>> setOf(Lane<M> lane) {

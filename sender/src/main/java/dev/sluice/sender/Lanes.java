@@ -118,6 +118,21 @@ final class Lanes {
         return head;
     }
 
+    /**
+     * Lock held by the dispatcher: hands out the next ready head of {@code botId}'s one-bot messages (lanes indexed by
+     * bot, see {@link LaneScheduler#pollReadyOf}), counting it in flight even at {@code sender.max.in.flight}: it rides
+     * on the budget call of a head already handed out ({@link Dispatcher#MAX_BATCH} bounds how many). Null when none.
+     */
+    LaneScheduler.Head<PendingMessage> takeReadyOf(String botId, long nowMs) {
+        LaneScheduler.Head<PendingMessage> head = scheduler.pollReadyOf(botId, nowMs);
+        if (head != null) {
+            head.message().aheadOfUrgent(scheduler.isUrgent(head));
+            inFlight++;
+            inFlightByPartition.merge(head.key().partition(), 1, Integer::sum);
+        }
+        return head;
+    }
+
     /** Lock held: when the dispatcher looks again: the earliest readyAt, unless every in-flight place is taken. */
     long nextReadyAtMs(int maxInFlight) {
         return inFlight >= maxInFlight ? Long.MAX_VALUE : scheduler.nextReadyAtMs();

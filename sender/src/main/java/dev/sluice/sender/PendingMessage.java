@@ -58,6 +58,11 @@ public final class PendingMessage {
         return new LaneKey(partition, message.getChatId());
     }
 
+    /** The bot whose budget calls may decide this message together with others: its bot, null for a pool message. */
+    String batchBot() {
+        return message.getBotPool().isEmpty() ? message.getBotId() : null;
+    }
+
     /**
      * True while this message is the head of a lane that holds an urgent message behind it (priority
      * inheritance): it asks the budget as the urgent one would, so the urgent one is not held up by it.

@@ -40,6 +40,10 @@ public final class SenderService implements AutoCloseable {
      * marks outside the budget (local mode, outages), writes of sent marks after provider calls.
      */
     public static final String REDIS_ROUND_TRIPS = "sluice.redis.round.trips";
+    /** Counters of the batch decisions: budget calls, the requests they carried, the grants they answered. */
+    public static final String BUDGET_BATCH_CALLS = "sluice.budget.batch.calls";
+    public static final String BUDGET_BATCH_REQUESTS = "sluice.budget.batch.requests";
+    public static final String BUDGET_BATCH_GRANTS = "sluice.budget.batch.grants";
 
     private final SenderConfig config;
     private final SenderWiring wiring;
@@ -196,7 +200,11 @@ public final class SenderService implements AutoCloseable {
         }
         status.close();
         wiring.closePorts();
-        log.info("sender {} closed", config.instanceId());
+        long calls = wiring.processor.batchCalls();
+        log.info("sender {} closed; batch decisions: {} budget calls, {} requests, {} grants ({} grants per call)",
+                config.instanceId(), calls, wiring.processor.batchRequests(), wiring.processor.batchGrants(),
+                calls == 0 ? "-" : String.format(java.util.Locale.ROOT, "%.2f",
+                        wiring.processor.batchGrants() / (double) calls));
     }
 
     private static void join(Thread t, Duration bound) {

@@ -122,7 +122,9 @@ final class SenderWiring {
                         ports.resultDeserializer());
         processor.resultLookup(resultLookup);
         // Priority inheritance: a lane holding an urgent message (live CRITICAL) is served before routine lanes.
-        this.lanes = new Lanes(new LaneScheduler<>(processor::isUrgent, PendingMessage::waitsForTurnOnly));
+        // with reservations the dispatcher decides a bot's ready heads together: lanes indexed by their head's bot
+        this.lanes = new Lanes(new LaneScheduler<>(processor::isUrgent, PendingMessage::waitsForTurnOnly,
+                processor.reservesSlots() ? PendingMessage::batchBot : null));
         bindMeters();
     }
 
@@ -140,6 +142,13 @@ final class SenderWiring {
         FunctionCounter.builder(SenderService.REDIS_ROUND_TRIPS, sentMarks, SentMarks::redisWrites)
                 .tag("client", "sent_marks_write").description("Redis round trips writing sent marks (SENT, DONE)")
                 .register(registry);
+        // issue 19: how many heads one budget call decides (requests) and grants, for batches of one bot's heads
+        FunctionCounter.builder(SenderService.BUDGET_BATCH_CALLS, processor, DeliveryProcessor::batchCalls)
+                .description("Budget calls deciding a batch of one bot's messages").register(registry);
+        FunctionCounter.builder(SenderService.BUDGET_BATCH_REQUESTS, processor, DeliveryProcessor::batchRequests)
+                .description("Requests carried by those budget calls").register(registry);
+        FunctionCounter.builder(SenderService.BUDGET_BATCH_GRANTS, processor, DeliveryProcessor::batchGrants)
+                .description("Grants (reservations included) answered by those budget calls").register(registry);
         metrics.bufferedRecords(lanes::buffered);
         metrics.maxLaneDepth(lanes::maxDepth);
     }
