@@ -83,7 +83,7 @@ final class Dispatcher implements Runnable {
             LaneScheduler.Head<PendingMessage> head;
             while ((head = lanes.takeReady(nowMs, maxInFlight)) != null) {
                 ready.add(head);
-                if (batchesBots && head.message().message().getBotPool().isEmpty()) {
+                if (batchesBots && head.message().batchBot() != null && !head.message().holdsReservation()) {
                     takeAlong(head.message().message().getBotId(), nowMs, ready);
                 }
             }

@@ -63,6 +63,8 @@ public final class LaneScheduler<M> {
         long seq;
         /** The group of the head while the lane waits (null: none, or not indexed). */
         String group;
+        /** Whether the waiting head is served with the urgent lanes (set when the lane is enqueued). */
+        boolean first;
         int urgentCount;
         boolean busy;
         boolean dropped;
@@ -84,6 +86,7 @@ public final class LaneScheduler<M> {
     private final Predicate<? super M> mayAdvance;
     /** The group of a message (null: none); null when lanes are not indexed by group. */
     private final Function<? super M, String> groupOf;
+    private final Predicate<? super M> servedFirst;
     /** Waiting lanes (urgent or not) by the group of their head, by {@code readyAt}. */
     private final Map<String, NavigableSet<Lane<M>>> waitingByGroup = new HashMap<>();
 
@@ -99,18 +102,21 @@ public final class LaneScheduler<M> {
      *     urgent message joins its lane, such a lane becomes ready at once instead of at its turn
      */
     public LaneScheduler(Predicate<? super M> urgent, Predicate<? super M> mayAdvance) {
-        this(urgent, mayAdvance, null);
+        this(urgent, mayAdvance, null, m -> false);
     }
 
     /**
      * @param groupOf the group a head belongs to ({@link #pollReadyOf}); null for a message of no group, or null
      *     to index no groups
+     * @param servedFirst whether a waiting head goes with the urgent lanes (served first once ready) although its
+     *     lane holds no urgent message: a head holding a reserved budget slot, which passes unused when taken late
      */
     public LaneScheduler(Predicate<? super M> urgent, Predicate<? super M> mayAdvance,
-                         Function<? super M, String> groupOf) {
+                         Function<? super M, String> groupOf, Predicate<? super M> servedFirst) {
         this.urgent = urgent;
         this.mayAdvance = mayAdvance;
         this.groupOf = groupOf;
+        this.servedFirst = servedFirst;
     }
 
     /** Appends a message to its chat's lane; a new lane is ready at {@code nowMs}. */
@@ -128,7 +134,7 @@ public final class LaneScheduler<M> {
             if (isUrgent && lane.urgentCount++ == 0 && !lane.busy) {
                 // The lane waits in the ordinary set: move it. It keeps a limit's wait (a budget refusal, a 429),
                 // but not a mere turn in the pacing of routine lanes.
-                ready.remove(lane);
+                (lane.first ? urgentReady : ready).remove(lane);
                 unindex(lane);
                 if (lane.readyAt > nowMs && mayAdvance.test(lane.queue.peekFirst())) {
                     lane.readyAt = nowMs;
@@ -263,14 +269,18 @@ public final class LaneScheduler<M> {
     private void enqueue(Lane<M> lane, long readyAtMs) {
         lane.readyAt = readyAtMs;
         lane.seq = nextSeq++;
+        lane.first = servedFirst.test(lane.queue.peekFirst());
         setOf(lane).add(lane);
         lane.group = groupOf == null ? null : groupOf.apply(lane.queue.peekFirst());
         index(lane);
     }
 
-    /** Adds a waiting lane to its group's set (lane.group and readyAt set). */
+    /**
+     * Adds a waiting lane to its group's set (lane.group and readyAt set). A lane served first is not indexed: its
+     * head goes out on its own (a reserved slot due must not wait for a batch's budget call).
+     */
     private void index(Lane<M> lane) {
-        if (lane.group != null) {
+        if (lane.group != null && !lane.first) {
             waitingByGroup.computeIfAbsent(lane.group, g -> new TreeSet<>(byReadyAt())).add(lane);
         }
     }
@@ -287,7 +297,7 @@ public final class LaneScheduler<M> {
     }
 
     private NavigableSet<Lane<M>> setOf(Lane<M> lane) {
-        return lane.urgentCount > 0 ? urgentReady : ready;
+        return lane.urgentCount > 0 || lane.first ? urgentReady : ready;
     }
 
     private static boolean isReady(NavigableSet<? extends Lane<?>> set, long nowMs) {

@@ -168,6 +168,11 @@ public final class PendingMessage {
         return reservedSendAtMs;
     }
 
+    /** Whether this message holds a reserved budget slot (read by the scheduler's owner while its lane waits). */
+    boolean holdsReservation() {
+        return reservedSendAtMs >= 0;
+    }
+
     void reserved(long sendAtMs) {
         reservedSendAtMs = sendAtMs;
     }

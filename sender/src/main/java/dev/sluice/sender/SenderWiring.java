@@ -122,9 +122,10 @@ final class SenderWiring {
                         ports.resultDeserializer());
         processor.resultLookup(resultLookup);
         // Priority inheritance: a lane holding an urgent message (live CRITICAL) is served before routine lanes.
-        // with reservations the dispatcher decides a bot's ready heads together: lanes indexed by their head's bot
+        // with reservations the dispatcher decides a bot's ready heads together (lanes indexed by their head's bot),
+        // and a head holding a reserved slot is served with the urgent lanes: taken late, its slot passes unused
         this.lanes = new Lanes(new LaneScheduler<>(processor::isUrgent, PendingMessage::waitsForTurnOnly,
-                processor.reservesSlots() ? PendingMessage::batchBot : null));
+                processor.reservesSlots() ? PendingMessage::batchBot : null, PendingMessage::holdsReservation));
         bindMeters();
     }
 

@@ -106,7 +106,7 @@ class ReservedBatchTest {
     /** The lanes as SenderWiring builds them with reservations on: indexed by their head's bot. */
     private static Lanes lanes() {
         return new Lanes(new LaneScheduler<PendingMessage>(m -> false, PendingMessage::waitsForTurnOnly,
-                PendingMessage::batchBot));
+                PendingMessage::batchBot, PendingMessage::holdsReservation));
     }
 
     private void add(Lanes lanes, String id, String chat) {
