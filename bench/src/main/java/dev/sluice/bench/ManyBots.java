@@ -330,8 +330,7 @@ public final class ManyBots {
             real = new Measured(real.mode(), real.shards(), real.perS(), real.cpuMsPerMsg(), real.cpuCores(),
                     real.roundTrips(), real.evalPerMsg(), real.redisUsPerMsgPerShard(), real.p429(), real.note()
                     + "; budget state changes in the senders' logs over the whole run (a Redis call that failed or timed "
-                    + "out leaves SHARED): " + stateChanges + ", Redis budget clients rebuilt: " + rebuilt
-                    + "; " + batchDecisions(infra.workDir, "many-" + mode, senders), real.marks(),
+                    + "out leaves SHARED): " + stateChanges + ", Redis budget clients rebuilt: " + rebuilt, real.marks(),
                     real.commandsPerMsg(),
                     real.callsInclScriptsPerMsg(), null);
             if (!baseline) {
@@ -358,31 +357,6 @@ public final class ManyBots {
     /** Lines {@code budget state A -> B} in the senders' logs ({@code <prefix>-<i>.log} in the work directory). */
     static long budgetStateChanges(java.nio.file.Path workDir, String prefix, int senders) throws java.io.IOException {
         return logLines(workDir, prefix, senders, "budget state ");
-    }
-
-    /**
-     * The senders' batch decisions over their whole run, from the line each writes when it closes ("batch decisions: N
-     * budget calls, R requests, G grants"): how many heads one budget call decided and granted.
-     */
-    static String batchDecisions(java.nio.file.Path workDir, String prefix, int senders) throws java.io.IOException {
-        long[] sum = new long[3];
-        java.util.regex.Pattern p = java.util.regex.Pattern.compile(
-                "batch decisions: (\\d+) budget calls, (\\d+) requests, (\\d+) grants");
-        for (int i = 1; i <= senders; i++) {
-            java.nio.file.Path log = workDir.resolve(prefix + "-" + i + ".log");
-            if (java.nio.file.Files.exists(log)) {
-                try (var lines = java.nio.file.Files.lines(log, java.nio.charset.StandardCharsets.UTF_8)) {
-                    lines.map(p::matcher).filter(java.util.regex.Matcher::find).forEach(m -> {
-                        for (int k = 0; k < 3; k++) {
-                            sum[k] += Long.parseLong(m.group(k + 1));
-                        }
-                    });
-                }
-            }
-        }
-        return sum[0] == 0 ? "batch decisions: none logged" : String.format(java.util.Locale.ROOT,
-                "batch decisions over the senders' whole run: %d budget calls, %.2f requests and %.2f grants per call",
-                sum[0], sum[1] / (double) sum[0], sum[2] / (double) sum[0]);
     }
 
     /** Lines containing {@code needle} in the senders' logs ({@code <prefix>-<i>.log} in the work directory). */
