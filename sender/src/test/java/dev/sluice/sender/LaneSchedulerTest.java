@@ -182,4 +182,47 @@ class LaneSchedulerTest {
         assertThat(prio.pollReady(10)).as("a limit's wait is kept").isNull();
         assertThat(prio.nextReadyAtMs()).isEqualTo(5_000);
     }
+
+    /** Messages "<group>:<name>", "!" in the name: urgent, "*": holds a reserved slot (served first). */
+    private static LaneScheduler<String> grouped() {
+        return new LaneScheduler<>(m -> m.contains("!"), m -> false, m -> m.substring(0, m.indexOf(':')),
+                m -> m.contains("*"));
+    }
+
+    @Test
+    void the_ready_lanes_of_one_group_are_handed_out_by_group_earliest_first() {
+        LaneScheduler<String> g = grouped();
+        g.add(chat("A"), "b1:a", 0);
+        g.add(chat("B"), "b2:b", 1);
+        g.add(chat("C"), "b1:c", 2);
+        g.add(chat("D"), "b1:d", 50);
+        assertThat(g.pollReadyOf("b1", 10).message()).isEqualTo("b1:a");
+        assertThat(g.pollReadyOf("b1", 10).message()).isEqualTo("b1:c");
+        assertThat(g.pollReadyOf("b1", 10)).as("d is not ready before 50").isNull();
+        assertThat(g.pollReadyOf("b3", 10)).isNull();
+        assertThat(g.pollReady(10).message()).as("the others stay in readyAt order").isEqualTo("b2:b");
+        assertThat(g.pollReady(10)).isNull();
+        assertThat(g.pollReady(50).message()).isEqualTo("b1:d");
+        assertThat(g.pollReadyOf("b1", 100)).as("handed out by pollReady: gone from its group").isNull();
+        assertThat(new LaneScheduler<String>().pollReadyOf("b1", 0)).as("no groups indexed").isNull();
+    }
+
+    @Test
+    void a_head_holding_a_reservation_is_served_first_and_never_by_group() {
+        LaneScheduler<String> g = grouped();
+        g.add(chat("A"), "b1:a", 0);
+        g.add(chat("R"), "b1:r*", 5);
+        assertThat(g.pollReady(10).message()).as("the due reservation before an earlier routine lane").isEqualTo("b1:r*");
+        g.add(chat("S"), "b1:s*", 20);
+        assertThat(g.pollReadyOf("b1", 30).message()).as("a reserved head is not taken into a batch").isEqualTo("b1:a");
+        assertThat(g.pollReadyOf("b1", 30)).isNull();
+        // an urgent message joins the lane of a waiting reserved head: it stays consistent and is served at its time
+        g.add(chat("S"), "b1:u!", 21);
+        assertThat(g.nextReadyAtMs()).isEqualTo(20);
+        LaneScheduler.Head<String> s = g.pollReady(20);
+        assertThat(s.message()).isEqualTo("b1:s*");
+        g.complete(s, 25);
+        assertThat(g.pollReadyOf("b1", 25).message()).as("the urgent head is batchable").isEqualTo("b1:u!");
+        assertThat(g.buffered()).as("a, r and u are out; s completed").isEqualTo(3);
+    }
 }
