@@ -17,6 +17,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
@@ -69,9 +70,9 @@ public final class DeliveryProcessor {
     private final TokenRejections tokens;
     private final BusyBots busy;
     /** Budget calls of {@link #processBatch}, the requests they carried and the grants (reservations included). */
-    private final java.util.concurrent.atomic.LongAdder batchCalls = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder batchRequests = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder batchGrants = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder batchCalls = new LongAdder();
+    private final LongAdder batchRequests = new LongAdder();
+    private final LongAdder batchGrants = new LongAdder();
 
     DeliveryProcessor(SenderConfig config, BudgetPort budget, Transport transport, ResultSink results,
                       SentMarks sentMarks, SenderMetrics metrics, Clock clock, RandomGenerator random, BotSlots slots,

@@ -237,18 +237,16 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             }
             case ROUTINE -> {
                 // the digest key is built only when the chat has a pending entry or the notification folds
-                String key = digests.holdsChat(chat) ? DigestKey.of(n, chat) : null;
-                DigestEntry pending = key == null ? null : digests.get(key);
-                if (pending != null) {
-                    fold(key, pending, n, eventClass, FoldReason.PENDING_KEY, now, released);
-                } else if (preferences.optedOut(n.getUserId() != null ? n.getUserId() : chat)) {
+                String pendingKey = digests.holdsChat(chat) ? DigestKey.of(n, chat) : null;
+                DigestEntry pending = pendingKey == null ? null : digests.get(pendingKey);
+                FoldReason reason = pending != null ? FoldReason.PENDING_KEY
+                        : preferences.optedOut(n.getUserId() != null ? n.getUserId() : chat) ? null
+                        : pressure.underPressure(n.getBotId(), now) ? FoldReason.PRESSURE
+                        : !policy.allows(chat, now) ? FoldReason.POLICY : null;
+                if (reason == null) {
                     sendOn(n, eventClass, now);
-                } else if (pressure.underPressure(n.getBotId(), now)) {
-                    fold(key != null ? key : DigestKey.of(n, chat), null, n, eventClass, FoldReason.PRESSURE, now, released);
-                } else if (!policy.allows(chat, now)) {
-                    fold(key != null ? key : DigestKey.of(n, chat), null, n, eventClass, FoldReason.POLICY, now, released);
                 } else {
-                    sendOn(n, eventClass, now);
+                    fold(pendingKey != null ? pendingKey : DigestKey.of(n, chat), pending, n, eventClass, reason, now, released);
                 }
             }
             default -> throw new IllegalStateException("unknown class " + eventClass);
