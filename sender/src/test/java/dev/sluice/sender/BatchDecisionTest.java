@@ -5,12 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
-import dev.sluice.metrics.BudgetState;
-import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
-import dev.sluice.sender.budget.PenaltyScope;
 import dev.sluice.sender.idempotency.InMemorySentMarks;
 import dev.sluice.sender.idempotency.SentMarks;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -46,7 +43,7 @@ class BatchDecisionTest {
             new SplittableRandom(7), new BotSlots(8), new ChatRegistry(1000));
 
     /** Decides like budget.lua: one call per batch; a request naming its message gets its mark checked. */
-    private static final class RedisLikeBudget implements BudgetPort {
+    private static final class RedisLikeBudget extends Fakes.SharedBudgetFake {
         final Deque<Decision> decisions = new ArrayDeque<>();
         final List<List<BudgetRequest>> batches = new ArrayList<>();
 
@@ -81,19 +78,6 @@ class BatchDecisionTest {
         @Override
         public void reportLateAnswer(String botId, long grantSeq) {
             lateAnswers.add(grantSeq);
-        }
-
-        @Override
-        public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
-        }
-
-        @Override
-        public BudgetState state() {
-            return BudgetState.SHARED;
-        }
-
-        @Override
-        public void close() {
         }
     }
 

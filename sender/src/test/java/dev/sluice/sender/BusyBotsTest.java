@@ -2,12 +2,9 @@ package dev.sluice.sender;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.metrics.BudgetState;
-import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
-import dev.sluice.sender.budget.PenaltyScope;
 import dev.sluice.sender.idempotency.InMemorySentMarks;
 import dev.sluice.testkit.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -41,7 +38,7 @@ class BusyBotsTest {
     private final long t0 = clock.millis();
 
     /** The bot's global GCRA as budget.lua decides it (burst 1), on the test's clock; other replicas may spend it. */
-    private final class SharedGcra implements BudgetPort {
+    private final class SharedGcra extends Fakes.SharedBudgetFake {
         long tatMicros;
         /** Per call: when, and the chats it decided. */
         final List<Long> callsAtMs = new ArrayList<>();
@@ -70,19 +67,6 @@ class BusyBotsTest {
                 }
             }
             return out;
-        }
-
-        @Override
-        public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
-        }
-
-        @Override
-        public BudgetState state() {
-            return BudgetState.SHARED;
-        }
-
-        @Override
-        public void close() {
         }
     }
 

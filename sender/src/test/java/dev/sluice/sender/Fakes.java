@@ -61,6 +61,25 @@ final class Fakes {
                 .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
     }
 
+    /**
+     * The base of a test's own budget that decides like budget.lua: always SHARED, and ignoring penalties and close
+     * (the tests that extend it decide and record, nothing else).
+     */
+    abstract static class SharedBudgetFake implements BudgetPort {
+        @Override
+        public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
+        }
+
+        @Override
+        public BudgetState state() {
+            return BudgetState.SHARED;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
     /** A budget answering from a script of decisions (granted when the script is empty). */
     static final class ScriptedBudget implements BudgetPort {
         final Deque<Decision> decisions = new ArrayDeque<>();

@@ -2,12 +2,9 @@ package dev.sluice.sender;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.metrics.BudgetState;
-import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
-import dev.sluice.sender.budget.PenaltyScope;
 import dev.sluice.sender.idempotency.InMemorySentMarks;
 import dev.sluice.testkit.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -44,7 +41,7 @@ class ReservedBatchTest {
     private final long t0 = clock.millis();
 
     /** The bot's global GCRA as budget.lua decides it (burst 1), reserving the next free slot within the horizon. */
-    private final class ReservingGcra implements BudgetPort {
+    private final class ReservingGcra extends Fakes.SharedBudgetFake {
         long tatMicros;
         final List<List<String>> callChats = new ArrayList<>();
         /** Per chat, the slots (epoch ms) its grants are for, in order. */
@@ -77,19 +74,6 @@ class ReservedBatchTest {
         @Override
         public boolean reserves() {
             return true;
-        }
-
-        @Override
-        public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
-        }
-
-        @Override
-        public BudgetState state() {
-            return BudgetState.SHARED;
-        }
-
-        @Override
-        public void close() {
         }
     }
 
