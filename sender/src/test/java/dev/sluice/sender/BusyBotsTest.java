@@ -2,7 +2,6 @@ package dev.sluice.sender;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.idempotency.InMemorySentMarks;
@@ -10,10 +9,7 @@ import dev.sluice.testkit.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
@@ -33,42 +29,9 @@ class BusyBotsTest {
     private final Lanes lanes = new Lanes(new LaneScheduler<>());
     private final ArrayDeque<Runnable> sending = new ArrayDeque<>();
     private final BotSlots slots = new BotSlots(8);
-    private final SharedGcra budget = new SharedGcra();
+    private final Fakes.GcraBudget budget = new Fakes.GcraBudget(clock, INTERVAL_US, false);
     private final TopicPartition tp = new TopicPartition("outbox.live", 0);
     private final long t0 = clock.millis();
-
-    /** The bot's global GCRA as budget.lua decides it (burst 1), on the test's clock; other replicas may spend it. */
-    private final class SharedGcra extends Fakes.SharedBudgetFake {
-        long tatMicros;
-        /** Per call: when, and the chats it decided. */
-        final List<Long> callsAtMs = new ArrayList<>();
-        final List<List<String>> callChats = new ArrayList<>();
-        /** Per chat, the instants its requests were granted. */
-        final Map<String, List<Long>> grantedAtMs = new HashMap<>();
-
-        @Override
-        public Decision tryAcquire(BudgetRequest request) {
-            return tryAcquireAll(request.botId(), List.of(request)).get(0);
-        }
-
-        @Override
-        public List<Decision> tryAcquireAll(String botId, List<BudgetRequest> requests) {
-            long now = clock.millis() * 1000;
-            callsAtMs.add(clock.millis());
-            callChats.add(requests.stream().map(BudgetRequest::chatId).toList());
-            List<Decision> out = new ArrayList<>();
-            for (BudgetRequest r : requests) {
-                if (now >= tatMicros) {
-                    tatMicros = Math.max(tatMicros, now) + INTERVAL_US;
-                    grantedAtMs.computeIfAbsent(r.chatId(), c -> new ArrayList<>()).add(clock.millis());
-                    out.add(Decision.grant());
-                } else {
-                    out.add(Decision.refused((tatMicros - now + 999) / 1000, Limit.GLOBAL));
-                }
-            }
-            return out;
-        }
-    }
 
     private DeliveryProcessor processor() {
         transport.clockMs = c -> clock.millis();
@@ -132,7 +95,7 @@ class BusyBotsTest {
         assertThat(transport.sent).hasSize(4);
         for (int i = 0; i < transport.sent.size(); i++) {
             String chat = transport.sent.get(i).substring(0, 1);
-            assertThat(budget.grantedAtMs.get(chat)).as("grants of chat %s", chat)
+            assertThat(budget.slotsMs.get(chat)).as("grants of chat %s", chat)
                     .containsExactly(transport.sentAt.get(i));
             if (i > 0) {
                 assertThat(transport.sentAt.get(i) - transport.sentAt.get(i - 1)).isGreaterThanOrEqualTo(33);
@@ -168,7 +131,7 @@ class BusyBotsTest {
         clock.setMillis(((Step.RetryAt) step).readyAtMs());
         assertThat(processor.process(other)).isEqualTo(Step.DONE);
         assertThat(transport.sent).containsExactly("2/text other");
-        assertThat(budget.grantedAtMs.get("2")).containsExactly(clock.millis());
+        assertThat(budget.slotsMs.get("2")).containsExactly(clock.millis());
     }
 
     @Test

@@ -80,6 +80,59 @@ final class Fakes {
         }
     }
 
+    /**
+     * One bot's global GCRA as budget.lua decides it (burst 1) on a test's clock: a request is granted when the TAT is
+     * reached, or, if it may reserve ({@link BudgetRequest#reserveUpTo}), reserved the next free slot within that
+     * horizon; else refused GLOBAL with the wait. Tests may move {@link #tatMicros} (other replicas spending the bot).
+     * Records each call's instant and chats, and per chat the slots (epoch ms) its grants are for.
+     */
+    static final class GcraBudget extends SharedBudgetFake {
+        private final java.time.Clock clock;
+        private final long intervalUs;
+        private final boolean reserves;
+        long tatMicros;
+        final List<Long> callsAtMs = new ArrayList<>();
+        final List<List<String>> callChats = new ArrayList<>();
+        final Map<String, List<Long>> slotsMs = new HashMap<>();
+
+        GcraBudget(java.time.Clock clock, long intervalUs, boolean reserves) {
+            this.clock = clock;
+            this.intervalUs = intervalUs;
+            this.reserves = reserves;
+        }
+
+        @Override
+        public Decision tryAcquire(BudgetRequest request) {
+            return tryAcquireAll(request.botId(), List.of(request)).get(0);
+        }
+
+        @Override
+        public List<Decision> tryAcquireAll(String botId, List<BudgetRequest> requests) {
+            long nowMs = clock.millis();
+            long now = nowMs * 1000;
+            callsAtMs.add(nowMs);
+            callChats.add(requests.stream().map(BudgetRequest::chatId).toList());
+            List<Decision> out = new ArrayList<>();
+            for (BudgetRequest r : requests) {
+                long wait = Math.max(0, tatMicros - now);
+                long waitMs = (wait + 999) / 1000;
+                if (wait == 0 || wait <= r.reserveUpTo().toNanos() / 1000) {
+                    tatMicros = Math.max(tatMicros, now) + intervalUs;
+                    slotsMs.computeIfAbsent(r.chatId(), c -> new ArrayList<>()).add(nowMs + waitMs);
+                    out.add(waitMs == 0 ? Decision.grant() : Decision.reserved(waitMs));
+                } else {
+                    out.add(Decision.refused(waitMs, dev.sluice.sender.budget.Limit.GLOBAL));
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public boolean reserves() {
+            return reserves;
+        }
+    }
+
     /** A budget answering from a script of decisions (granted when the script is empty). */
     static final class ScriptedBudget implements BudgetPort {
         final Deque<Decision> decisions = new ArrayDeque<>();

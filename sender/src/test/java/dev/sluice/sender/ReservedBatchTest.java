@@ -2,15 +2,11 @@ package dev.sluice.sender;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.sender.budget.BudgetRequest;
-import dev.sluice.sender.budget.Decision;
-import dev.sluice.sender.budget.Limit;
 import dev.sluice.sender.idempotency.InMemorySentMarks;
 import dev.sluice.testkit.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,46 +32,9 @@ class ReservedBatchTest {
     private final Fakes.RecordingSink sink = new Fakes.RecordingSink();
     private final ArrayDeque<Runnable> sending = new ArrayDeque<>();
     private final BotSlots slots = new BotSlots(8);
-    private final ReservingGcra budget = new ReservingGcra();
+    private final Fakes.GcraBudget budget = new Fakes.GcraBudget(clock, INTERVAL_US, true);
     private final TopicPartition tp = new TopicPartition("outbox.live", 0);
     private final long t0 = clock.millis();
-
-    /** The bot's global GCRA as budget.lua decides it (burst 1), reserving the next free slot within the horizon. */
-    private final class ReservingGcra extends Fakes.SharedBudgetFake {
-        long tatMicros;
-        final List<List<String>> callChats = new ArrayList<>();
-        /** Per chat, the slots (epoch ms) its grants are for, in order. */
-        final Map<String, List<Long>> slotsMs = new HashMap<>();
-
-        @Override
-        public Decision tryAcquire(BudgetRequest request) {
-            return tryAcquireAll(request.botId(), List.of(request)).get(0);
-        }
-
-        @Override
-        public List<Decision> tryAcquireAll(String botId, List<BudgetRequest> requests) {
-            long now = clock.millis() * 1000;
-            callChats.add(requests.stream().map(BudgetRequest::chatId).toList());
-            List<Decision> out = new ArrayList<>();
-            for (BudgetRequest r : requests) {
-                long wait = Math.max(0, tatMicros - now);
-                if (wait == 0 || wait <= r.reserveUpTo().toNanos() / 1000) {
-                    tatMicros = Math.max(tatMicros, now) + INTERVAL_US;
-                    long waitMs = (wait + 999) / 1000;
-                    slotsMs.computeIfAbsent(r.chatId(), c -> new ArrayList<>()).add(clock.millis() + waitMs);
-                    out.add(waitMs == 0 ? Decision.grant() : Decision.reserved(waitMs));
-                } else {
-                    out.add(Decision.refused((wait + 999) / 1000, Limit.GLOBAL));
-                }
-            }
-            return out;
-        }
-
-        @Override
-        public boolean reserves() {
-            return true;
-        }
-    }
 
     private Dispatcher dispatcher(Lanes lanes) {
         transport.clockMs = c -> clock.millis();
