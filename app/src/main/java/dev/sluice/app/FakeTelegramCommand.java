@@ -1,6 +1,7 @@
 package dev.sluice.app;
 
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.net.InetAddress;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -25,7 +26,7 @@ public final class FakeTelegramCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        FakeTelegram.Limits limits = FakeTelegram.Limits.telegram().withGlobalPerSecond(botPerSecond).withGroupPerMinute(groupPerMinute);
+        FakeTelegramLimits limits = FakeTelegramLimits.telegram().withGlobalPerSecond(botPerSecond).withGroupPerMinute(groupPerMinute);
         FakeTelegram fake = FakeTelegram.builder().port(port).bindAddress(bindAddress).limits(limits).start();
         System.out.println("fake Telegram Bot API on " + bindAddress.getHostAddress() + ":" + fake.port()
                 + ", e.g. " + fake.apiUrl() + " (set telegram.api.url to this)");

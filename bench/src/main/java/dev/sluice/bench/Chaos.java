@@ -2,6 +2,7 @@ package dev.sluice.bench;
 
 import dev.sluice.app.demo.ResultCollector;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.RedisCluster;
 import dev.sluice.testkit.RedisNode;
 import dev.sluice.testkit.RedisSentinels;
@@ -82,7 +83,7 @@ public final class Chaos {
             throw new IllegalArgumentException("--faults: expected some of " + known + ", was " + faults);
         }
 
-        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+        try (Infra infra = Infra.start(FakeTelegramLimits.telegram())) {
             FaultProxy proxy = infra.track(new FaultProxy(infra.telegram.url()));
             ResultCollector collector = infra.collector();
             Map<String, String> tokens = Workload.tokens(List.of(BOT));

@@ -6,6 +6,7 @@ import dev.sluice.app.demo.ReportAnalyzer.ProviderMessage;
 import dev.sluice.app.demo.ResultCollector;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramCall;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -50,8 +51,8 @@ final class ChaosPhase {
                 Duration.ofSeconds(Math.max(180, 4L * w.size() / (long) rate)), Duration.ofSeconds(60));
         double drain = (System.nanoTime() - t0) / 1e9;
 
-        List<FakeTelegram.Call> calls = infra.telegram.calls();
-        List<FakeTelegram.Call> phaseCalls = calls.subList(Math.min(callsBefore, calls.size()), calls.size());
+        List<FakeTelegramCall> calls = infra.telegram.calls();
+        List<FakeTelegramCall> phaseCalls = calls.subList(Math.min(callsBefore, calls.size()), calls.size());
         String prefix = "[" + fault + "]";
         long injectedEnd = f.endMs();
         Set<Integer> injected = new HashSet<>();
@@ -67,7 +68,7 @@ final class ChaosPhase {
             // the storm's trace: every 429 of the bot, injected or not, with the bot's last acceptance before it
             long lastOk = Long.MIN_VALUE;
             for (int i = 0; i < phaseCalls.size(); i++) {
-                FakeTelegram.Call c = phaseCalls.get(i);
+                FakeTelegramCall c = phaseCalls.get(i);
                 if (!isBot(c)) {
                     continue;
                 }
@@ -83,7 +84,7 @@ final class ChaosPhase {
         Set<Long> secondsOver = new TreeSet<>();
         long provider429 = 0;
         for (int i = 0; i < phaseCalls.size(); i++) {
-            FakeTelegram.Call c = phaseCalls.get(i);
+            FakeTelegramCall c = phaseCalls.get(i);
             if (c.status() == 429 && isBot(c)) {
                 provider429++;
                 if (!injected.contains(i)) {
@@ -124,13 +125,13 @@ final class ChaosPhase {
                 recovery, provider429, injected.size(), nonZero, drain, completed);
     }
 
-    private boolean isBot(FakeTelegram.Call c) {
+    private boolean isBot(FakeTelegramCall c) {
         return providerBot.equals(c.botId());
     }
 
     /** Prints, for up to 10 lost and 10 duplicated messages, their results and provider calls (evidence). */
     static void explain(String fault, Workload w, List<ProviderMessage> accepted, List<DeliveryResult> results,
-                        List<FakeTelegram.Call> calls, Set<String> acceptedTexts) {
+                        List<FakeTelegramCall> calls, Set<String> acceptedTexts) {
         Map<String, Long> copies = new LinkedHashMap<>();
         accepted.forEach(m -> copies.merge(m.chatId() + "|" + m.text(), 1L, Long::sum));
         int shown = 0;
@@ -154,10 +155,10 @@ final class ChaosPhase {
      * decided before it in {@code delivery.results}: what it had in flight (called, result not yet decided, or
      * decided but lost with the process), which a takeover may send again.
      */
-    static long inFlightAtKill(List<FakeTelegram.Call> calls, String prefix, List<DeliveryResult> results, Chaos.Fault f) {
+    static long inFlightAtKill(List<FakeTelegramCall> calls, String prefix, List<DeliveryResult> results, Chaos.Fault f) {
         Set<String> itsChats = chatsOwnedAtKill(results, f);
         Set<String> calledBeforeKill = new HashSet<>();
-        for (FakeTelegram.Call c : calls) {
+        for (FakeTelegramCall c : calls) {
             if (c.atMillis() <= f.startMs() && c.text() != null && c.text().startsWith(prefix) && itsChats.contains(c.chatId())) {
                 calledBeforeKill.add(c.chatId() + "|" + c.text());
             }

@@ -9,6 +9,7 @@ import dev.sluice.config.Settings;
 import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.sender.budget.BudgetLimits;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.topology.TopologyConfig;
 import dev.sluice.topology.TopologyService;
 import java.time.Duration;
@@ -60,7 +61,7 @@ public final class Flood {
         // --no-baseline: no naive FIFO (its row is empty), so a run ends when Sluice has settled
         boolean baseline = !args.flag("no-baseline");
 
-        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+        try (Infra infra = Infra.start(FakeTelegramLimits.telegram())) {
             ResultCollector collector = infra.collector();
             Map<String, String> tokens = Workload.tokens(List.of("flood", "naive"));
             Settings topo = Settings.of(Map.of("bootstrap.servers", infra.kafka.bootstrapServers(),

@@ -10,6 +10,7 @@ import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.testkit.RedisInstance;
 import dev.sluice.testkit.RedisLauncher;
@@ -47,7 +48,7 @@ public final class Infra implements AutoCloseable {
     public final Path workDir;
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
-    private Infra(FakeTelegram.Limits limits, int telegramThreads) throws Exception {
+    private Infra(FakeTelegramLimits limits, int telegramThreads) throws Exception {
         AvroTrust.ensure();
         workDir = Files.createTempDirectory("sluice-bench");
         say("starting embedded Kafka (KRaft), redis-server, schema registry, FakeTelegram; work dir %s", workDir);
@@ -61,7 +62,7 @@ public final class Infra implements AutoCloseable {
         client = new CachedSchemaRegistryClient(registry.url());
     }
 
-    public static Infra start(FakeTelegram.Limits limits) throws Exception {
+    public static Infra start(FakeTelegramLimits limits) throws Exception {
         return new Infra(limits, 64);
     }
 

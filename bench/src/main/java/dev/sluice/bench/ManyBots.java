@@ -4,6 +4,7 @@ import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.RedisCluster;
 import java.time.Duration;
 import java.time.Instant;
@@ -228,7 +229,7 @@ public final class ManyBots {
         int senders = args.integer("senders", 3);
         int perBot = args.integer("backlog-per-bot", 30 * (warmup + seconds + sample + 10));
         int chatsPerBot = args.integer("chats-per-bot", 60);
-        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+        try (Infra infra = Infra.start(FakeTelegramLimits.telegram())) {
             List<String> botIds = new ArrayList<>();
             for (int b = 0; b < bots; b++) {
                 botIds.add("mb" + b);

@@ -9,6 +9,7 @@ import dev.sluice.sender.SenderConfig;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.testkit.RedisInstance;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -58,7 +59,7 @@ final class SenderRoundTrips {
             throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start();
              InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram());
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram());
              CommandStats stats = new CommandStats(redis.url())) {
             String prefix = "rt" + System.nanoTime();
             String live = prefix + ".outbox.live";

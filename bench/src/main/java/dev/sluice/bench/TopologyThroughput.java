@@ -4,7 +4,7 @@ import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.config.Settings;
 import dev.sluice.schemas.SpecificAvroSerde;
-import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.topology.TopologyConfig;
 import dev.sluice.topology.TopologyService;
 import java.time.Duration;
@@ -45,7 +45,7 @@ public final class TopologyThroughput {
         BenchArgs args = BenchArgs.parse(argv);
         int events = args.scaled("events", 50_000, 200);
         int chats = Math.max(1, Math.min(5_000, events / 10));
-        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+        try (Infra infra = Infra.start(FakeTelegramLimits.telegram())) {
             infra.kafka.createTopics(Infra.PARTITIONS, PASSTHROUGH_OUT);
             Infra.say("producing %d notifications to %d chats", events, chats);
             try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(infra.producerProps(), new StringSerializer(),

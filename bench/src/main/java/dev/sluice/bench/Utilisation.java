@@ -5,6 +5,8 @@ import dev.sluice.app.demo.ReportAnalyzer;
 import dev.sluice.app.demo.ReportAnalyzer.ProviderMessage;
 import dev.sluice.app.demo.ResultCollector;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramCall;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -49,7 +51,7 @@ public final class Utilisation {
         int arrivalGuard = args.integer("arrival-guard", ALLOWED_PER_S);
         int chats = args.integer("chats", 600);
         boolean baseline = !args.flag("no-baseline");
-        try (Infra infra = Infra.start(FakeTelegram.Limits.telegram())) {
+        try (Infra infra = Infra.start(FakeTelegramLimits.telegram())) {
             ResultCollector collector = infra.collector();
             Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, arrivalGuard,
                     warmupSeconds, senders, backlogSeconds * ALLOWED_PER_S, chats);
@@ -181,7 +183,7 @@ public final class Utilisation {
                 infra.telegram.rejected429Count(providerBot),
                 report.orderViolations(), report.duplicates(), seconds, completed,
                 tightestSpanMs(infra.telegram.calls().stream().filter(c -> c.botId().equals(providerBot))
-                        .map(FakeTelegram.Call::atMillis).sorted().toList(), ALLOWED_PER_S + 1),
+                        .map(FakeTelegramCall::atMillis).sorted().toList(), ALLOWED_PER_S + 1),
                 tightestSpanMs(sentAts.stream().sorted().toList(), ALLOWED_PER_S + 1),
                 Flood.percentile(transit, 0.5), Flood.percentile(transit, 0.99), Flood.percentile(transit, 1.0));
     }

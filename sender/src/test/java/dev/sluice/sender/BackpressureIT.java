@@ -6,6 +6,7 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +33,7 @@ class BackpressureIT {
         SenderIt.topics(prefix, 4);
         int count = 4_000;
         int bound = 200;
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(2_000))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(2_000))) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), Map.of(BOT, TOKEN));
             s.put("budget.global.rate.per.s", "2000");
             s.put("sender.buffer.max.records", Integer.toString(bound));

@@ -6,6 +6,7 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.TelegramBehaviour;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +31,7 @@ class BotPoolIT {
     void a_pool_routes_around_a_bot_under_a_60_s_penalty_within_the_other_bots_budgets() {
         String prefix = "pool";
         SenderIt.topics(prefix, 3);
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(25))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(25))) {
             String penalised = FakeTelegram.botIdOf(TOKENS.get("pool1"));
             telegram.enqueueForBot(penalised, TelegramBehaviour.tooManyRequests(Duration.ofSeconds(60)), 1);
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), TOKENS);

@@ -7,6 +7,9 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramCall;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.TelegramBehaviour;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,7 +32,7 @@ class BotWidePenaltyIT {
         SenderIt.topics(prefix, 3);
         int chats = 300;
         Duration retryAfter = Duration.ofSeconds(3);
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(100))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(100))) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), Map.of(BOT, TOKEN));
             s.put("budget.global.rate.per.s", "100");
             s.put("sender.max.in.flight", "16");
@@ -50,9 +53,9 @@ class BotWidePenaltyIT {
                 assertThat(results.all).as("one result per message").hasSize(chats);
                 assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
 
-                long firstAccepted = telegram.accepted().stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis)
+                long firstAccepted = telegram.accepted().stream().mapToLong(FakeTelegramAccepted::acceptedAtMillis)
                         .min().orElseThrow();
-                long lastAccepted = telegram.accepted().stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis)
+                long lastAccepted = telegram.accepted().stream().mapToLong(FakeTelegramAccepted::acceptedAtMillis)
                         .max().orElseThrow();
                 long rejected = telegram.rejected429Count(BOT_ID);
                 System.out.printf("bot-wide penalty: %d 429s, first delivery %d ms after the first 429, all %d delivered "
@@ -88,7 +91,7 @@ class BotWidePenaltyIT {
         SenderIt.topics(prefix, 3);
         int chats = 12;
         Duration retryAfter = Duration.ofSeconds(2);
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram())) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram())) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(),
                     Map.of(STORM_BOT, STORM_TOKEN));
             // slow enough that each 429 is answered and filed before the next grant (no call in flight meanwhile)
@@ -113,7 +116,7 @@ class BotWidePenaltyIT {
 
                 Map<String, DeliveryResult> byId = results.awaitResults(chats, Duration.ofSeconds(60));
                 assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
-                List<FakeTelegram.Call> refused = telegram.calls().stream()
+                List<FakeTelegramCall> refused = telegram.calls().stream()
                         .filter(c -> STORM_BOT_ID.equals(c.botId()) && c.status() == 429).toList();
                 refused.forEach(c -> System.out.printf("429 at %d chat %s%n", c.atMillis(), c.chatId()));
                 assertThat(refused).as("429s answered: the 3 injected, none for a call made during the provider's "

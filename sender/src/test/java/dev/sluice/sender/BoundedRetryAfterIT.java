@@ -7,6 +7,7 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramCall;
 import dev.sluice.testkit.FakeTokens;
 import dev.sluice.testkit.TelegramBehaviour;
 import io.lettuce.core.RedisClient;
@@ -52,7 +53,7 @@ class BoundedRetryAfterIT {
                         Duration.ofSeconds(30));
                 assertThat(results.byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
                 assertThat(telegram.rejected429Count(tokenB)).as("bot B never refused").isZero();
-                assertThat(telegram.callsFor("801")).extracting(FakeTelegram.Call::status).containsExactly(429);
+                assertThat(telegram.callsFor("801")).extracting(FakeTelegramCall::status).containsExactly(429);
 
                 // Every gate of bot A lifts within the cap, and the keys live about that long: the chat gates' keys at
                 // most the cap; the bot's key ("TAT|gate|AIMD multiplier|since|backfill TAT") also keeps the AIMD
@@ -107,8 +108,8 @@ class BoundedRetryAfterIT {
                 sender.start();
                 SenderIt.produce(prefix + ".outbox.live", List.of(SenderIt.message("r1", bot, "860").build()));
                 await().atMost(Duration.ofSeconds(20)).until(() -> telegram.callsFor("860").size() >= 3);
-                List<FakeTelegram.Call> calls = telegram.callsFor("860");
-                assertThat(calls).extracting(FakeTelegram.Call::status).startsWith(429, 429, 429);
+                List<FakeTelegramCall> calls = telegram.callsFor("860");
+                assertThat(calls).extracting(FakeTelegramCall::status).startsWith(429, 429, 429);
                 for (int i = 1; i < 3; i++) {
                     long gap = calls.get(i).atMillis() - calls.get(i - 1).atMillis();
                     System.out.printf("re-check %d after %d ms%n", i, gap);

@@ -7,6 +7,7 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.PostgresInstance;
 import dev.sluice.testkit.PostgresLauncher;
 import java.time.Duration;
@@ -37,7 +38,7 @@ class BudgetCapabilitiesSenderIT {
     static void start() {
         PostgresLauncher.unavailableReason().ifPresent(reason -> assumeTrue(false, reason));
         pg = PostgresLauncher.start();
-        telegram = FakeTelegram.start(FakeTelegram.Limits.telegram());
+        telegram = FakeTelegram.start(FakeTelegramLimits.telegram());
     }
 
     @AfterAll

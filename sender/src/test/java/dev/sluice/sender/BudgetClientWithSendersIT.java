@@ -9,6 +9,8 @@ import dev.sluice.config.Settings;
 import dev.sluice.sender.budget.client.BudgetClient;
 import dev.sluice.sender.budget.client.BudgetDeadlineException;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -46,7 +48,7 @@ class BudgetClientWithSendersIT {
         String prefix = "budget-client";
         SenderIt.topics(prefix, 3);
         try (FakeTelegram telegram = FakeTelegram.builder()
-                .limits(FakeTelegram.Limits.telegram().withGlobalPerSecond(PROVIDER_PER_S).withChatPerSecond(2).withChatBurst(3))
+                .limits(FakeTelegramLimits.telegram().withGlobalPerSecond(PROVIDER_PER_S).withChatPerSecond(2).withChatBurst(3))
                 .threads(16).start()) {
             Map<String, String> settings = SenderIt.settings(prefix, prefix + "-senders", telegram.apiUrl(), Map.of(BOT, TOKEN));
             settings.put("budget.global.rate.per.s", Integer.toString(BUDGET_PER_S));
@@ -106,7 +108,7 @@ class BudgetClientWithSendersIT {
 
                 assertThat(byId.values()).hasSize(CHATS * PER_CHAT)
                         .allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
-                List<FakeTelegram.Accepted> accepted = telegram.accepted();
+                List<FakeTelegramAccepted> accepted = telegram.accepted();
                 long fromSenders = accepted.stream().filter(a -> a.text().startsWith("msg ")).count();
                 long fromLibrary = accepted.stream().filter(a -> a.text().startsWith("backfill ")).count();
                 assertThat(fromSenders).isEqualTo(CHATS * PER_CHAT);
@@ -118,8 +120,8 @@ class BudgetClientWithSendersIT {
                 // the key itself: b + r·T = 1 + 50 in any 1 s at the decisions, plus 2 for the jitter between a
                 // decision and its arrival at the provider (network, thread scheduling on a loaded machine)
                 assertThat(maxPerSecond).as("most in any 1 s vs the key's 50/s").isLessThanOrEqualTo(BUDGET_PER_S + 3);
-                long first = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).min().orElseThrow();
-                long last = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).max().orElseThrow();
+                long first = accepted.stream().mapToLong(FakeTelegramAccepted::acceptedAtMillis).min().orElseThrow();
+                long last = accepted.stream().mapToLong(FakeTelegramAccepted::acceptedAtMillis).max().orElseThrow();
                 System.out.printf("BudgetClientWithSendersIT: senders %d + library %d accepted in %d ms (%.1f msg/s, budget %d/s);"
                                 + " max %d in any 1 s (provider limit %d); 0 x 429; %d ms in all%n",
                         fromSenders, fromLibrary, last - first, accepted.size() * 1000.0 / (last - first), BUDGET_PER_S,

@@ -6,6 +6,7 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramCall;
 import dev.sluice.testkit.FakeTokens;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,7 +58,7 @@ class ChatStatusPerBotIT {
                 byId = results.awaitResults(4, Duration.ofSeconds(30));
                 assertThat(byId.get("a3").getStatus()).as("delivered by the same sender, no restart")
                         .isEqualTo(DeliveryStatus.DELIVERED);
-                assertThat(telegram.callsFor("900")).extracting(FakeTelegram.Call::botId, FakeTelegram.Call::status)
+                assertThat(telegram.callsFor("900")).extracting(FakeTelegramCall::botId, FakeTelegramCall::status)
                         .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("724000001", 403),
                                 org.assertj.core.groups.Tuple.tuple("724000002", 200),
                                 org.assertj.core.groups.Tuple.tuple("724000001", 200));

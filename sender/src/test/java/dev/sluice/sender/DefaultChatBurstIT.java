@@ -7,6 +7,7 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
 import dev.sluice.testkit.FakeTokens;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,7 +41,7 @@ class DefaultChatBurstIT {
                 SenderIt.produce(prefix + ".outbox.live", msgs);
                 Map<String, DeliveryResult> byId = results.awaitResults(12, Duration.ofSeconds(40));
                 assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
-                assertThat(telegram.acceptedFor("870")).extracting(FakeTelegram.Accepted::text)
+                assertThat(telegram.acceptedFor("870")).extracting(FakeTelegramAccepted::text)
                         .containsExactly(msgs.stream().map(OutboundMessage::getText).toArray(String[]::new));
                 System.out.printf("12 CRITICAL to one chat: %d calls, %d x 429%n", telegram.callsFor("870").size(),
                         telegram.rejected429Count());

@@ -6,6 +6,8 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,7 +59,7 @@ class GroupLimitIT {
     void sixty_messages_to_one_group_get_no_429_and_never_more_than_20_in_any_60_s() {
         String prefix = "group";
         SenderIt.topics(prefix, 1);
-        try (FakeTelegram telegram = FakeTelegram.builder().limits(FakeTelegram.Limits.telegram())
+        try (FakeTelegram telegram = FakeTelegram.builder().limits(FakeTelegramLimits.telegram())
                 .clock(new ScaledClock()).start()) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), Map.of(BOT, TOKEN));
             s.put("budget.group.rate.per.min", Integer.toString(19 * SCALE));
@@ -72,7 +74,7 @@ class GroupLimitIT {
                 sender.start();
                 SenderIt.produce(prefix + ".outbox.live", msgs);
                 Map<String, DeliveryResult> byId = results.awaitResults(60, Duration.ofSeconds(60));
-                List<FakeTelegram.Accepted> accepted = telegram.acceptedFor("-1009001");
+                List<FakeTelegramAccepted> accepted = telegram.acceptedFor("-1009001");
                 long spanFakeMs = accepted.get(accepted.size() - 1).acceptedAtMillis() - accepted.get(0).acceptedAtMillis();
                 int maxIn60s = telegram.maxGroupMessagesPer(Duration.ofSeconds(60));
                 System.out.printf("group: 60 messages over %.1f fake minutes, max %d in any 60 s, %d 429s%n",
@@ -80,7 +82,7 @@ class GroupLimitIT {
                 assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
                 assertThat(telegram.rejected429Count()).as("429s").isZero();
                 assertThat(maxIn60s).isLessThanOrEqualTo(20);
-                assertThat(accepted).extracting(FakeTelegram.Accepted::text).isEqualTo(
+                assertThat(accepted).extracting(FakeTelegramAccepted::text).isEqualTo(
                         msgs.stream().map(OutboundMessage::getText).toList()); // in order
                 assertThat(spanFakeMs).as("the group limit shaped it").isGreaterThan(150_000);
             }

@@ -7,6 +7,7 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.Lane;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -31,7 +32,7 @@ class LiveBackfillIT {
 
     private static Run run(String prefix, String bot, String token, int backfill) throws Exception {
         SenderIt.topics(prefix, 2);
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(RATE + 10))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(RATE + 10))) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), Map.of(bot, token));
             s.put("budget.global.rate.per.s", Integer.toString(RATE));
             List<OutboundMessage> old = new ArrayList<>();

@@ -8,6 +8,9 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramCall;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.TelegramBehaviour;
 import java.time.Duration;
 import java.time.Instant;
@@ -40,7 +43,7 @@ class OutcomesIT {
         String prefix = "o-429";
         String bot = "o429";
         SenderIt.topics(prefix, 3);
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(100))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(100))) {
             String x = "5000";
             telegram.enqueueForChat(x, TelegramBehaviour.tooManyRequests(Duration.ofSeconds(3)));
             List<OutboundMessage> msgs = new ArrayList<>();
@@ -56,15 +59,15 @@ class OutcomesIT {
                 assertThat(results.all).as("one result per message").hasSize(msgs.size());
                 assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
 
-                List<FakeTelegram.Call> xCalls = telegram.callsFor(x);
-                assertThat(xCalls).extracting(FakeTelegram.Call::status).containsExactly(429, 200);
+                List<FakeTelegramCall> xCalls = telegram.callsFor(x);
+                assertThat(xCalls).extracting(FakeTelegramCall::status).containsExactly(429, 200);
                 long penaltyAt = xCalls.get(0).atMillis();
                 assertThat(xCalls.get(1).atMillis() - penaltyAt).as("X's next call").isGreaterThanOrEqualTo(3000);
                 assertThat(telegram.acceptedFor(x)).hasSize(1);
 
                 // the other chats kept flowing at the global rate (100/s here), during X's penalty too
                 List<Long> others = telegram.accepted().stream().filter(a -> !a.chatId().equals(x))
-                        .map(FakeTelegram.Accepted::acceptedAtMillis).sorted().toList();
+                        .map(FakeTelegramAccepted::acceptedAtMillis).sorted().toList();
                 assertThat(others).hasSize(500);
                 double ratePerS = 499 * 1000.0 / (others.get(499) - others.get(0));
                 long duringPenalty = others.stream().filter(t -> t > penaltyAt && t < penaltyAt + 3000).count();
@@ -92,7 +95,7 @@ class OutcomesIT {
                 SenderIt.produce(prefix + ".outbox.live", List.of(SenderIt.message("A", bot, "600").build(),
                         SenderIt.message("B", bot, "600").build()));
                 Map<String, DeliveryResult> byId = results.awaitResults(2, Duration.ofSeconds(30));
-                assertThat(telegram.callsFor("600")).extracting(FakeTelegram.Call::text, FakeTelegram.Call::status)
+                assertThat(telegram.callsFor("600")).extracting(FakeTelegramCall::text, FakeTelegramCall::status)
                         .containsExactly(org.assertj.core.groups.Tuple.tuple("msg A", 502),
                                 org.assertj.core.groups.Tuple.tuple("msg A", 200),
                                 org.assertj.core.groups.Tuple.tuple("msg B", 200));
@@ -235,7 +238,7 @@ class OutcomesIT {
                 Map<String, DeliveryResult> byId = results.awaitResults(5, Duration.ofSeconds(30));
                 assertThat(telegram.callsFor("-700")).singleElement()
                         .satisfies(c -> assertThat(c.status()).isEqualTo(400));
-                assertThat(telegram.acceptedFor("-100700")).extracting(FakeTelegram.Accepted::text)
+                assertThat(telegram.acceptedFor("-100700")).extracting(FakeTelegramAccepted::text)
                         .containsExactly("msg g0", "msg g1", "msg g2", "msg g3", "msg g4");
                 assertThat(byId.values()).allSatisfy(r -> {
                     assertThat(r.getStatus()).isEqualTo(DeliveryStatus.DELIVERED);

@@ -10,6 +10,7 @@ import dev.sluice.config.Settings;
 import dev.sluice.sender.budget.PenaltyScope;
 import dev.sluice.sender.budget.client.BudgetClient;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +41,7 @@ class PerBotBackpressureIT {
         int bound = 100;
         int backlogA = 4 * bound;
         int countB = 20;
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(200))) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(),
                     Map.of(BOT_A, TOKEN_A, BOT_B, TOKEN_B));
             s.put("budget.global.rate.per.s", "100");
@@ -119,7 +120,7 @@ class PerBotBackpressureIT {
         int bound = 100;
         int chats = 100;
         int perChat = 4;
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(200))) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(),
                     Map.of(BOT_C, TOKEN_C, BOT_B, TOKEN_B));
             s.put("budget.global.rate.per.s", "100");

@@ -8,6 +8,7 @@ import dev.sluice.avro.OutboundMessage;
 import dev.sluice.avro.SenderStatus;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +32,7 @@ class ReadOnlyRegistryIT {
         SenderIt.topics(prefix, 2);
         int count = 6;
         try (InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(200))) {
             // the deploy step (write access) registers what the topology and the senders write
             CachedSchemaRegistryClient deploy = new CachedSchemaRegistryClient(registry.url());
             deploy.register(prefix + ".outbox.live-value", OutboundMessage.getClassSchema());

@@ -8,6 +8,8 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.sender.budget.BudgetKeys;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.RedisCluster;
 import dev.sluice.testkit.RedisNode;
 import dev.sluice.testkit.RedisSentinels;
@@ -52,9 +54,9 @@ class RedisFailoverSendersIT {
     @BeforeAll
     static void providers() {
         SenderIt.start();
-        enforcing = FakeTelegram.builder().limits(FakeTelegram.Limits.telegram().withGlobalPerSecond(PROVIDER_PER_S)
+        enforcing = FakeTelegram.builder().limits(FakeTelegramLimits.telegram().withGlobalPerSecond(PROVIDER_PER_S)
                 .withChatPerSecond(1000).withChatBurst(100)).threads(32).start();
-        counting = FakeTelegram.builder().limits(FakeTelegram.Limits.unlimited()).threads(32).start();
+        counting = FakeTelegram.builder().limits(FakeTelegramLimits.unlimited()).threads(32).start();
     }
 
     @AfterAll
@@ -156,10 +158,10 @@ class RedisFailoverSendersIT {
                 assertThat(byId).hasSize(messages.size());
                 assertThat(results.all).hasSize(messages.size());
                 assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
-                List<FakeTelegram.Accepted> accepted = provider.accepted();
+                List<FakeTelegramAccepted> accepted = provider.accepted();
                 assertThat(accepted).hasSize(messages.size());
                 Map<String, List<Integer>> perChat = new LinkedHashMap<>();
-                for (FakeTelegram.Accepted a : accepted) {
+                for (FakeTelegramAccepted a : accepted) {
                     perChat.computeIfAbsent(a.botId() + "|" + a.chatId(), c -> new ArrayList<>())
                             .add(Integer.parseInt(a.text().substring(a.text().lastIndexOf('#') + 1)));
                 }

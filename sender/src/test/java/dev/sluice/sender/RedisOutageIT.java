@@ -10,6 +10,8 @@ import dev.sluice.config.Settings;
 import dev.sluice.metrics.BudgetState;
 import dev.sluice.sender.budget.LettuceResources;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.RedisInstance;
 import dev.sluice.testkit.RedisLauncher;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -49,7 +51,7 @@ class RedisOutageIT {
     void start() {
         SenderIt.start();
         redis = RedisLauncher.localProcess().launch();
-        telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(PROVIDER_PER_S));
+        telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(PROVIDER_PER_S));
     }
 
     @AfterEach
@@ -97,7 +99,7 @@ class RedisOutageIT {
     }
 
     private void assertEachDeliveredOnceWithOneResult(String prefix) {
-        List<FakeTelegram.Accepted> accepted = telegram.accepted();
+        List<FakeTelegramAccepted> accepted = telegram.accepted();
         Set<String> unique = new HashSet<>();
         accepted.forEach(a -> unique.add(a.chatId() + "|" + a.text()));
         assertThat(accepted).as("nothing lost, nothing twice").hasSize(TOTAL);

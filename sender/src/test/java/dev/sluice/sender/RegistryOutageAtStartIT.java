@@ -8,6 +8,8 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,7 +34,7 @@ class RegistryOutageAtStartIT {
         SenderIt.topics(prefix, 4);
         int count = 20;
         try (InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(200))) {
             List<OutboundMessage> msgs = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 msgs.add(SenderIt.message("r" + i, BOT, Integer.toString(40_000 + i))
@@ -63,7 +65,7 @@ class RegistryOutageAtStartIT {
                 assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
                 assertThat(results.all).as("exactly one result each").hasSize(count);
                 Map<String, Long> perChat = telegram.accepted().stream()
-                        .collect(Collectors.groupingBy(FakeTelegram.Accepted::chatId, Collectors.counting()));
+                        .collect(Collectors.groupingBy(FakeTelegramAccepted::chatId, Collectors.counting()));
                 assertThat(perChat).as("accepted by the provider exactly once each").hasSize(count)
                         .allSatisfy((chat, n) -> assertThat(n).isEqualTo(1L));
                 await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))

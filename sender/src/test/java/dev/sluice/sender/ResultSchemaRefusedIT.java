@@ -8,6 +8,8 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +33,7 @@ class ResultSchemaRefusedIT {
         String prefix = "resultref";
         SenderIt.topics(prefix, 2);
         try (InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(200))) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), Map.of(BOT, TOKEN));
             s.put("schema.registry.url", registry.url());
             s.put("budget.global.rate.per.s", "100");
@@ -80,7 +82,7 @@ class ResultSchemaRefusedIT {
 
     private static void assertOncePerChat(FakeTelegram telegram, int chats) {
         Map<String, Long> perChat = telegram.accepted().stream()
-                .collect(Collectors.groupingBy(FakeTelegram.Accepted::chatId, Collectors.counting()));
+                .collect(Collectors.groupingBy(FakeTelegramAccepted::chatId, Collectors.counting()));
         assertThat(perChat).as("accepted by the provider exactly once each").hasSize(chats)
                 .allSatisfy((chat, n) -> assertThat(n).isEqualTo(1L));
     }

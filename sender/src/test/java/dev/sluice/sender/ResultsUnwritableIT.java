@@ -7,6 +7,8 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +36,7 @@ class ResultsUnwritableIT {
         SenderIt.topics(prefix, 3);
         int count = 12;
         String resultsTopic = prefix + ".delivery.results";
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(200))) {
             Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), Map.of(BOT, TOKEN));
             s.put("budget.global.rate.per.s", "100");
             s.put("kafka.delivery.timeout.ms", "3000");
@@ -73,7 +75,7 @@ class ResultsUnwritableIT {
                     assertThat(results.all).as("one result each, no restart").hasSize(count);
                 }
                 Map<String, Long> perChat = telegram.accepted().stream()
-                        .collect(Collectors.groupingBy(FakeTelegram.Accepted::chatId, Collectors.counting()));
+                        .collect(Collectors.groupingBy(FakeTelegramAccepted::chatId, Collectors.counting()));
                 assertThat(perChat).hasSize(count + 1).allSatisfy((chat, n) -> assertThat(n).isEqualTo(1L));
                 await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
                         .until(() -> Lag.of(SenderIt.kafka(), prefix + "-group", prefix + ".outbox.live") == 0);

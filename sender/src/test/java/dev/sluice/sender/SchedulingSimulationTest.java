@@ -13,6 +13,7 @@ import dev.sluice.sender.budget.PenaltyScope;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.LocalGcraBudget;
 import dev.sluice.sender.provider.SendOutcome;
+import dev.sluice.testkit.FakeTelegramLimits;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -235,7 +236,7 @@ class SchedulingSimulationTest {
     @ValueSource(booleans = {false, true})
     void a_bot_wide_penalty_is_waited_out_by_every_chat_so_the_bot_recovers_after_retry_after(boolean realDispatcher) {
         dev.sluice.testkit.TelegramLimiter telegram = new dev.sluice.testkit.TelegramLimiter(
-                dev.sluice.testkit.FakeTelegram.Limits.telegram());
+                dev.sluice.testkit.FakeTelegramLimits.telegram());
         AtomicInteger rejected = new AtomicInteger();
         Fakes.ScriptedTransport limited = new Fakes.ScriptedTransport() {
             @Override

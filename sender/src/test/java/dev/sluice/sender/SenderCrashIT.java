@@ -7,6 +7,8 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,7 +38,7 @@ class SenderCrashIT {
         String prefix = "crash";
         SenderIt.topics(prefix, 6);
         int count = 600;
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(60))) {
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(60))) {
             Map<String, String> base = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(), Map.of(BOT, TOKEN));
             base.put("budget.global.rate.per.s", "60");
             base.put("sender.max.in.flight.per.bot", Integer.toString(IN_FLIGHT_PER_BOT));
@@ -82,7 +84,7 @@ class SenderCrashIT {
                 results.poll(Duration.ofSeconds(2)); // late duplicates, if any
                 Map<String, Long> perId = results.all.stream()
                         .collect(Collectors.groupingBy(DeliveryResult::getMessageId, Collectors.counting()));
-                List<String> texts = telegram.accepted().stream().map(FakeTelegram.Accepted::text).toList();
+                List<String> texts = telegram.accepted().stream().map(FakeTelegramAccepted::text).toList();
                 long duplicates = texts.size() - texts.stream().distinct().count();
                 System.out.printf("crash: child wrote %d results before kill -9; %d results for %d messages, "
                                 + "%d accepted by FakeTelegram, %d duplicates (bound %d), %d skipped as already done%n",

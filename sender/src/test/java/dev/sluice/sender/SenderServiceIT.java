@@ -12,6 +12,8 @@ import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.testkit.RedisInstance;
 import dev.sluice.testkit.RedisLauncher;
@@ -56,7 +58,7 @@ class SenderServiceIT {
         kafka = EmbeddedKafka.start();
         redis = RedisLauncher.start();
         registry = InProcessSchemaRegistry.start();
-        telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200));
+        telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(200));
     }
 
     @AfterAll
@@ -172,10 +174,10 @@ class SenderServiceIT {
             assertThat(Meters.rateLimited(sender)).isEqualTo(1);
 
             // the 429 parked chat 701 alone: its retry came >= 2 s after the 429, the others did not wait
-            List<FakeTelegram.Accepted> x = telegram.acceptedFor("701");
-            assertThat(x).extracting(FakeTelegram.Accepted::text).containsExactly("msg x0", "msg x1");
+            List<FakeTelegramAccepted> x = telegram.acceptedFor("701");
+            assertThat(x).extracting(FakeTelegramAccepted::text).containsExactly("msg x0", "msg x1");
             long lastOther = telegram.accepted().stream().filter(a -> a.text().startsWith("msg c"))
-                    .mapToLong(FakeTelegram.Accepted::acceptedAtMillis).max().orElseThrow();
+                    .mapToLong(FakeTelegramAccepted::acceptedAtMillis).max().orElseThrow();
             assertThat(lastOther).as("other chats were served before 701's penalty ended")
                     .isLessThan(x.get(0).acceptedAtMillis());
             long sentAt = results.get("x0").getSentAt().toEpochMilli();
@@ -271,7 +273,7 @@ class SenderServiceIT {
                 assertThat(Meters.delivered(second)).as("the second sender took over some work").isPositive();
                 List<String> texts = telegram.accepted().stream()
                         .filter(a -> a.chatId().startsWith("2") && a.chatId().length() == 5)
-                        .map(FakeTelegram.Accepted::text).toList();
+                        .map(FakeTelegramAccepted::text).toList();
                 assertThat(texts).hasSize(400).doesNotHaveDuplicates();
                 for (int i = 0; i < 8; i++) {
                     DeliveryResult r = results.get("h" + i);

@@ -13,6 +13,8 @@ import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.testkit.RedisInstance;
 import dev.sluice.testkit.RedisLauncher;
@@ -65,7 +67,7 @@ class SharedBudgetIT {
         redis = RedisLauncher.start();
         registry = InProcessSchemaRegistry.start();
         telegram = FakeTelegram.builder()
-                .limits(FakeTelegram.Limits.telegram().withGlobalPerSecond(PROVIDER_GLOBAL_PER_S)
+                .limits(FakeTelegramLimits.telegram().withGlobalPerSecond(PROVIDER_GLOBAL_PER_S)
                         .withChatPerSecond(2).withChatBurst(3))
                 .threads(64)
                 .start();
@@ -142,10 +144,10 @@ class SharedBudgetIT {
                 long elapsedMs = System.currentTimeMillis() - startMs;
 
                 // every message delivered once, in order per chat
-                List<FakeTelegram.Accepted> accepted = telegram.accepted();
+                List<FakeTelegramAccepted> accepted = telegram.accepted();
                 assertThat(accepted).hasSize(CHATS * PER_CHAT);
                 Map<String, List<Integer>> perChat = new HashMap<>();
-                for (FakeTelegram.Accepted a : accepted) {
+                for (FakeTelegramAccepted a : accepted) {
                     perChat.computeIfAbsent(a.chatId(), c -> new ArrayList<>()).add(seqOf(a.text()));
                 }
                 assertThat(perChat).hasSize(CHATS);
@@ -169,8 +171,8 @@ class SharedBudgetIT {
                 assertThat(instancesUsed).as("all three senders took part").isEqualTo(3);
                 long delivered = senders.stream().mapToLong(s -> Meters.delivered(s)).sum();
                 assertThat(delivered).isEqualTo(CHATS * PER_CHAT);
-                long first = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).min().orElseThrow();
-                long last = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).max().orElseThrow();
+                long first = accepted.stream().mapToLong(FakeTelegramAccepted::acceptedAtMillis).min().orElseThrow();
+                long last = accepted.stream().mapToLong(FakeTelegramAccepted::acceptedAtMillis).max().orElseThrow();
                 long refusals = senders.stream().mapToLong(Meters::refusals).sum();
                 System.out.printf("SharedBudgetIT: %d messages, %d ms from start, %d ms first-to-last accept "
                                 + "(%.0f msg/s); max %d in any 1 s at the provider; 0 x 429; budget calls per delivered %.2f%n",

@@ -8,6 +8,7 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -47,7 +48,7 @@ class UnreadableOutboxRecordIT {
         String outbox = prefix + ".outbox.live";
         try (InProcessSchemaRegistry other = InProcessSchemaRegistry.start();
              InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram().withGlobalPerSecond(200))) {
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(200))) {
             // another registry gave out more ids, so OutboundMessage has an id the sender's registry never had
             CachedSchemaRegistryClient otherClient = new CachedSchemaRegistryClient(other.url());
             for (int i = 0; i < 5; i++) {

@@ -11,7 +11,7 @@ import java.util.Map;
 final class FakeMessageStore {
     /** Key → the last message id issued to that chat. */
     private final Map<String, Long> lastMessageId = new HashMap<>();
-    private final Map<String, Map<Long, FakeTelegram.Message>> byChat = new HashMap<>();
+    private final Map<String, Map<Long, FakeTelegramMessage>> byChat = new HashMap<>();
 
     /** The next message id of {@code key}'s chat (1 for its first message). */
     long nextId(String key) {
@@ -19,13 +19,13 @@ final class FakeMessageStore {
     }
 
     /** Records a message the fake just issued (a send of any kind). */
-    void issued(String key, FakeTelegram.Message message) {
+    void issued(String key, FakeTelegramMessage message) {
         byChat.computeIfAbsent(key, k -> new HashMap<>()).put(message.messageId(), message);
     }
 
     /** The message {@code messageId} of {@code key}'s chat as it is now, or null. */
-    FakeTelegram.Message get(String key, long messageId) {
-        Map<Long, FakeTelegram.Message> messages = byChat.get(key);
+    FakeTelegramMessage get(String key, long messageId) {
+        Map<Long, FakeTelegramMessage> messages = byChat.get(key);
         return messages == null ? null : messages.get(messageId);
     }
 
@@ -35,11 +35,11 @@ final class FakeMessageStore {
      */
     Object apply(String key, String method, Map<String, String> params) {
         long id = Long.parseLong(params.get("message_id").trim());
-        FakeTelegram.Message m = get(key, id);
+        FakeTelegramMessage m = get(key, id);
         if (m == null || m.deleted()) {
             return method.equals("deletemessage") ? "Bad Request: message to delete not found" : "Bad Request: message to edit not found";
         }
-        FakeTelegram.Message next = switch (method) {
+        FakeTelegramMessage next = switch (method) {
             case "deletemessage" -> m.withDeleted();
             case "editmessagetext" -> {
                 if (m.mediaType() != null) {

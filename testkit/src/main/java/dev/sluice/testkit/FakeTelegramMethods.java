@@ -38,7 +38,7 @@ final class FakeTelegramMethods {
 
     final Object lock = new Object();
     final TelegramLimiter limiter;
-    final List<FakeTelegram.Accepted> accepted = new ArrayList<>();
+    final List<FakeTelegramAccepted> accepted = new ArrayList<>();
     final Map<String, ArrayDeque<TelegramBehaviour>> queued = new HashMap<>();
     final Map<String, TelegramBehaviour> chatStates = new HashMap<>();
     final Map<String, Long> rejected429ByBot = new HashMap<>();
@@ -50,7 +50,7 @@ final class FakeTelegramMethods {
     final FakeMessageStore messages = new FakeMessageStore();
     private final Clock clock;
 
-    FakeTelegramMethods(FakeTelegram.Limits limits, Clock clock) {
+    FakeTelegramMethods(FakeTelegramLimits limits, Clock clock) {
         this.limiter = new TelegramLimiter(limits);
         this.clock = clock;
     }
@@ -124,8 +124,8 @@ final class FakeTelegramMethods {
                 if (applied instanceof String description) {
                     return error(400, description, null);
                 }
-                FakeTelegram.Message m = (FakeTelegram.Message) applied;
-                accepted.add(new FakeTelegram.Accepted(botId, chatId, m.deleted() || m.text() == null ? "" : m.text(), now, m.messageId(), methodName));
+                FakeTelegramMessage m = (FakeTelegramMessage) applied;
+                accepted.add(new FakeTelegramAccepted(botId, chatId, m.deleted() || m.text() == null ? "" : m.text(), now, m.messageId(), methodName));
                 if (m.deleted()) {
                     answer = okTrue();
                 } else {
@@ -134,12 +134,12 @@ final class FakeTelegramMethods {
             } else {
                 String shown = mediaParameter == null ? text : params.getOrDefault("caption", "");
                 long messageId = messages.nextId(FakeTelegram.key(botId, chatId));
-                messages.issued(FakeTelegram.key(botId, chatId), new FakeTelegram.Message(botId, chatId, messageId, methodName, shown,
+                messages.issued(FakeTelegram.key(botId, chatId), new FakeTelegramMessage(botId, chatId, messageId, methodName, shown,
                         mediaParameter, mediaParameter == null ? null : params.get(mediaParameter), params.get("reply_markup"),
                         Boolean.parseBoolean(params.get("disable_notification")), Boolean.parseBoolean(params.get("protect_content")),
                         params.get("message_thread_id") == null ? null : Long.valueOf(params.get("message_thread_id").trim()), false,
                         linkPreviewDisabled(params)));
-                accepted.add(new FakeTelegram.Accepted(botId, chatId, shown, now, messageId, methodName));
+                accepted.add(new FakeTelegramAccepted(botId, chatId, shown, now, messageId, methodName));
                 answer = ok(message(botId, chatId, shown, now, messageId));
             }
             answer.stall = stall;

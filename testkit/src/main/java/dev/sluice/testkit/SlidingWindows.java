@@ -39,4 +39,21 @@ public final class SlidingWindows {
         }
         return max;
     }
+
+    /**
+     * The largest {@link #maxPerWindow} over the groups of {@code items} by {@code keyOf}: e.g. the most messages any one
+     * bot (or chat) had within a sliding window.
+     */
+    public static <T> int maxPerKey(List<T> items, java.util.function.Function<T, String> keyOf,
+                                    java.util.function.ToLongFunction<T> timeMillisOf, long windowMillis) {
+        java.util.Map<String, List<Long>> times = new java.util.LinkedHashMap<>();
+        for (T item : items) {
+            times.computeIfAbsent(keyOf.apply(item), k -> new ArrayList<>()).add(timeMillisOf.applyAsLong(item));
+        }
+        int max = 0;
+        for (List<Long> t : times.values()) {
+            max = Math.max(max, maxPerWindow(t, windowMillis));
+        }
+        return max;
+    }
 }

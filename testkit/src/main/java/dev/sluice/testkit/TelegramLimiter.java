@@ -11,13 +11,13 @@ import java.util.Map;
  * <p>Rules, per bot (the token's id part), after the Telegram Bot API FAQ ("My bot is hitting limits,
  * how do I avoid this?"):
  * <ul>
- *   <li><b>bot</b>: at most {@link FakeTelegram.Limits#globalPerSecond()} accepted messages in any sliding
+ *   <li><b>bot</b>: at most {@link FakeTelegramLimits#globalPerSecond()} accepted messages in any sliding
  *       1-second window (two sends at {@code a <= b} share a window iff {@code b - a < 1000 ms});</li>
  *   <li><b>chat</b>: a GCRA per chat with emission interval {@code I = 1000 / chatPerSecond} ms and burst
  *       {@code b = chatBurst}: a send at {@code t} passes iff {@code t >= TAT - (b - 1) * I}, then
  *       {@code TAT = max(TAT, t) + I};</li>
  *   <li><b>group</b> (negative chat id or {@code @username}): at most
- *       {@link FakeTelegram.Limits#groupPerMinute()} accepted in any sliding 60-second window.</li>
+ *       {@link FakeTelegramLimits#groupPerMinute()} accepted in any sliding 60-second window.</li>
  * </ul>
  * A refused send gets {@code retry_after = ceil(wait / 1 s)} (at least 1), where {@code wait} is the time
  * until it could pass every rule; that also opens a <b>penalty</b> for the refusing scope (the bot for
@@ -51,14 +51,14 @@ public final class TelegramLimiter {
     private static final long SECOND_MS = 1000;
     private static final long MINUTE_MS = 60_000;
 
-    private final FakeTelegram.Limits limits;
+    private final FakeTelegramLimits limits;
     private final double chatIntervalMs;
     private final Map<String, ArrayDeque<Long>> botWindows = new HashMap<>();
     private final Map<String, ArrayDeque<Long>> groupWindows = new HashMap<>();
     private final Map<String, Double> chatTat = new HashMap<>();
     private final Map<String, Penalty> penalties = new HashMap<>();
 
-    public TelegramLimiter(FakeTelegram.Limits limits) {
+    public TelegramLimiter(FakeTelegramLimits limits) {
         this.limits = limits;
         this.chatIntervalMs = SECOND_MS / limits.chatPerSecond();
     }

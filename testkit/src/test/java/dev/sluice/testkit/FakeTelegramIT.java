@@ -18,7 +18,6 @@ import com.pengrad.telegrambot.TelegramBot;
 import com.pengrad.telegrambot.model.Chat;
 import com.pengrad.telegrambot.request.SendMessage;
 import com.pengrad.telegrambot.response.SendResponse;
-import dev.sluice.testkit.FakeTelegram.Limits;
 import okhttp3.OkHttpClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -85,14 +84,14 @@ class FakeTelegramIT {
         assertThat(group.message().chat().type()).isEqualTo(Chat.Type.supergroup);
         assertThat(bot.execute(new SendMessage(4242L, "second")).message().messageId()).isEqualTo(2);
 
-        assertThat(fake.accepted()).extracting(FakeTelegram.Accepted::chatId).containsExactly("4242", "-100777", "4242");
-        assertThat(fake.acceptedFor("4242")).extracting(FakeTelegram.Accepted::text).containsExactly("hello, Kamchatka", "second");
+        assertThat(fake.accepted()).extracting(FakeTelegramAccepted::chatId).containsExactly("4242", "-100777", "4242");
+        assertThat(fake.acceptedFor("4242")).extracting(FakeTelegramAccepted::text).containsExactly("hello, Kamchatka", "second");
         assertThat(fake.accepted().get(0).botId()).isEqualTo(BOT_ID);
     }
 
     @Test
     void overTheChatLimitPengradSees429WithRetryAfterAndTheCallDuringThePenaltyExtendsIt() {
-        fake = FakeTelegram.start(Limits.telegram().withChatBurst(1));
+        fake = FakeTelegram.start(FakeTelegramLimits.telegram().withChatBurst(1));
         TelegramBot b = pengrad(fake);
         assertThat(b.execute(new SendMessage(7L, "one")).isOk()).isTrue();
         SendResponse refused = b.execute(new SendMessage(7L, "two"));
@@ -163,7 +162,7 @@ class FakeTelegramIT {
         assertThat(migrated.errorCode()).isEqualTo(400);
         assertThat(migrated.parameters().migrateToChatId()).isEqualTo(-100555L);
         // every request is logged with its answer, accepted or not
-        assertThat(fake.calls()).extracting(FakeTelegram.Call::chatId, FakeTelegram.Call::text, FakeTelegram.Call::status)
+        assertThat(fake.calls()).extracting(FakeTelegramCall::chatId, FakeTelegramCall::text, FakeTelegramCall::status)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("9", "A", 502),
                         org.assertj.core.groups.Tuple.tuple("9", "A", 200),
                         org.assertj.core.groups.Tuple.tuple("-555", "hi", 400));
@@ -178,7 +177,7 @@ class FakeTelegramIT {
                 .retryOnConnectionFailure(false).build();
         bot = new TelegramBot.Builder(TOKEN).apiUrl(fake.apiUrl()).okHttpClient(shortTimeout).build();
         assertThatThrownBy(() -> bot.execute(new SendMessage(77L, "did it arrive?"))).isInstanceOf(RuntimeException.class);
-        assertThat(fake.acceptedFor("77")).extracting(FakeTelegram.Accepted::text).containsExactly("did it arrive?");
+        assertThat(fake.acceptedFor("77")).extracting(FakeTelegramAccepted::text).containsExactly("did it arrive?");
     }
 
     @Test
@@ -193,7 +192,7 @@ class FakeTelegramIT {
 
     @Test
     void jsonFormMultipartAndQueryBodiesAreAccepted() throws Exception {
-        fake = FakeTelegram.start(Limits.unlimited());
+        fake = FakeTelegram.start(FakeTelegramLimits.unlimited());
         HttpResponse<String> json = post("/bot" + TOKEN + "/sendMessage", "application/json",
                 "{\"chat_id\":\"-555\",\"text\":\"json \\u00e9\"}");
         assertThat(json.statusCode()).isEqualTo(200);
@@ -212,7 +211,7 @@ class FakeTelegramIT {
         assertThat(post("/bot" + TOKEN + "/sendMessage?chat_id=@sluice_news&text=query", null, "").statusCode())
                 .isEqualTo(200);
 
-        assertThat(fake.accepted()).extracting(FakeTelegram.Accepted::text)
+        assertThat(fake.accepted()).extracting(FakeTelegramAccepted::text)
                 .containsExactly("json é", "form é&co", "multi\r\npart", "query");
         assertThat(fake.acceptedFor("@sluice_news")).hasSize(1);
     }
@@ -259,7 +258,7 @@ class FakeTelegramIT {
 
     @Test
     void windowStatisticsOverAcceptedMessages() {
-        fake = FakeTelegram.start(Limits.unlimited());
+        fake = FakeTelegram.start(FakeTelegramLimits.unlimited());
         TelegramBot b = pengrad(fake);
         for (int i = 0; i < 5; i++) {
             b.execute(new SendMessage(-100L, "g" + i));
@@ -276,7 +275,7 @@ class FakeTelegramIT {
 
     @Test
     void concurrentSendersNeverGetMoreThanTheGlobalLimitAccepted() throws Exception {
-        fake = FakeTelegram.start(Limits.telegram().withGlobalPerSecond(20));
+        fake = FakeTelegram.start(FakeTelegramLimits.telegram().withGlobalPerSecond(20));
         TelegramBot b = pengrad(fake);
         int threads = 6;
         long until = System.nanoTime() + Duration.ofMillis(1500).toNanos();

@@ -42,7 +42,7 @@ class FakeTelegramMethodsIT {
         }
     }
 
-    private TelegramBot start(FakeTelegram.Limits limits) {
+    private TelegramBot start(FakeTelegramLimits limits) {
         Clock clock = new Clock() {
             @Override
             public ZoneId getZone() {
@@ -75,7 +75,7 @@ class FakeTelegramMethodsIT {
 
     @Test
     void sendsEditsAndDeletesActOnTheIdsTheFakeIssued() {
-        TelegramBot b = start(FakeTelegram.Limits.unlimited());
+        TelegramBot b = start(FakeTelegramLimits.unlimited());
         SendResponse photo = b.execute(new SendPhoto(42L, "https://x.example/chart.png").caption("Chart").replyMarkup(buttons())
                 .disableNotification(true));
         assertThat(photo.isOk()).isTrue();
@@ -83,7 +83,7 @@ class FakeTelegramMethodsIT {
         SendResponse text = b.execute(new SendMessage(42L, "Build 7: running").messageThreadId(3));
         int textId = text.message().messageId();
         assertThat(textId).isEqualTo(photoId + 1);
-        FakeTelegram.Message stored = fake.message(BOT_ID, "42", photoId).orElseThrow();
+        FakeTelegramMessage stored = fake.message(BOT_ID, "42", photoId).orElseThrow();
         assertThat(stored.method()).isEqualTo("sendPhoto");
         assertThat(stored.mediaType()).isEqualTo("photo");
         assertThat(stored.media()).isEqualTo("https://x.example/chart.png");
@@ -113,13 +113,13 @@ class FakeTelegramMethodsIT {
         assertThat(b.execute(new DeleteMessage(42L, textId)).description()).isEqualTo("Bad Request: message to delete not found");
         assertThat(b.execute(new EditMessageText(42L, textId, "after delete")).description())
                 .isEqualTo("Bad Request: message to edit not found");
-        assertThat(fake.accepted()).extracting(FakeTelegram.Accepted::method).containsExactly("sendPhoto", "sendMessage",
+        assertThat(fake.accepted()).extracting(FakeTelegramAccepted::method).containsExactly("sendPhoto", "sendMessage",
                 "editMessageText", "editMessageCaption", "editMessageReplyMarkup", "deleteMessage");
     }
 
     @Test
     void requestsTelegramWouldRefuseAreRefusedWithItsDescriptions() {
-        TelegramBot b = start(FakeTelegram.Limits.unlimited());
+        TelegramBot b = start(FakeTelegramLimits.unlimited());
         assertThat(b.execute(new SendPhoto(42L, "").caption("x")).description()).isEqualTo("Bad Request: there is no photo in the request");
         assertThat(b.execute(new SendPhoto(42L, "https://x.example/p.png").caption("c".repeat(1025))).description())
                 .isEqualTo("Bad Request: message caption is too long");
@@ -134,7 +134,7 @@ class FakeTelegramMethodsIT {
 
     @Test
     void everyMethodSpendsTheSameGroupLimit() {
-        TelegramBot b = start(FakeTelegram.Limits.telegram());
+        TelegramBot b = start(FakeTelegramLimits.telegram());
         int first = b.execute(new SendMessage(-42L, "m0")).message().messageId();
         int lastPhoto = 0;
         for (int i = 1; i < 20; i++) {

@@ -5,14 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.sluice.testkit.FakeTelegram.Limits;
 import dev.sluice.testkit.TelegramLimiter.Decision;
 import dev.sluice.testkit.TelegramLimiter.Scope;
 import org.junit.jupiter.api.Test;
 
 class TelegramLimiterTest {
 
-    private static final Limits ONLY_GLOBAL_5 = new Limits(5, 1_000_000.0, 1_000_000, 1_000_000);
+    private static final FakeTelegramLimits ONLY_GLOBAL_5 = new FakeTelegramLimits(5, 1_000_000.0, 1_000_000, 1_000_000);
 
     @Test
     void globalSlidingWindowRefusesTheSixthInOneSecondWithRetryAfterRoundedUp() {
@@ -75,7 +74,7 @@ class TelegramLimiterTest {
 
     @Test
     void chatGcraAllowsTheBurstThenOnePerInterval() {
-        TelegramLimiter limiter = new TelegramLimiter(new Limits(1000, 1.0, 3, 1000));
+        TelegramLimiter limiter = new TelegramLimiter(new FakeTelegramLimits(1000, 1.0, 3, 1000));
         assertThat(limiter.tryAcquire("bot", "42", 0).accepted()).isTrue();
         assertThat(limiter.tryAcquire("bot", "42", 0).accepted()).isTrue();
         assertThat(limiter.tryAcquire("bot", "42", 0).accepted()).isTrue();
@@ -89,7 +88,7 @@ class TelegramLimiterTest {
 
     @Test
     void chatNeverGetsMoreThanBurstPlusRateTimesInterval() {
-        TelegramLimiter limiter = new TelegramLimiter(new Limits(1000, 1.0, 3, 1000));
+        TelegramLimiter limiter = new TelegramLimiter(new FakeTelegramLimits(1000, 1.0, 3, 1000));
         List<Long> acceptedAt = new ArrayList<>();
         long t = 0;
         while (t < 10_000) {
@@ -108,7 +107,7 @@ class TelegramLimiterTest {
 
     @Test
     void groupAllowsTwentyPerSlidingMinute() {
-        TelegramLimiter limiter = new TelegramLimiter(new Limits(1000, 1000.0, 1000, 20));
+        TelegramLimiter limiter = new TelegramLimiter(new FakeTelegramLimits(1000, 1000.0, 1000, 20));
         for (int i = 0; i < 20; i++) {
             assertThat(limiter.tryAcquire("bot", "-100123", i * 100L).accepted()).isTrue();
         }
@@ -128,7 +127,7 @@ class TelegramLimiterTest {
 
     @Test
     void forcedPenaltyForAChatOrTheWholeBot() {
-        TelegramLimiter limiter = new TelegramLimiter(Limits.telegram());
+        TelegramLimiter limiter = new TelegramLimiter(FakeTelegramLimits.telegram());
         assertThat(limiter.penalise("bot", "42", 3, 0)).isEqualTo(new Decision(false, Scope.CHAT, 3));
         assertThat(limiter.tryAcquire("bot", "43", 0).accepted()).isTrue();
         assertThat(limiter.tryAcquire("bot", "42", 2999)).isEqualTo(new Decision(false, Scope.CHAT, 3)); // -> 5999

@@ -11,6 +11,7 @@ import dev.sluice.schemas.SchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.sender.SenderService;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -117,7 +118,7 @@ public final class DemoCommand implements Callable<Integer> {
         say("%d real earthquakes (USGS, 2025-07-29..31, M8.8 Kamchatka) -> %d notifications to %d chats (M7+ critical, aftershocks collapsible); %d sender(s), budget=%s",
                 quakes.size(), plan.size(), audience.subscriptions().size(), senders, budget);
 
-        FakeTelegram.Limits limits = FakeTelegram.Limits.telegram().withGlobalPerSecond(providerBotPerSecond);
+        FakeTelegramLimits limits = FakeTelegramLimits.telegram().withGlobalPerSecond(providerBotPerSecond);
         String token = fakeToken();
         LogRouting routing = null;
         if (!verbose) {

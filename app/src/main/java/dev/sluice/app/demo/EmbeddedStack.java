@@ -8,6 +8,7 @@ import dev.sluice.config.Topics;
 import dev.sluice.sender.SenderConfig;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.testkit.RedisInstance;
 import dev.sluice.testkit.RedisLauncher;
@@ -47,7 +48,7 @@ public final class EmbeddedStack implements AutoCloseable {
      * @param topologySettings keys the topology gets (digest.flush.interval.ms ...)
      */
     public record Options(Path dataDir, int kafkaPort, int registryPort, int redisPort, int telegramPort, int partitions,
-                          int senders, boolean redisBudget, FakeTelegram.Limits providerLimits, String applicationId,
+                          int senders, boolean redisBudget, FakeTelegramLimits providerLimits, String applicationId,
                           Settings senderSettings, Settings topologySettings) {
     }
 

@@ -9,6 +9,7 @@ import dev.sluice.app.tools.Verbosity;
 import dev.sluice.config.Settings;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -114,7 +115,7 @@ public final class DevCommand implements Callable<Integer> {
             extra = extra.with("bot." + bot + ".token", fakeToken());
         }
         EmbeddedStack.Options options = new EmbeddedStack.Options(dataDir == null ? null : dir, kafkaPort, registryPort, redisPort,
-                telegramPort, partitions, senders, budget.equals("redis"), FakeTelegram.Limits.telegram(), "sluice-dev-topology",
+                telegramPort, partitions, senders, budget.equals("redis"), FakeTelegramLimits.telegram(), "sluice-dev-topology",
                 extra, Settings.empty());
         Path schemas = dir.resolve("registry.json");
         say(out, "%s; %d sender(s), budget %s%s", dataDir == null ? "temporary data (deleted at exit)" : "data dir " + dir, senders, budget,

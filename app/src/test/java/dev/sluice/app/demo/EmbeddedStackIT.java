@@ -7,6 +7,8 @@ import dev.sluice.app.tools.ProduceCommand;
 import dev.sluice.config.Settings;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +30,7 @@ class EmbeddedStackIT {
     void sendsToTheGivenProviderUrlWithTheGivenToken(@TempDir Path dir) throws Exception {
         AvroTrust.ensure();
         try (FakeTelegram provider = FakeTelegram.builder().requireToken(TOKEN).start()) {
-            EmbeddedStack.Options options = new EmbeddedStack.Options(null, 0, 0, 0, 0, 1, 1, false, FakeTelegram.Limits.telegram(),
+            EmbeddedStack.Options options = new EmbeddedStack.Options(null, 0, 0, 0, 0, 1, 1, false, FakeTelegramLimits.telegram(),
                     "stack-it", Settings.of(Map.of("telegram.api.url", provider.apiUrl(), "bot.alerts.token", TOKEN)), Settings.empty());
             try (EmbeddedStack stack = EmbeddedStack.start(options, s -> { }, line -> { })) {
                 stack.awaitReady(Duration.ofSeconds(90));
@@ -42,7 +44,7 @@ class EmbeddedStackIT {
                         "-D", "bootstrap.servers=" + stack.kafka().bootstrapServers(), "-D", "schema.registry.url=" + stack.registry().url());
                 assertThat(exit).isZero();
                 await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> !provider.acceptedFor("4242").isEmpty());
-                assertThat(provider.acceptedFor("4242")).extracting(FakeTelegram.Accepted::text).containsExactly("to the real provider");
+                assertThat(provider.acceptedFor("4242")).extracting(FakeTelegramAccepted::text).containsExactly("to the real provider");
                 assertThat(provider.responseCount(401)).as("the token reached the provider").isZero();
             }
         }

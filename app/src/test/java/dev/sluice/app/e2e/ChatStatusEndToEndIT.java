@@ -7,6 +7,7 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramCall;
 import dev.sluice.testkit.FakeTokens;
 import dev.sluice.topology.TopologyService;
 import java.nio.file.Path;
@@ -64,7 +65,7 @@ class ChatStatusEndToEndIT {
                 assertThat(last.getStatus()).as("alerts delivers to chat 42 again, no restart").isEqualTo(DeliveryStatus.DELIVERED);
                 assertThat(last.getBotId()).isEqualTo("alerts");
             }
-            assertThat(telegram.callsFor("42")).extracting(FakeTelegram.Call::status).filteredOn(s -> s == 200).hasSize(2);
+            assertThat(telegram.callsFor("42")).extracting(FakeTelegramCall::status).filteredOn(s -> s == 200).hasSize(2);
         }
     }
 

@@ -14,6 +14,7 @@ import dev.sluice.sender.SenderConfig;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.topology.TopicBootstrap;
 import dev.sluice.topology.TopologyConfig;
@@ -85,7 +86,7 @@ final class EndToEndHarness implements AutoCloseable {
         FakeTelegram telegram = null;
         try {
             registry = InProcessSchemaRegistry.start();
-            telegram = FakeTelegram.start(FakeTelegram.Limits.unlimited());
+            telegram = FakeTelegram.start(FakeTelegramLimits.unlimited());
             EndToEndHarness h = new EndToEndHarness(name, dir, kafka, registry, telegram);
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
                 TopicBootstrap.ensureTopics(admin, h.topics, 2, (short) 1);

@@ -19,6 +19,8 @@ import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.sender.SenderConfig;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.topology.TopicBootstrap;
 import dev.sluice.topology.TopologyConfig;
@@ -94,7 +96,7 @@ final class EndToEndScenario {
             InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
             closeables.add(registry);
             FakeTelegram telegram = FakeTelegram.builder().threads(64)
-                    .limits(FakeTelegram.Limits.telegram().withGlobalPerSecond(size.providerPerSecond())
+                    .limits(FakeTelegramLimits.telegram().withGlobalPerSecond(size.providerPerSecond())
                             .withChatPerSecond(size.chatPerSecond()).withChatBurst(3))
                     .start();
             closeables.add(telegram);
@@ -142,11 +144,11 @@ final class EndToEndScenario {
             assertThat(resultsPerId).hasSize(size.messages());
             assertThat(resultsPerId.values()).allMatch(n -> n == 1);
             // each message accepted once by the provider, in order per chat
-            List<FakeTelegram.Accepted> accepted = telegram.accepted();
+            List<FakeTelegramAccepted> accepted = telegram.accepted();
             assertThat(accepted).hasSize(size.messages());
             Map<String, List<Integer>> perChat = new HashMap<>();
-            accepted.stream().sorted(Comparator.comparingLong(FakeTelegram.Accepted::acceptedAtMillis)
-                            .thenComparingLong(FakeTelegram.Accepted::messageId))
+            accepted.stream().sorted(Comparator.comparingLong(FakeTelegramAccepted::acceptedAtMillis)
+                            .thenComparingLong(FakeTelegramAccepted::messageId))
                     .forEach(a -> perChat.computeIfAbsent(a.chatId(), c -> new ArrayList<>()).add(seqOf(a.text())));
             int perChatCount = size.messages() / size.chats();
             assertThat(perChat).hasSize(size.chats());
@@ -166,8 +168,8 @@ final class EndToEndScenario {
             }
             assertThat(delivered).isEqualTo(size.messages());
 
-            long first = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).min().orElseThrow();
-            long last = accepted.stream().mapToLong(FakeTelegram.Accepted::acceptedAtMillis).max().orElseThrow();
+            long first = accepted.stream().mapToLong(FakeTelegramAccepted::acceptedAtMillis).min().orElseThrow();
+            long last = accepted.stream().mapToLong(FakeTelegramAccepted::acceptedAtMillis).max().orElseThrow();
             return new Outcome(elapsed, maxPerSecond, size.messages() * 1000.0 / Math.max(1, last - first));
         } finally {
             for (int i = closeables.size() - 1; i >= 0; i--) {

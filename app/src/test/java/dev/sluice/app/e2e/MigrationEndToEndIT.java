@@ -7,6 +7,8 @@ import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.config.Settings;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramCall;
 import dev.sluice.testkit.FakeTokens;
 import dev.sluice.testkit.TelegramBehaviour;
 import dev.sluice.topology.TopologyService;
@@ -43,7 +45,7 @@ class MigrationEndToEndIT {
                     assertThat(first.getChatId()).as("the old id").isEqualTo("-700");
                     assertThat(first.getMigratedToChatId()).isEqualTo("-100700");
                 }
-                assertThat(telegram.callsFor("-700")).extracting(FakeTelegram.Call::status).containsExactly(400);
+                assertThat(telegram.callsFor("-700")).extracting(FakeTelegramCall::status).containsExactly(400);
                 try (SenderService sender = EndToEndHarness.sender(senderSettings.with("sender.instance.id", "sender-2"))) {
                     sender.start();
                     e2e.produce(line("g-2", "-700"));
@@ -52,9 +54,9 @@ class MigrationEndToEndIT {
                     assertThat(second.getSenderInstance()).isEqualTo("sender-2");
                 }
             }
-            assertThat(telegram.callsFor("-700")).as("no second call to the old id").extracting(FakeTelegram.Call::status)
+            assertThat(telegram.callsFor("-700")).as("no second call to the old id").extracting(FakeTelegramCall::status)
                     .containsExactly(400);
-            assertThat(telegram.acceptedFor("-100700")).extracting(FakeTelegram.Accepted::text)
+            assertThat(telegram.acceptedFor("-100700")).extracting(FakeTelegramAccepted::text)
                     .containsExactly("alerts g-1", "alerts g-2");
         }
     }

@@ -15,6 +15,8 @@ import dev.sluice.sender.SenderConfig;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.testkit.TelegramBehaviour;
 import dev.sluice.topology.TopicBootstrap;
@@ -57,7 +59,7 @@ class ReplayPipelineIT {
         AvroTrust.ensure();
         Topics topics = Topics.defaults();
         try (EmbeddedKafka kafka = EmbeddedKafka.start(); InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.unlimited())) {
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.unlimited())) {
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
                 TopicBootstrap.ensureTopics(admin, topics, 3, (short) 1);
             }
@@ -115,7 +117,7 @@ class ReplayPipelineIT {
                 assertThat(replayed).hasSize(4).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED && r.getLane() == Lane.BACKFILL);
                 assertThat(replayed).extracting(DeliveryResult::getMessageId).containsExactlyInAnyOrder("run-0", "run-10", "run-1", "run-11");
                 assertThat(telegram.accepted()).hasSize(acceptedBefore + 4);
-                assertThat(telegram.acceptedFor("9001")).extracting(FakeTelegram.Accepted::text).containsExactly("reminder #0", "reminder #10");
+                assertThat(telegram.acceptedFor("9001")).extracting(FakeTelegramAccepted::text).containsExactly("reminder #0", "reminder #10");
             }
         }
     }

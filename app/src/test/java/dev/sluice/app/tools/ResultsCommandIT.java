@@ -12,6 +12,7 @@ import dev.sluice.sender.SenderConfig;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.testkit.TelegramBehaviour;
 import dev.sluice.topology.TopicBootstrap;
@@ -68,7 +69,7 @@ class ResultsCommandIT {
         AvroTrust.ensure();
         Topics topics = Topics.defaults();
         try (EmbeddedKafka kafka = EmbeddedKafka.start(); InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.unlimited())) {
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.unlimited())) {
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
                 TopicBootstrap.ensureTopics(admin, topics, 3, (short) 1);
             }

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,7 +27,7 @@ class RichGroupBudgetIT {
 
     @Test
     void fortyMixedCallsToOneGroupStayWithinTwentyPerMinuteInOrder(@TempDir Path dir) throws Exception {
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram());
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram());
              RichStack stack = new RichStack(dir, telegram, Map.of())) {
             List<String> lines = new ArrayList<>();
             List<String> expectedMethods = new ArrayList<>();
@@ -49,12 +51,12 @@ class RichGroupBudgetIT {
             for (String id : ids) {
                 assertThat(r.get(id).getStatus()).as(id + ": " + r.get(id).getReason()).isEqualTo(DeliveryStatus.DELIVERED);
             }
-            List<FakeTelegram.Accepted> accepted = telegram.acceptedFor(GROUP);
+            List<FakeTelegramAccepted> accepted = telegram.acceptedFor(GROUP);
             int maxIn60s = telegram.maxGroupMessagesPer(Duration.ofSeconds(60));
             System.out.printf("40 mixed calls to group %s: %d ms, max %d in any 60 s, %d x 429, %d requests%n", GROUP, tookMs,
                     maxIn60s, telegram.rejected429Count(), telegram.callsFor(GROUP).size());
-            assertThat(accepted).extracting(FakeTelegram.Accepted::method).as("order kept").containsExactlyElementsOf(expectedMethods);
-            assertThat(accepted).extracting(FakeTelegram.Accepted::text).as("order kept").containsExactlyElementsOf(expectedTexts);
+            assertThat(accepted).extracting(FakeTelegramAccepted::method).as("order kept").containsExactlyElementsOf(expectedMethods);
+            assertThat(accepted).extracting(FakeTelegramAccepted::text).as("order kept").containsExactlyElementsOf(expectedTexts);
             for (int k = 0; k < 8; k++) {
                 assertThat(accepted.get(5 * k + 2).messageId()).as("edit acts on a-" + k)
                         .isEqualTo(r.get("a-" + k).getProviderMessageId());

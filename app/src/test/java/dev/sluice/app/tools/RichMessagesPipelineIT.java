@@ -16,6 +16,9 @@ import dev.sluice.sender.SenderConfig;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramCall;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.testkit.TelegramBehaviour;
 import dev.sluice.topology.TopicBootstrap;
@@ -67,7 +70,7 @@ class RichMessagesPipelineIT {
         AvroTrust.ensure();
         Topics topics = Topics.defaults();
         try (EmbeddedKafka kafka = EmbeddedKafka.start(); InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.unlimited())) {
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.unlimited())) {
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
                 TopicBootstrap.ensureTopics(admin, topics, 3, (short) 1);
             }
@@ -137,7 +140,7 @@ class RichMessagesPipelineIT {
                 results.forEach(r -> assertThat(byId.put(r.getMessageId(), r)).as("one result per id").isNull());
                 assertThat(byId.keySet()).containsExactlyInAnyOrder("old-1", "gone-1", "edit-1", "del-1", "after-1");
                 assertThat(byId.get("old-1").getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
-                assertThat(telegram.acceptedFor("7001")).extracting(FakeTelegram.Accepted::text).containsExactly("written by an old producer");
+                assertThat(telegram.acceptedFor("7001")).extracting(FakeTelegramAccepted::text).containsExactly("written by an old producer");
                 assertThat(byId.get("gone-1").getStatus()).isEqualTo(DeliveryStatus.FAILED);
                 assertThat(byId.get("edit-1").getStatus()).isEqualTo(DeliveryStatus.FAILED);
                 assertThat(byId.get("edit-1").getReason())
@@ -147,7 +150,7 @@ class RichMessagesPipelineIT {
                 assertThat(telegram.callsFor("7002")).as("the edit made no call").hasSize(1);
                 assertThat(byId.get("after-1").getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
                 assertThat(byId.get("after-1").getSentAt()).as("released behind the delete").isAfter(byId.get("del-1").getResultAt());
-                assertThat(telegram.callsFor("7003")).extracting(FakeTelegram.Call::text).containsExactly("behind the delete");
+                assertThat(telegram.callsFor("7003")).extracting(FakeTelegramCall::text).containsExactly("behind the delete");
             }
         }
     }

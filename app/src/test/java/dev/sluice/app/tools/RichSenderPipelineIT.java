@@ -9,6 +9,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramCall;
+import dev.sluice.testkit.FakeTelegramLimits;
+import dev.sluice.testkit.FakeTelegramMessage;
 import dev.sluice.testkit.TelegramBehaviour;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,7 +35,7 @@ class RichSenderPipelineIT {
 
     @Test
     void richSendsEditsDeletesAndADigestReachFakeTelegramAsAsked(@TempDir Path dir) throws Exception {
-        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram());
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram());
              RichStack stack = new RichStack(dir, telegram, Map.of("classify.kind.patterns", "board.*=COLLAPSIBLE",
                      "digest.flush.interval.ms", "600000", "digest.max.folded.ids", "300"))) {
             // 1. Rich sends.
@@ -62,16 +66,16 @@ class RichSenderPipelineIT {
                     "gone-1", "queued-1", "queued-edit-1")) {
                 assertThat(r.get(id).getStatus()).as(id + ": " + r.get(id).getReason()).isEqualTo(DeliveryStatus.DELIVERED);
             }
-            FakeTelegram.Message btn = message(telegram, "8001", r.get("btn-1"));
+            FakeTelegramMessage btn = message(telegram, "8001", r.get("btn-1"));
             assertThat(btn.method()).isEqualTo("sendMessage");
             assertThat(btn.text()).isEqualTo("Standup in 10 minutes");
             assertThat(JSON.readTree(btn.replyMarkup())).isEqualTo(JSON.readTree(markup));
-            FakeTelegram.Message photo = message(telegram, "8002", r.get("photo-1"));
+            FakeTelegramMessage photo = message(telegram, "8002", r.get("photo-1"));
             assertThat(photo.method()).isEqualTo("sendPhoto");
             assertThat(photo.mediaType()).isEqualTo("photo");
             assertThat(photo.media()).isEqualTo("https://example.com/chart.png");
             assertThat(photo.text()).as("the caption").isEqualTo("Weekly chart");
-            FakeTelegram.Message silent = message(telegram, "8003", r.get("silent-1"));
+            FakeTelegramMessage silent = message(telegram, "8003", r.get("silent-1"));
             assertThat(silent.silent()).isTrue();
             assertThat(message(telegram, "8001", r.get("btn-1")).silent()).as("not silent unless asked").isFalse();
             assertThat(message(telegram, "-1008004", r.get("topic-1")).threadId()).isEqualTo(77L);
@@ -79,10 +83,10 @@ class RichSenderPipelineIT {
             assertThat(message(telegram, "8001", r.get("btn-1")).linkPreviewDisabled()).isFalse();
 
             // The queued original's edit landed after it, on its message.
-            assertThat(telegram.callsFor("8011")).extracting(FakeTelegram.Call::method, FakeTelegram.Call::status).containsExactly(
+            assertThat(telegram.callsFor("8011")).extracting(FakeTelegramCall::method, FakeTelegramCall::status).containsExactly(
                     tuple("sendMessage", 429), tuple("sendMessage", 200), tuple("editMessageText", 200));
-            List<FakeTelegram.Accepted> chat8011 = telegram.acceptedFor("8011");
-            assertThat(chat8011).extracting(FakeTelegram.Accepted::text).containsExactly("build: queued", "build: started");
+            List<FakeTelegramAccepted> chat8011 = telegram.acceptedFor("8011");
+            assertThat(chat8011).extracting(FakeTelegramAccepted::text).containsExactly("build: queued", "build: started");
             assertThat(chat8011.get(1).acceptedAtMillis()).as("the edit after its original")
                     .isGreaterThanOrEqualTo(chat8011.get(0).acceptedAtMillis());
             assertThat(chat8011.get(1).messageId()).isEqualTo(r.get("queued-1").getProviderMessageId());
@@ -103,7 +107,7 @@ class RichSenderPipelineIT {
             assertThat(message(telegram, "8012", r.get("bye-1")).deleted()).isTrue();
             assertThat(r.get("same-2").getStatus()).as("message is not modified: the chat shows what was asked")
                     .isEqualTo(DeliveryStatus.DELIVERED);
-            assertThat(telegram.callsFor("8013")).extracting(FakeTelegram.Call::status).containsExactly(200, 400);
+            assertThat(telegram.callsFor("8013")).extracting(FakeTelegramCall::status).containsExactly(200, 400);
             assertThat(r.get("gone-2").getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
             assertThat(r.get("gone-3").getStatus()).isEqualTo(DeliveryStatus.FAILED);
             assertThat(r.get("gone-3").getReason()).contains("message to edit not found");
@@ -120,7 +124,7 @@ class RichSenderPipelineIT {
             board.add("{\"id\":\"board-299\",\"bot_id\":\"alerts\",\"chat_id\":\"8020\",\"kind\":\"board.card.moved\","
                     + "\"text\":\"" + "Card 299 moved. ".repeat(253) + "\"}");
             stack.produce(board);
-            List<FakeTelegram.Accepted> digest = org.awaitility.Awaitility.await().atMost(BOUND)
+            List<FakeTelegramAccepted> digest = org.awaitility.Awaitility.await().atMost(BOUND)
                     .pollInterval(Duration.ofMillis(100)).until(() -> telegram.acceptedFor("8020"), a -> !a.isEmpty());
             DeliveryResult settled = stack.awaitResult(BOUND, x -> x.getChatId().equals("8020"));
             assertThat(settled.getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
@@ -136,7 +140,7 @@ class RichSenderPipelineIT {
         }
     }
 
-    private static FakeTelegram.Message message(FakeTelegram telegram, String chat, DeliveryResult result) {
+    private static FakeTelegramMessage message(FakeTelegram telegram, String chat, DeliveryResult result) {
         assertThat(result.getProviderMessageId()).as(result.getMessageId() + " provider_message_id").isNotNull();
         return telegram.message(BOT, chat, result.getProviderMessageId()).orElseThrow();
     }

@@ -17,6 +17,8 @@ import dev.sluice.sender.SenderConfig;
 import dev.sluice.sender.SenderService;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.InProcessSchemaRegistry;
 import dev.sluice.topology.TopicBootstrap;
 import dev.sluice.topology.TopologyConfig;
@@ -57,7 +59,7 @@ class TextSplitPipelineIT {
         Topics topics = Topics.defaults();
         String text = longText(9_000);
         try (EmbeddedKafka kafka = EmbeddedKafka.start(); InProcessSchemaRegistry registry = InProcessSchemaRegistry.start();
-             FakeTelegram telegram = FakeTelegram.start(FakeTelegram.Limits.telegram())) {
+             FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram())) {
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
                 TopicBootstrap.ensureTopics(admin, topics, 3, (short) 1);
             }
@@ -90,10 +92,10 @@ class TextSplitPipelineIT {
                 assertThat(got).extracting(DeliveryResult::getMessageId).as("one result per notification, none per part")
                         .containsExactlyInAnyOrder("split-1", "after-1");
 
-                List<FakeTelegram.Accepted> accepted = telegram.acceptedFor(CHAT);
+                List<FakeTelegramAccepted> accepted = telegram.acceptedFor(CHAT);
                 assertThat(accepted).hasSize(4);
                 assertThat(accepted.subList(0, 3)).allSatisfy(a -> assertThat(a.text().length()).isBetween(1, 4096));
-                assertThat(String.join("\n\n", accepted.subList(0, 3).stream().map(FakeTelegram.Accepted::text).toList()))
+                assertThat(String.join("\n\n", accepted.subList(0, 3).stream().map(FakeTelegramAccepted::text).toList()))
                         .as("the parts in order make the text").isEqualTo(text);
                 assertThat(accepted.get(3).text()).isEqualTo("the next message");
                 assertThat(accepted.subList(0, 3)).extracting(a -> telegram.message(BOT, CHAT, a.messageId()).orElseThrow().silent())

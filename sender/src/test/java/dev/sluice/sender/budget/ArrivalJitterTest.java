@@ -3,6 +3,7 @@ package dev.sluice.sender.budget;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.SlidingWindows;
 import dev.sluice.testkit.TelegramLimiter;
@@ -43,7 +44,7 @@ class ArrivalJitterTest {
             }
         }
         arrivals.sort(Comparator.<long[]>comparingLong(a -> a[0]).thenComparingLong(a -> a[1]));
-        TelegramLimiter telegram = new TelegramLimiter(FakeTelegram.Limits.telegram());
+        TelegramLimiter telegram = new TelegramLimiter(FakeTelegramLimits.telegram());
         List<TelegramLimiter.Scope> scopes = new ArrayList<>();
         List<Long> accepted = new ArrayList<>();
         for (long[] a : arrivals) {

@@ -13,6 +13,9 @@ import dev.sluice.avro.OutboundMessage;
 import dev.sluice.sender.provider.BotToken;
 import dev.sluice.sender.provider.SendOutcome;
 import dev.sluice.testkit.FakeTelegram;
+import dev.sluice.testkit.FakeTelegramAccepted;
+import dev.sluice.testkit.FakeTelegramLimits;
+import dev.sluice.testkit.FakeTelegramMessage;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -30,7 +33,7 @@ class TelegramTransportRichTest {
 
     @BeforeEach
     void start() {
-        fake = FakeTelegram.start(FakeTelegram.Limits.unlimited());
+        fake = FakeTelegram.start(FakeTelegramLimits.unlimited());
         transport = new TelegramTransport(fake.apiUrl(), Map.of("alerts", new BotToken(TOKEN)), Duration.ofSeconds(2),
                 Duration.ofSeconds(5));
     }
@@ -61,7 +64,7 @@ class TelegramTransportRichTest {
         long id = delivered(transport.send("alerts", "-1001234", message("r-1", "-1001234", "Meeting at 10:00 https://x.example")
                 .setReplyMarkup(BUTTONS).setDisableNotification(true).setProtectContent(true).setMessageThreadId(7L)
                 .setLinkPreviewDisabled(true).build()));
-        FakeTelegram.Message m = fake.message(BOT, "-1001234", id).orElseThrow();
+        FakeTelegramMessage m = fake.message(BOT, "-1001234", id).orElseThrow();
         assertThat(m.method()).isEqualTo("sendMessage");
         assertThat(m.text()).isEqualTo("Meeting at 10:00 https://x.example");
         assertThat(m.replyMarkup()).contains("\"text\":\"Open task\"").contains("\"url\":\"https://tasks.example.com/42\"")
@@ -80,7 +83,7 @@ class TelegramTransportRichTest {
                     : Media.newBuilder().setType(type).setUrl("https://files.example.com/" + type + ".bin").build();
             long id = delivered(transport.send("alerts", "42", message("m-" + type, "42", "Chart for " + type)
                     .setMedia(media).setReplyMarkup(BUTTONS).build()));
-            FakeTelegram.Message m = fake.message(BOT, "42", id).orElseThrow();
+            FakeTelegramMessage m = fake.message(BOT, "42", id).orElseThrow();
             assertThat(m.method()).isEqualTo(methods.get(type));
             assertThat(m.mediaType()).isEqualTo(type.name().toLowerCase());
             assertThat(m.media()).isEqualTo(media.getUrl() != null ? media.getUrl() : media.getFileId());
@@ -142,6 +145,6 @@ class TelegramTransportRichTest {
     void theTextOnlyPathIsUnchangedForAMessageWithoutExtras() {
         long id = delivered(transport.send("alerts", "42", message("plain", "42", "<b>hi</b>").setParseMode("HTML").build()));
         assertThat(fake.message(BOT, "42", id).orElseThrow().method()).isEqualTo("sendMessage");
-        assertThat(fake.accepted()).extracting(FakeTelegram.Accepted::text).containsExactly("<b>hi</b>");
+        assertThat(fake.accepted()).extracting(FakeTelegramAccepted::text).containsExactly("<b>hi</b>");
     }
 }
