@@ -1,18 +1,28 @@
 package dev.sluice.sender.budget;
 
+import io.lettuce.core.cluster.SlotHash;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Sent-mark writes ({@code sluice:{bot}:sent:<id>}, see {@code RedisSentMarks}) waiting to ride on the next budget call
- * of their bot (issue 19: no Redis round trip of their own). {@link RedisGcraBudget} takes a bot's pending writes into
- * the {@code budget.lua} 'acquire' call it is making for that bot anyway ({@link #drain}), so they are written in the
- * same script call, under the same hash tag (Redis Cluster safe); what no budget call carried within
- * {@code sender.sent.mark.flush.interval.ms} is written by {@code RedisSentMarks}' flush, one script call (op 'marks')
- * per bot.
+ * that may carry them (issue 19: no Redis round trip of their own). {@link RedisGcraBudget} takes pending writes into
+ * the {@code budget.lua} 'acquire' call it is making anyway ({@link #drainForCall}), so they are written in the same
+ * script call; what no budget call carried within {@code sender.sent.mark.flush.interval.ms} is written by
+ * {@code RedisSentMarks}' flush, one script call (op 'marks') per {@link #MAX_PER_CALL} writes of one call group.
+ *
+ * <p><b>Call groups</b> (session 11): which bots' writes may share one script call. By default each bot is its own
+ * group (a bot's writes ride only on its own calls, one hash tag per call). The budget widens them from its Redis
+ * topology: on one node (standalone, Sentinel: {@link #shareAcrossBots}) keys of different hash tags may share a call,
+ * so any bot's call carries any bot's writes (its own first) and the flush needs one call per {@link #MAX_PER_CALL}
+ * writes; on a Redis Cluster ({@link #shareBySlot}) a script's keys must share one slot, so a call carries the writes
+ * of the bots whose hash tag hashes to the slot of its own keys, and the flush makes one call per slot.
  *
  * <p>Only writes that may be late go here: the SENT mark of a message whose grant wrote its in-flight mark (until it is
  * written, a next owner finds FLIGHT and looks for the result before sending) and the DONE mark (its loss or delay
@@ -56,8 +66,15 @@ public final class MarkWrites {
     private final long holdNanos;
     private final Map<String, LinkedHashMap<String, Pending>> byBot = new LinkedHashMap<>();
     /** Per bot with pending writes: when (System.nanoTime) its oldest pending write was queued. */
-    private final Map<String, Long> since = new java.util.HashMap<>();
+    private final Map<String, Long> since = new HashMap<>();
+    /** The bots with pending writes, by call group, oldest queue first. */
+    private final Map<Object, LinkedHashSet<String>> botsByGroup = new HashMap<>();
+    /** A bot's call group (see the class comment); by default the bot itself. */
+    private Function<String, Object> groupOf = bot -> bot;
     private int size;
+
+    /** The one call group of a single Redis node. */
+    private static final Object ONE_NODE = new Object();
 
     /**
      * @param capacity the most writes waiting at once (&ge; 1)
@@ -78,6 +95,27 @@ public final class MarkWrites {
         this.capacity = capacity;
         this.ttlMs = ttlMs;
         this.holdNanos = hold.toNanos();
+    }
+
+    /** One Redis node (standalone or Sentinel): any bot's call may carry any bot's writes. */
+    public void shareAcrossBots() {
+        groupBy(bot -> ONE_NODE);
+    }
+
+    /**
+     * A Redis Cluster: a call may carry the writes of the bots whose keys ({@code sluice:{bot}:...}) hash to the same
+     * slot as its own.
+     */
+    public void shareBySlot() {
+        groupBy(bot -> SlotHash.getSlot(BudgetKeys.tag(bot)));
+    }
+
+    private synchronized void groupBy(Function<String, Object> group) {
+        groupOf = group;
+        botsByGroup.clear();
+        for (String bot : byBot.keySet()) {
+            botsByGroup.computeIfAbsent(group.apply(bot), g -> new LinkedHashSet<>()).add(bot);
+        }
     }
 
     public long holdNanos() {
@@ -132,6 +170,68 @@ public final class MarkWrites {
         return take(botId, max, false);
     }
 
+    /**
+     * What one budget call of {@code botId} carries: up to {@code max} pending writes of its call group (see the class
+     * comment), the bot's own first, then the other bots' oldest queue first; a held write younger than
+     * {@link #holdNanos()} stays. Taken writes are no longer pending.
+     *
+     * @return the writes by bot (iteration order: the bot's own first); empty when none
+     */
+    public synchronized Map<String, List<Write>> drainForCall(String botId, int max) {
+        return takeGroup(groupOf.apply(botId), botId, max, false);
+    }
+
+    /**
+     * As {@link #drainForCall}, for a call of the flush: up to {@code max} writes of one call group ({@link #groups}),
+     * held ones included when {@code all} (a flush by hand, at close).
+     */
+    public synchronized Map<String, List<Write>> drainGroup(Object group, int max, boolean all) {
+        return takeGroup(group, null, max, all);
+    }
+
+    private Map<String, List<Write>> takeGroup(Object group, String first, int max, boolean all) {
+        Map<String, List<Write>> out = new LinkedHashMap<>();
+        int left = max;
+        if (first != null) {
+            List<Write> own = take(first, left, all);
+            if (!own.isEmpty()) {
+                out.put(first, own);
+                left -= own.size();
+            }
+        }
+        LinkedHashSet<String> bots = botsByGroup.get(group);
+        if (bots != null && left > 0) {
+            for (String bot : new ArrayList<>(bots)) {
+                if (left == 0) {
+                    break;
+                }
+                if (!bot.equals(first)) {
+                    List<Write> taken = take(bot, left, all);
+                    if (!taken.isEmpty()) {
+                        out.put(bot, taken);
+                        left -= taken.size();
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The call groups with a bot whose pending writes waited at least {@code ageNanos}: what the timed flush writes
+     * (every write of such a group, as one call carries them anyway), so busy bots' marks keep riding on their calls.
+     */
+    public synchronized List<Object> groupsWaitingAtLeast(long ageNanos) {
+        long now = System.nanoTime();
+        LinkedHashSet<Object> out = new LinkedHashSet<>();
+        since.forEach((bot, at) -> {
+            if (now - at >= ageNanos) {
+                out.add(groupOf.apply(bot));
+            }
+        });
+        return new ArrayList<>(out);
+    }
+
     /** Takes up to {@code max} of the bot's pending writes, held ones included (a flush by hand, at close). */
     public synchronized List<Write> drainAll(String botId, int max) {
         return take(botId, max, true);
@@ -162,6 +262,11 @@ public final class MarkWrites {
         if (bot.isEmpty()) {
             byBot.remove(botId);
             since.remove(botId);
+            Object group = groupOf.apply(botId);
+            LinkedHashSet<String> bots = botsByGroup.get(group);
+            if (bots != null && bots.remove(botId) && bots.isEmpty()) {
+                botsByGroup.remove(group);
+            }
         } else if (!out.isEmpty()) {
             since.put(botId, oldestLeft); // the oldest write left: the timed flush takes it after the interval
         }
@@ -171,6 +276,7 @@ public final class MarkWrites {
     private LinkedHashMap<String, Pending> queue(String botId) {
         return byBot.computeIfAbsent(botId, b -> {
             since.put(b, System.nanoTime());
+            botsByGroup.computeIfAbsent(groupOf.apply(b), g -> new LinkedHashSet<>()).add(b);
             return new LinkedHashMap<>();
         });
     }

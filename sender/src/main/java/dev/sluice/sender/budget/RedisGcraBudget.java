@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * from the moment the gate lifts, the multiplier climbs back by {@code budget.aimd.increase.per.s} of the
  * configured rate per second, computed lazily in the script from the stored (multiplier, instant).
  *
- * <p><b>Sent marks</b> (issue 19): pending mark writes ({@link #foldMarkWrites}) ride on the bot's calls, and a grant
+ * <p><b>Sent marks</b> (issue 19): pending mark writes ({@link #foldMarkWrites}) ride on the calls, and a grant
  * writes the in-flight mark a request carries ({@link BudgetRequest#inFlight()}) in the same call.
  * <b>In the same round trip</b>: a request naming its message ({@link BudgetRequest#sentMarkId()}) has the
  * message's sent mark ({@code sluice:{bot}:sent:<id>}, written by {@code RedisSentMarks}) read by the script; a
@@ -157,30 +157,36 @@ public final class RedisGcraBudget implements BudgetPort {
         BotArgs bot = bots.computeIfAbsent(botId, this::botArgsFor);
         guard.beforeDecision(botId, bot.botKey, bot.seenEpoch, () -> startDrained(botId));
         MarkWrites pending = markWrites;
-        List<MarkWrites.Write> marks = pending == null ? List.of() : pending.drain(botId, MarkWrites.MAX_PER_CALL);
+        Map<String, List<MarkWrites.Write>> marks = pending == null ? Map.of()
+                : pending.drainForCall(botId, MarkWrites.MAX_PER_CALL);
         try {
             return decide(botId, bot, requests, marks, pending);
         } catch (RuntimeException e) {
-            if (!marks.isEmpty()) {
-                pending.restore(botId, marks); // not written: the next call or the flush carries them
-            }
+            marks.forEach(pending::restore); // not written: the next call or the flush carries them
             throw e;
         }
     }
 
-    private List<Decision> decide(String botId, BotArgs bot, List<BudgetRequest> requests, List<MarkWrites.Write> marks,
-                                  MarkWrites pending) {
+    private List<Decision> decide(String botId, BotArgs bot, List<BudgetRequest> requests,
+                                  Map<String, List<MarkWrites.Write>> marks, MarkWrites pending) {
         int n = requests.size();
-        int p = marks.size();
+        int p = 0;
+        for (List<MarkWrites.Write> w : marks.values()) {
+            p += w.size();
+        }
         List<byte[]> args = new ArrayList<>(FIXED_ARGS + 2 + p + 2 * n);
         args.addAll(Arrays.asList(bot.fixed));
         args.add(p == 0 ? ZERO : ascii(Integer.toString(p)));
         args.add(pending == null ? ZERO : ascii(Long.toString(pending.ttlMs()))); // ARGV[15]: the marks' TTL
         List<byte[]> keys = new ArrayList<>(2 + p + 3 * n);
         keys.add(bot.botKey);
-        for (MarkWrites.Write w : marks) {
-            keys.add(concat(bot.sentPrefix, utf8(w.messageId())));
-            args.add(utf8(w.value()));
+        for (Map.Entry<String, List<MarkWrites.Write>> e : marks.entrySet()) {
+            // another bot's marks: same node, or same cluster slot (MarkWrites' call groups, set by foldMarkWrites)
+            byte[] prefix = e.getKey().equals(botId) ? bot.sentPrefix : utf8(BudgetKeys.tag(e.getKey()) + BudgetKeys.SENT);
+            for (MarkWrites.Write w : e.getValue()) {
+                keys.add(concat(prefix, utf8(w.messageId())));
+                args.add(utf8(w.value()));
+            }
         }
         long horizonMicros = 0;
         for (BudgetRequest r : requests) {
@@ -333,12 +339,18 @@ public final class RedisGcraBudget implements BudgetPort {
     }
 
     /**
-     * The bot's pending sent-mark writes ride on its next 'acquire' call (up to {@link MarkWrites#MAX_PER_CALL}; on a
-     * failed call they go back to the buffer). Marks of a message whose bot is not the budget's bot id (a provider's
-     * limit key) are never carried: a call touches one hash tag.
+     * Pending sent-mark writes ride on the next 'acquire' calls (up to {@link MarkWrites#MAX_PER_CALL} each, the calling
+     * bot's own first; on a failed call they go back to the buffer). Which bots' writes may share a call follows this
+     * budget's Redis: on one node (standalone, Sentinel) any bot's ({@link MarkWrites#shareAcrossBots}); on a Redis
+     * Cluster those whose keys hash to the call's slot ({@link MarkWrites#shareBySlot}; a script's keys share one slot).
      */
     @Override
     public boolean foldMarkWrites(MarkWrites writes) {
+        if (session.isCluster()) {
+            writes.shareBySlot();
+        } else {
+            writes.shareAcrossBots();
+        }
         this.markWrites = writes;
         return true;
     }

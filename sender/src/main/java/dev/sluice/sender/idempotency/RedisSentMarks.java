@@ -6,7 +6,9 @@ import dev.sluice.sender.redis.RedisSession;
 import dev.sluice.sender.budget.MarkWrites;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.ScriptOutputType;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
@@ -27,8 +29,9 @@ import org.slf4j.LoggerFactory;
  * writes the message's in-flight mark ({@link #inFlight}, op 'acquire' flag 16), and the SENT mark after the provider's
  * answer ({@link #markSentLater}) and the DONE mark after the result are not one SET each: they wait in a bounded
  * {@link MarkWrites} buffer and ride on their bot's next budget call ({@code budget.lua} writes them in the same
- * script call, same hash tag); a daemon thread writes what is left every {@code sender.sent.mark.flush.interval.ms},
- * one script call (op 'marks') per bot. A SENT waits up to {@link MarkWrites#holdNanos()} for its DONE, which replaces
+ * script call; on one Redis node any bot's call carries any bot's marks, on a cluster those of its slot); a daemon
+ * thread writes what is left every {@code sender.sent.mark.flush.interval.ms}, one script call (op 'marks') per
+ * {@link MarkWrites#MAX_PER_CALL} marks of one node or one cluster slot. A SENT waits up to {@link MarkWrites#holdNanos()} for its DONE, which replaces
  * it (one write per message instead of two). A full buffer writes the mark at once as before. A SENT lost with a killed
  * sender leaves FLIGHT: the next owner looks for the result on the results topic and sends only when there is none
  * (Telegram has no idempotency key, so FLIGHT cannot tell a call made from one not made; sending keeps every message
@@ -237,7 +240,7 @@ public final class RedisSentMarks implements SentMarks {
 
     /**
      * From now on the DONE marks wait in {@code writes} for a budget call of their bot ({@link MarkWrites}) instead of
-     * one SET each; every {@code flushInterval} a daemon thread writes what is left, one script call per bot. Call
+     * one SET each; every {@code flushInterval} a daemon thread writes what is left, one script call per call group. Call
      * once, at wiring, and only when the budget carries the writes ({@code BudgetPort#foldMarkWrites} returned true).
      */
     public synchronized void foldWritesInto(MarkWrites writes, Duration flushInterval) {
@@ -266,9 +269,10 @@ public final class RedisSentMarks implements SentMarks {
     }
 
     /**
-     * Writes every pending mark now, one script call (op 'marks' of {@code budget.lua}) per bot and per
-     * {@link MarkWrites#MAX_PER_CALL} marks; a failed call puts its marks back (dropped with a warning if the buffer
-     * is full: a lost DONE only makes a redelivery look its result up on the results topic).
+     * Writes every pending mark now, one script call (op 'marks' of {@code budget.lua}) per call group of the buffer
+     * and per {@link MarkWrites#MAX_PER_CALL} marks (one node: any bots' marks together; a Redis Cluster: one call per
+     * slot, the calls of different slots sent together); a failed call puts its marks back (dropped with a warning if
+     * the buffer is full: a lost DONE only makes a redelivery look its result up on the results topic).
      *
      * @return the marks written
      */
@@ -276,48 +280,94 @@ public final class RedisSentMarks implements SentMarks {
         return flush(0);
     }
 
-    /** As {@link #flush()}, for the bots whose marks waited at least {@code ageNanos}. */
+    /** One flush call on its way: its group, its marks by bot, and the reply. */
+    private record Call(Object group, Map<String, List<MarkWrites.Write>> marks, int size, String[] keys, String[] args,
+                        java.util.concurrent.CompletableFuture<Long> reply) {
+    }
+
+    /** As {@link #flush()}, for the call groups with a bot whose marks waited at least {@code ageNanos}. */
     private int flush(long ageNanos) {
         MarkWrites folded = pending;
         if (folded == null) {
             return 0;
         }
         int written = 0;
-        for (String bot : folded.botsWaitingAtLeast(ageNanos)) {
-            List<MarkWrites.Write> batch;
+        List<Object> groups = folded.groupsWaitingAtLeast(ageNanos);
+        while (!groups.isEmpty()) {
             // the timed flush leaves a SENT that may still be replaced by its DONE (MarkWrites#offerHeld); flush() not
-            while (!(batch = ageNanos == 0 ? folded.drainAll(bot, MarkWrites.MAX_PER_CALL)
-                    : folded.drain(bot, MarkWrites.MAX_PER_CALL)).isEmpty()) {
-                String[] keys = new String[batch.size()];
-                String[] args = new String[batch.size() + 2];
-                args[0] = "marks";
-                args[1] = Long.toString(folded.ttlMs());
-                for (int i = 0; i < keys.length; i++) {
-                    keys[i] = key(bot, batch.get(i).messageId());
-                    args[i + 2] = batch.get(i).value();
-                }
-                try {
-                    writes.increment();
-                    evalMarks(keys, args);
-                    written += keys.length;
-                } catch (RedisException e) {
-                    int dropped = folded.restore(bot, batch);
-                    log.warn("could not flush {} sent marks of bot {} ({} dropped, buffer full): {}", batch.size(),
-                            bot, dropped, e.toString());
-                    break;
+            List<Call> calls = new ArrayList<>();
+            for (Object group : groups) {
+                Map<String, List<MarkWrites.Write>> batch = folded.drainGroup(group, MarkWrites.MAX_PER_CALL, ageNanos == 0);
+                if (!batch.isEmpty()) {
+                    calls.add(send(group, batch, folded.ttlMs()));
                 }
             }
+            List<Object> again = new ArrayList<>();
+            for (Call call : calls) { // sent before any answer is awaited: pipelined, each to its slot's primary
+                try {
+                    await(call);
+                    written += call.size();
+                    if (call.size() == MarkWrites.MAX_PER_CALL) {
+                        again.add(call.group()); // maybe more in the group
+                    }
+                } catch (RedisException e) {
+                    int dropped = 0;
+                    for (Map.Entry<String, List<MarkWrites.Write>> m : call.marks().entrySet()) {
+                        dropped += folded.restore(m.getKey(), m.getValue());
+                    }
+                    log.warn("could not flush {} sent marks of bots {} ({} dropped, buffer full): {}", call.size(),
+                            call.marks().keySet(), dropped, e.toString());
+                }
+            }
+            groups = again;
         }
         return written;
     }
 
-    private void evalMarks(String[] keys, String[] args) {
-        RedisSession<String, String> c = session();
+    private Call send(Object group, Map<String, List<MarkWrites.Write>> batch, long ttl) {
+        int n = 0;
+        for (List<MarkWrites.Write> w : batch.values()) {
+            n += w.size();
+        }
+        String[] keys = new String[n];
+        String[] args = new String[n + 2];
+        args[0] = "marks";
+        args[1] = Long.toString(ttl);
+        int i = 0;
+        for (Map.Entry<String, List<MarkWrites.Write>> e : batch.entrySet()) {
+            for (MarkWrites.Write w : e.getValue()) {
+                keys[i] = key(e.getKey(), w.messageId());
+                args[i + 2] = w.value();
+                i++;
+            }
+        }
+        java.util.concurrent.CompletableFuture<Long> reply;
         try {
-            c.sync().evalsha(SCRIPT_SHA, ScriptOutputType.INTEGER, keys, args);
-        } catch (io.lettuce.core.RedisNoScriptException e) {
             writes.increment();
-            c.sync().eval(SCRIPT, ScriptOutputType.INTEGER, keys, args);
+            reply = session().async().evalsha(SCRIPT_SHA, ScriptOutputType.INTEGER, keys, args).toCompletableFuture()
+                    .thenApply(Long.class::cast);
+        } catch (RedisException e) {
+            reply = java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+        return new Call(group, batch, n, keys, args, reply);
+    }
+
+    /** Waits (at most the command timeout) for a flush call; on NOSCRIPT loads the script by one EVAL of the call. */
+    private void await(Call call) {
+        try {
+            call.reply().get(commandTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof io.lettuce.core.RedisNoScriptException) {
+                writes.increment();
+                session().sync().eval(SCRIPT, ScriptOutputType.INTEGER, call.keys(), call.args());
+                return;
+            }
+            throw e.getCause() instanceof RedisException r ? r : new RedisException(String.valueOf(e.getCause()), e);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new io.lettuce.core.RedisCommandTimeoutException("flush call: no answer within " + commandTimeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RedisException("interrupted while flushing sent marks", e);
         }
     }
 

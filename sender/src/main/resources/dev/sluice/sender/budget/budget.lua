@@ -20,7 +20,8 @@
 --
 -- op 'acquire'
 --   KEYS[1] sluice:{b}:bot
---   KEYS[2..1+P] the sent marks of the pending mark writes (ARGV[14] = P, below)
+--   KEYS[2..1+P] the sent marks of the pending mark writes (ARGV[14] = P, below): the bot's own and, on one node,
+--               any other bot's (sluice:{other}:sent:<id>); on a Redis Cluster only keys of KEYS[1]'s slot
 --   then per candidate: sluice:{b}:chat:<id>; for groups also sluice:{b}:group:<id>; with flag 4 or 16 also the
 --   sent mark sluice:{b}:sent:<message id> (the idempotency key, see RedisSentMarks)
 --   ARGV[2] global interval us at the configured rate   ARGV[3] global burst
@@ -90,14 +91,15 @@
 --   come before now + window, now being later than the arrival. Then no N + 1 arrivals share a window, however
 --   late the arrival, while the GCRA alone spaces the calls that were answered within the slack.
 --
--- op 'marks' (the sent marks no budget call of their bot carried within sender.sent.mark.flush.interval.ms)
---   KEYS[1..n] sluice:{b}:sent:<id> (one bot: one hash tag)   ARGV[2] PX TTL, ms   ARGV[3..2+n] the values
+-- op 'marks' (the sent marks no budget call carried within sender.sent.mark.flush.interval.ms)
+--   KEYS[1..n] sluice:{b}:sent:<id> (any bots' on one node; on a Redis Cluster those of one slot)   ARGV[2] PX TTL, ms
+--   ARGV[3..2+n] the values
 --   -> n. Each key is SET to its value with the TTL: a mark "SENT|<status>|<provider id>|<at ms>|<result key>"
 --   (the provider accepted, or may have accepted, the message) or "DONE||" (its result is acknowledged by Kafka).
 --   A sent mark's life: none -> FLIGHT (written by the grant, op 'acquire' flag 16) -> SENT (after the provider's
 --   answer, before the result is acknowledged) -> DONE; a grant not used leaves FLIGHT, which only makes a next owner
 --   look for a result before sending.
---   The same writes ride on 'acquire' (ARGV[14..]) when the bot asks for budget before the flush.
+--   The same writes ride on 'acquire' (ARGV[14..]) when a bot asks for budget before the flush.
 
 -- op 'seed' (after an outage: a recovered empty Redis must not hand out a fresh burst)
 --   KEYS[1] sluice:{b}:bot   ARGV[2] global TAT floor, ms from now (>= 0)   ARGV[3] AIMD increase ppm per s

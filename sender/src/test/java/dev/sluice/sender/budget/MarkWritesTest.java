@@ -72,4 +72,52 @@ class MarkWritesTest {
         assertThat(w.drain("b", 1)).extracting(MarkWrites.Write::messageId).containsExactly("m2");
         assertThat(w.size()).isZero();
     }
+
+    @Test
+    void a_call_carries_its_own_bots_writes_first_then_its_groups_within_the_bound() {
+        MarkWrites own = new MarkWrites(10, TTL, Duration.ZERO);
+        own.offer("a", "a1", "DONE||");
+        own.offer("b", "b1", "DONE||");
+        assertThat(own.drainForCall("a", 64)).as("by default a bot is its own group").containsOnlyKeys("a");
+
+        MarkWrites one = new MarkWrites(10, TTL, Duration.ofHours(1));
+        one.shareAcrossBots();
+        one.offer("a", "a1", "DONE||");
+        one.offer("b", "b1", "DONE||");
+        one.offerHeld("b", "b2", "SENT|DELIVERED|1|5|42");
+        one.offer("c", "c1", "DONE||");
+        one.offer("c", "c2", "DONE||");
+        var first = one.drainForCall("c", 3);
+        assertThat(first.keySet()).as("the caller's own first, then the oldest").containsExactly("c", "a");
+        assertThat(first.get("c")).extracting(MarkWrites.Write::messageId).containsExactly("c1", "c2");
+        var second = one.drainForCall("z", 64);
+        assertThat(second).as("a young held SENT stays").containsOnlyKeys("b");
+        assertThat(second.get("b")).extracting(MarkWrites.Write::messageId).containsExactly("b1");
+        assertThat(one.size()).isEqualTo(1);
+        assertThat(one.groupsWaitingAtLeast(0)).hasSize(1);
+        assertThat(one.drainGroup(one.groupsWaitingAtLeast(0).get(0), 64, true).get("b"))
+                .extracting(MarkWrites.Write::messageId).containsExactly("b2");
+        assertThat(one.size()).isZero();
+        assertThat(one.groupsWaitingAtLeast(0)).isEmpty();
+    }
+
+    @Test
+    void on_a_cluster_only_writes_of_the_calls_slot_ride() {
+        String twin = null;
+        int slot = io.lettuce.core.cluster.SlotHash.getSlot(BudgetKeys.botState("a"));
+        for (int i = 0; twin == null; i++) {
+            if (io.lettuce.core.cluster.SlotHash.getSlot(BudgetKeys.botState("t" + i)) == slot) {
+                twin = "t" + i;
+            }
+        }
+        String other = io.lettuce.core.cluster.SlotHash.getSlot(BudgetKeys.botState("b")) == slot ? "c" : "b";
+        MarkWrites w = new MarkWrites(10, TTL, Duration.ZERO);
+        w.offer(twin, "t1", "DONE||"); // queued before the grouping is set: regrouped
+        w.shareBySlot();
+        w.offer(other, "o1", "DONE||");
+        assertThat(w.drainForCall("a", 64)).containsOnlyKeys(twin);
+        assertThat(w.groupsWaitingAtLeast(0)).hasSize(1);
+        assertThat(w.drainForCall("a", 64)).isEmpty();
+        assertThat(w.drainForCall(other, 64)).containsOnlyKeys(other);
+    }
 }
