@@ -162,7 +162,9 @@ public final class RedisGcraBudget implements BudgetPort {
         try {
             return decide(botId, bot, requests, marks, pending);
         } catch (RuntimeException e) {
-            marks.forEach(pending::restore); // not written: the next call or the flush carries them
+            if (!marks.isEmpty()) { // (pending::restore would throw on a null buffer)
+                marks.forEach(pending::restore); // not written: the next call or the flush carries them
+            }
             throw e;
         }
     }
