@@ -115,8 +115,10 @@ public final class SenderKeys {
                     + "defaults 7 + 7 days), checked against the broker at start (a warning when shorter)");
     public static final ConfigKey<Duration> SENT_MARK_FLUSH_INTERVAL_MS = ConfigKey.positiveMillis(
             "sender.sent.mark.flush.interval.ms", 500, "when the sent marks live in the budget's Redis, the grant "
-                    + "writes the in-flight mark and the SENT and DONE marks ride on the bot's next budget call instead "
-                    + "of a SET each (a SENT waits up to 50 ms for its DONE, which replaces it); what no call carried within this interval is written by one script call per bot "
+                    + "writes the in-flight mark and the SENT and DONE marks ride on the next budget call (any bot's on one "
+                    + "Redis node, one of the same slot on a cluster) instead of a SET each (a SENT waits up to 50 ms for its DONE, "
+                    + "which replaces it); what no call carried within this interval is written by the flush, one script call per "
+                    + "64 marks (per slot on a cluster) "
                     + "(a mark not yet written costs a message read again after a crash a lookup on the results topic)");
     public static final ConfigKey<Double> BREAKER_FAILURE_RATE_PERCENT = ConfigKey.number(
             "sender.breaker.failure.rate.percent", 50.0, v -> v > 0 && v <= 100, "a percentage in (0, 100]",
