@@ -38,8 +38,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * chat is in this task).
  * For each notification, in this order:
  * <ol>
- *   <li>duplicate: an id ({@link #dedupeKey}) already seen by this lane's task within {@code dedupe.window.ms} (window store
- *       {@code <lane>-dedupe-store}, changelogged, retention = the window; a new id is told from memory, {@link SeenIds})
+ *   <li>duplicate: an id ({@link #dedupeKey}) already seen by this lane's task within {@code dedupe.window.ms} ({@link SeenIds}:
+ *       a filter in memory; the ids in batches in {@code <lane>-dedupe-batches}, one changelog record per batch and commit,
+ *       or per id in {@code <lane>-dedupe-store} once they outgrow the filter; retention = the window)
  *       is counted and dropped: no second outbound message, no second result;</li>
  *   <li>migration: follow {@code migrated_to_chat_id} in {@code chat-status-store} for the notification's bot
  *       (re-address);</li>
@@ -137,8 +138,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         // Stores are restored before init: PendingDigests reads the entries a previous run left pending.
         digests = new PendingDigests(context.getStateStore(SluiceTopology.digestStore(spec)));
         schedule = context.getStateStore(SluiceTopology.scheduleStore(spec));
-        dedupe = new SeenIds(context.getStateStore(SluiceTopology.dedupeStore(spec)), config.dedupeWindowMs(),
-                context.currentSystemTimeMs());
+        dedupe = new SeenIds(context.getStateStore(SluiceTopology.dedupeStore(spec)),
+                context.getStateStore(SluiceTopology.dedupeBatchStore(spec)), config.dedupeWindowMs(), context.currentSystemTimeMs());
         pressure = new BotPressure(context.getStateStore(SluiceTopology.SENDER_STATUS_STORE), senderStatusDeserializer,
                 config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs(),
                 senderStatusChanges);

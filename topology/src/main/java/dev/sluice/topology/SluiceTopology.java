@@ -52,7 +52,7 @@ import org.apache.kafka.streams.state.Stores;
  *       then the addressing of edits and deletes ({@link EditAddressing}) and the split of a text too long for one message
  *       ({@code text.too.long=split}, {@link Outbound#parts}: its ordered parts {@code <id>#k/n}, keyed by the chat like
  *       the rest, so they keep per-chat order), with the stores {@code chat-status-store}, {@code chat-policy-store},
- *       {@code <p>-digest-store}, {@code <p>-schedule-store}, {@code <p>-dedupe-store} (a window store),
+ *       {@code <p>-digest-store}, {@code <p>-schedule-store}, {@code <p>-dedupe-batches} and {@code <p>-dedupe-store} (window stores),
  *       {@code provider-message-id-store}, {@code <p>-edit-wait-store} (changelogs
  *       {@code <application.id>-<store>-changelog}) and the global stores {@code sender-status-store} and
  *       {@code preferences-store}; it forwards outbound messages to {@code <p>-outbox-sink} (the lane's outbox) and the
@@ -113,9 +113,20 @@ public final class SluiceTopology {
         return spec.name("digest-store");
     }
 
-    /** {@code <p>-dedupe-store}: window store of the ids seen within {@code dedupe.window.ms}. */
+    /**
+     * {@code <p>-dedupe-store}: window store of single ids (id → time) seen within {@code dedupe.window.ms}; read at init
+     * (ids the previous version wrote), written only when a task's ids outgrow the in-memory filter ({@link SeenIds}).
+     */
     public static String dedupeStore(LaneSpec spec) {
         return spec.name("dedupe-store");
+    }
+
+    /**
+     * {@code <p>-dedupe-batches}: window store of the ids seen within {@code dedupe.window.ms} in batches (key = a task-local
+     * sequence, value = the ids, {@link SeenIds#decode}), record cache on: one record per batch and commit.
+     */
+    public static String dedupeBatchStore(LaneSpec spec) {
+        return spec.name("dedupe-batches");
     }
 
     /** {@code <p>-edit-wait-store}: edits waiting for their original's result, and the chat's messages behind them. */
@@ -205,10 +216,15 @@ public final class SluiceTopology {
                 Serdes.String(), new SpecificAvroSerde<>(registry, DigestEntry.class)));
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(scheduleStore(spec)),
                 Serdes.Bytes(), new SpecificAvroSerde<>(registry, Notification.class)));
-        // Bounded by its retention: ids older than dedupe.window.ms leave with their segment (and the changelog's).
+        // Bounded by their retention: ids older than dedupe.window.ms leave with their segment (and the changelog's). The
+        // batches' store keeps a batch for the window plus the time it takes ids, and caches it (its value grows per id,
+        // its changelog gets it once per commit).
         Duration dedupeWindow = Duration.ofMillis(config.dedupeWindowMs());
         builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(dedupeStore(spec), dedupeWindow,
                 Duration.ofMillis(1), false), Serdes.String(), Serdes.Long()));
+        builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(dedupeBatchStore(spec),
+                dedupeWindow.plusMillis(SeenIds.BATCH_SPAN_MS), Duration.ofMillis(1), false), Serdes.Long(), Serdes.ByteArray())
+                .withCachingEnabled());
         SpecificAvroSerde<OutboundMessage> outboundSerde = new SpecificAvroSerde<>(registry, OutboundMessage.class);
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(editWaitStore(spec)),
                 Serdes.String(), outboundSerde));
@@ -237,7 +253,7 @@ public final class SluiceTopology {
                             new SpecificAvroDeserializer<>(registry, Preference.class), chatStatusKeys, preferenceKeys),
                     spec.name("validate"), spec.repartitionName() + "-repartition-source");
             topology.connectProcessorAndStateStores(route, CHAT_STATUS_STORE, CHAT_POLICY_STORE, digestStore(spec),
-                    scheduleStore(spec), dedupeStore(spec), PROVIDER_MESSAGE_ID_STORE, editWaitStore(spec));
+                    scheduleStore(spec), dedupeStore(spec), dedupeBatchStore(spec), PROVIDER_MESSAGE_ID_STORE, editWaitStore(spec));
             topology.addSink(spec.name(OUTBOX_SINK), spec.outboxTopic(), new StringSerializer(), outboundSerde.serializer(), route);
             topology.addSink(spec.name(RESULTS_SINK), config.topics().deliveryResults(), new StringSerializer(),
                     resultSerde.serializer(), route);

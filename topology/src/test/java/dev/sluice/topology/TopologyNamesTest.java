@@ -62,8 +62,11 @@ class TopologyNamesTest {
                 "delivery-results-to-message-ids", "delivery-parts-source", "delivery-parts-aggregate", "delivery-parts-results-sink",
                 "sender-status-source", "sender-status", "preferences-source", "preferences"));
         assertThat(nodes).isEqualTo(expected);
+        // issue 21 session 11: <p>-dedupe-batches (the ids in batches, one changelog record per batch and commit) beside
+        // <p>-dedupe-store (the previous version's per-id store, still read at init and written past the filter's bound)
         assertThat(stores).containsExactlyInAnyOrder("chat-status-store", "chat-policy-store", "live-digest-store",
-                "live-schedule-store", "backfill-digest-store", "backfill-schedule-store", "live-dedupe-store", "backfill-dedupe-store", "sender-status-store", "preferences-store",
+                "live-schedule-store", "backfill-digest-store", "backfill-schedule-store", "live-dedupe-store", "backfill-dedupe-store",
+                "live-dedupe-batches", "backfill-dedupe-batches", "sender-status-store", "preferences-store",
                 "provider-message-id-store", "live-edit-wait-store", "backfill-edit-wait-store", "part-results-store");
         for (String node : nodes) {
             assertThat(node).as("kebab-case, never generated (KSTREAM-...)").matches("[a-z]+(-[a-z]+)*");

@@ -1,0 +1,84 @@
+package dev.sluice.topology;
+
+import static dev.sluice.topology.Harness.notification;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.avro.OutboundMessage;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 21, session 11, on the TopologyTestDriver (which commits after every input record): a lane's ids reach the
+ * changelog in batch records of {@code <lane>-dedupe-batches}, written by the record cache at the commit, and none in
+ * {@code <lane>-dedupe-store}'s; duplicates are caught within {@code dedupe.window.ms} and not after it.
+ */
+class DedupeBatchesTest {
+    private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
+    private static final String CHANGELOG = "sluice-topology-live-dedupe-batches-changelog";
+    private static final String PER_ID_CHANGELOG = "sluice-topology-live-dedupe-store-changelog";
+
+    @TempDir
+    Path stateDir;
+    private Harness h;
+
+    @AfterEach
+    void close() {
+        if (h != null) {
+            h.close();
+        }
+    }
+
+    @Test
+    void everyRememberedIdIsInTheBatchChangelogAtTheCommitAndNoneInThePerIdOne() {
+        h = new Harness(stateDir, TEN, Map.of());
+        TestOutputTopic<byte[], byte[]> batches = h.driver.createOutputTopic(CHANGELOG, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        TestOutputTopic<byte[], byte[]> perId = h.driver.createOutputTopic(PER_ID_CHANGELOG, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        List<String> logged = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            h.send(notification("c-" + i, "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+            // the test driver committed after the record: the open batch, with this id, is in the changelog now
+            List<String> ids = new ArrayList<>();
+            for (TestRecord<byte[], byte[]> r : batches.readRecordsToList()) {
+                ids.clear();
+                SeenIds.decode(r.value(), 0, (id, t) -> ids.add(id));
+            }
+            assertThat(ids).as("the last batch record after c-%d", i).endsWith("c-" + i);
+            logged.addAll(ids.subList(ids.size() - 1, ids.size()));
+        }
+        assertThat(logged).hasSize(20).doesNotHaveDuplicates();
+        assertThat(perId.isEmpty()).isTrue();
+        h.send(notification("c-3", "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).hasSize(20).doesNotHaveDuplicates();
+        assertThat(h.counts.get("live.duplicates")).isEqualTo(1);
+        assertThat(batches.isEmpty()).as("a duplicate writes nothing").isTrue();
+    }
+
+    @Test
+    void aDuplicateIsCaughtWithinTheWindowAndNotAfterIt() {
+        h = new Harness(stateDir, TEN, Map.of("dedupe.window.ms", "60000"));
+        h.send(notification("w-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        h.advance(Duration.ofSeconds(59));
+        h.send(notification("w-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        assertThat(h.counts.get("live.duplicates")).isEqualTo(1);
+        h.advance(Duration.ofSeconds(2)); // 61 s after the first copy
+        h.send(notification("w-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        assertThat(h.counts.get("live.duplicates")).as("outside the window it is new").isEqualTo(1);
+        h.advance(Duration.ofSeconds(30));
+        h.send(notification("w-1", "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        assertThat(h.counts.get("live.duplicates")).as("and a duplicate of its new copy within the window").isEqualTo(2);
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("w-1", "w-1");
+    }
+}
