@@ -39,7 +39,7 @@ import org.apache.kafka.streams.StreamsConfig;
  *       reaches it is flushed at once as its own digest, so every folded id is in exactly one digest. The bound keeps a
  *       digest record (ids of up to 256 bytes each) far below a producer's 1 MiB {@code max.request.size}</li>
  *   <li>{@code dedupe.window.ms} (default 86400000, 24 h) how long a notification id is remembered per lane and chat
- *       (window store {@code <lane>-dedupe-store}, changelogged, retention = this window): a repeated id within it is
+ *       (window stores {@code <lane>-dedupe-batches} and {@code <lane>-dedupe-store}, changelogged, {@code SeenIds}): a repeated id within it is
  *       counted and dropped, with no second outbound message and no second result</li>
  *   <li>{@code schedule.max.horizon.ms} (default 34560000000, 400 days) a {@code not_before} further than this
  *       ahead of now is dead-lettered with the reason (and a FAILED result), instead of waiting without end</li>
