@@ -13,6 +13,8 @@ import java.util.concurrent.TimeUnit;
  * the attempts of every message into an outage would turn it into a wave of FAILED results.
  *
  * <p>Only outages count as failures: a 429, a 403 or another 4xx is an answer of a working provider.
+ *
+ * <p>Thread-safe: the registry and the map of breakers by bot are concurrent; any sending thread calls it.
  */
 final class ProviderBreakers {
     /** Transient failures (5xx, I/O) recorded as breaker errors. */
@@ -23,6 +25,11 @@ final class ProviderBreakers {
     }
 
     private final CircuitBreakerRegistry registry;
+    /**
+     * The registry's breaker of each bot, looked up once (issue 19: a call takes and records a permit several times,
+     * and each registry lookup built the breaker's name anew).
+     */
+    private final java.util.concurrent.ConcurrentMap<String, CircuitBreaker> byBot = new java.util.concurrent.ConcurrentHashMap<>();
     private final Duration openWait;
 
     /**
@@ -46,7 +53,8 @@ final class ProviderBreakers {
     }
 
     CircuitBreaker of(String botId) {
-        return registry.circuitBreaker("provider-" + botId);
+        CircuitBreaker breaker = byBot.get(botId);
+        return breaker != null ? breaker : byBot.computeIfAbsent(botId, b -> registry.circuitBreaker("provider-" + b));
     }
 
     /** Whether a call of {@code botId} may go out now; if true, exactly one of the record methods must follow. */

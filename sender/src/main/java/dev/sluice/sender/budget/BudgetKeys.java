@@ -99,9 +99,28 @@ public final class BudgetKeys {
 
     /** {@code sluice:{<botId>}}; fails on a bot id that is not a plain name. */
     public static String tag(String botId) {
-        if (botId == null || !BOT_ID.matcher(botId).matches()) {
+        if (!isBotId(botId)) {
             throw new IllegalArgumentException("invalid bot id '" + botId + "': expected " + BOT_ID.pattern());
         }
         return PREFIX + "{" + botId + "}";
+    }
+
+    /**
+     * Whether {@code botId} matches {@link #BOT_ID}, checked without a regex matcher: every budget request validates its
+     * bot id (issue 19: a {@code Matcher} and its arrays per request on the sending threads).
+     */
+    public static boolean isBotId(String botId) {
+        if (botId == null || botId.isEmpty() || botId.length() > 64) {
+            return false;
+        }
+        for (int i = 0; i < botId.length(); i++) {
+            char c = botId.charAt(i);
+            boolean ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                    || c == '_' || c == '.' || c == ':' || c == '-';
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
     }
 }

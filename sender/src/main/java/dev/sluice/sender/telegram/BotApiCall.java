@@ -60,11 +60,19 @@ final class BotApiCall {
      * @throws IOException on a connection or timeout error, or an answer that is not the Bot API's JSON
      */
     Reply call(String botUrl, BaseRequest<?, ?> request) throws IOException {
+        return call(botUrl, request.getMethod(), request.getParameters());
+    }
+
+    /**
+     * Calls Bot API method {@code method} with {@code params} as pengrad would send them (in their order, each value as
+     * {@link #paramValue}), e.g. {@link TelegramRequests#sendMessageParams}.
+     */
+    Reply call(String botUrl, String method, Map<String, Object> params) throws IOException {
         FormBody.Builder form = new FormBody.Builder();
-        for (Map.Entry<String, Object> p : request.getParameters().entrySet()) {
+        for (Map.Entry<String, Object> p : params.entrySet()) {
             form.add(p.getKey(), paramValue(p.getValue()));
         }
-        Request http = new Request.Builder().url(botUrl + request.getMethod()).post(form.build()).build();
+        Request http = new Request.Builder().url(botUrl + method).post(form.build()).build();
         try (Response response = this.http.newCall(http).execute()) {
             ResponseBody body = response.body();
             return body == null ? null : parse(body.bytes());

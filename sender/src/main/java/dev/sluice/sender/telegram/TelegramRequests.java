@@ -20,6 +20,8 @@ import dev.sluice.avro.EditPart;
 import dev.sluice.avro.InlineButton;
 import dev.sluice.avro.InlineKeyboard;
 import dev.sluice.avro.Media;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import dev.sluice.avro.OutboundMessage;
 import java.util.List;
 
@@ -76,6 +78,45 @@ final class TelegramRequests {
             send.linkPreviewOptions(new LinkPreviewOptions().isDisabled(true));
         }
         return options(send, m);
+    }
+
+    /**
+     * The parameters of a plain {@code sendMessage} (no delete, edit or media), in the order and with the values of the
+     * pengrad request {@link #request} builds for it (plus {@code allow_paid_broadcast} when {@code paidBroadcast}, as
+     * {@link TelegramTransport} adds it), without building that request: issue 19, pengrad's request constructors
+     * compile a regex per parameter name on every message. Null for any other method.
+     */
+    static Map<String, Object> sendMessageParams(OutboundMessage m, String chatId, ParseMode mode, boolean paidBroadcast) {
+        if (m.getDeleteOf() != null || m.getEditOf() != null || m.getMedia() != null || chatId == null
+                || m.getText() == null) {
+            return null;
+        }
+        Map<String, Object> p = new LinkedHashMap<>(16);
+        p.put("chat_id", chatId);
+        p.put("text", m.getText());
+        if (mode != null) {
+            p.put("parse_mode", mode);
+        }
+        if (m.getLinkPreviewDisabled()) {
+            p.put("link_preview_options", new LinkPreviewOptions().isDisabled(true));
+        }
+        if (m.getDisableNotification()) {
+            p.put("disable_notification", true);
+        }
+        if (m.getProtectContent()) {
+            p.put("protect_content", true);
+        }
+        if (m.getMessageThreadId() != null) {
+            p.put("message_thread_id", m.getMessageThreadId());
+        }
+        InlineKeyboardMarkup markup = keyboard(m.getReplyMarkup());
+        if (markup != null) {
+            p.put("reply_markup", markup);
+        }
+        if (paidBroadcast) {
+            p.put("allow_paid_broadcast", true);
+        }
+        return p;
     }
 
     private static BaseRequest<?, ?> edit(OutboundMessage m, String chatId, ParseMode mode, int targetId) {

@@ -152,14 +152,13 @@ public final class TelegramTransport implements Transport {
                     + (message.getEditOf() != null ? "edit_of " + message.getEditOf() : "delete_of " + message.getDeleteOf())
                     + " (target_provider_message_id " + target + "); not called");
         }
-        var request = TelegramRequests.request(message, chatId, parseMode(message.getParseMode()),
-                target == null ? 0 : target.intValue());
-        if (paidBroadcastBots.contains(botId) && request instanceof com.pengrad.telegrambot.request.AbstractSendRequest<?> send) {
-            send.allowPaidBroadcast(true); // sends only: edits and deletes have no such parameter
-        }
+        ParseMode mode = parseMode(message.getParseMode());
+        // a plain sendMessage (the hot path) goes without a pengrad request object: the same parameters, same POST
+        Map<String, Object> plain = TelegramRequests.sendMessageParams(message, chatId, mode, paidBroadcastBots.contains(botId));
         BotApiCall.Reply response;
         try {
-            response = execute(botId, bot, request);
+            response = plain != null ? execute(botId, "sendMessage", plain) : execute(botId, bot, request(botId, message,
+                    chatId, mode, target));
         } catch (RuntimeException e) {
             return classifyException(e, token);
         }
@@ -172,6 +171,24 @@ public final class TelegramTransport implements Transport {
             return new SendOutcome.Delivered(target); // edits and deletes answer true or the message: the id is the target's
         }
         return outcome;
+    }
+
+    private com.pengrad.telegrambot.request.BaseRequest<?, ?> request(String botId, OutboundMessage message, String chatId,
+                                                                      ParseMode mode, Long target) {
+        var request = TelegramRequests.request(message, chatId, mode, target == null ? 0 : target.intValue());
+        if (paidBroadcastBots.contains(botId) && request instanceof com.pengrad.telegrambot.request.AbstractSendRequest<?> send) {
+            send.allowPaidBroadcast(true); // sends only: edits and deletes have no such parameter
+        }
+        return request;
+    }
+
+    /** A call without a file of {@code method} with its parameters, through {@link BotApiCall}. */
+    private BotApiCall.Reply execute(String botId, String method, Map<String, Object> params) {
+        try {
+            return api.call(botUrls.get(botId), method, params);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private TelegramBot bot(String botId) {

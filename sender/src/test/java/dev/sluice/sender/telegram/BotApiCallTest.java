@@ -87,6 +87,61 @@ class BotApiCallTest {
         sameAsPengrad(new SendPhoto("42", "https://x.example/p.jpg").caption("cap"));
     }
 
+    private static dev.sluice.avro.OutboundMessage.Builder outbound(String chat, String text) {
+        return dev.sluice.avro.OutboundMessage.newBuilder().setId("m-1").setBotId("alerts").setChatId(chat)
+                .setKind("meeting.reminder").setEventClass(dev.sluice.avro.NotificationClass.CRITICAL)
+                .setLane(dev.sluice.avro.Lane.LIVE).setText(text).setCreatedAt(java.time.Instant.EPOCH)
+                .setDueAt(java.time.Instant.EPOCH);
+    }
+
+    /**
+     * Issue 19: a plain sendMessage is sent without building pengrad's request (whose constructor compiles a regex per
+     * parameter): its parameters are the same keys, in the same order, with the same values as the request
+     * {@link TelegramRequests#request} builds (with {@code allow_paid_broadcast} added as the transport adds it), and
+     * the POST is byte for byte pengrad's.
+     */
+    @Test
+    void a_plain_send_message_without_pengrads_request_is_the_same_post() throws IOException {
+        dev.sluice.avro.InlineKeyboard buttons = dev.sluice.avro.InlineKeyboard.newBuilder().setRows(List.of(List.of(
+                dev.sluice.avro.InlineButton.newBuilder().setText("Open \"task\"").setUrl("https://x.example/42?a=1&b=2").build(),
+                dev.sluice.avro.InlineButton.newBuilder().setText("Snooze").setCallbackData("snooze:42:600").build()))).build();
+        List<dev.sluice.avro.OutboundMessage> messages = List.of(
+                outbound("42", "hi").build(),
+                outbound(" @Chan ", "Meeting at 10:00 & more = ü ✓\nline two").setParseMode("HTML").build(),
+                outbound("-1001234", "*x*").setParseMode("MarkdownV2").setLinkPreviewDisabled(true).build(),
+                outbound("-1001234", "silent").setDisableNotification(true).setProtectContent(true)
+                        .setMessageThreadId(7L).build(),
+                outbound("42", "keys").setReplyMarkup(buttons).setParseMode("Markdown").setLinkPreviewDisabled(true)
+                        .setDisableNotification(true).setProtectContent(true).setMessageThreadId(99L).build());
+        for (dev.sluice.avro.OutboundMessage m : messages) {
+            for (boolean paid : new boolean[] {false, true}) {
+                ParseMode mode = m.getParseMode() == null ? null : ParseMode.valueOf(m.getParseMode());
+                BaseRequest<?, ?> viaPengrad = TelegramRequests.request(m, m.getChatId(), mode, 0);
+                if (paid) {
+                    ((com.pengrad.telegrambot.request.AbstractSendRequest<?>) viaPengrad).allowPaidBroadcast(true);
+                }
+                java.util.Map<String, Object> params = TelegramRequests.sendMessageParams(m, m.getChatId(), mode, paid);
+                assertThat(params).as("%s, paid %s", m.getText(), paid).isNotNull();
+                assertThat(strings(params)).isEqualTo(strings(viaPengrad.getParameters()));
+                TelegramBot bot = new TelegramBot.Builder(TOKEN).apiUrl(apiUrl).okHttpClient(http).build();
+                seen.clear();
+                bot.execute(viaPengrad);
+                new BotApiCall(http).call(apiUrl + TOKEN + "/", "sendMessage", params);
+                assertThat(seen).hasSize(2);
+                assertThat(seen.get(1)).isEqualTo(seen.get(0));
+            }
+        }
+        dev.sluice.avro.OutboundMessage edit = outbound("42", "e").setEditOf("m-0").build();
+        assertThat(TelegramRequests.sendMessageParams(edit, "42", null, false)).as("not a plain send").isNull();
+        dev.sluice.avro.OutboundMessage photo = outbound("42", "c").setMedia(dev.sluice.avro.Media.newBuilder()
+                .setType(dev.sluice.avro.MediaType.PHOTO).setUrl("https://x.example/p.jpg").build()).build();
+        assertThat(TelegramRequests.sendMessageParams(photo, "42", null, false)).as("a media send").isNull();
+    }
+
+    private static List<String> strings(java.util.Map<String, Object> params) {
+        return params.entrySet().stream().map(e -> e.getKey() + "=" + BotApiCall.paramValue(e.getValue())).toList();
+    }
+
     private static void readsAsPengrad(String body) throws IOException {
         readsAsPengrad(body, SendResponse.class);
     }
