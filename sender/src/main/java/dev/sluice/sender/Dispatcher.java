@@ -110,14 +110,17 @@ final class Dispatcher implements Runnable {
 
     /**
      * A call of {@code bot} ended and its slot is back (the {@link BotSlots} listener, on a sending thread): one
-     * lane parked on it becomes ready now and the dispatcher is signalled, instead of waiting for a time limit.
+     * lane parked on it becomes ready now and the dispatcher is signalled, instead of waiting for a time limit. With no
+     * lane parked on the bot nothing changes and the dispatcher is not woken.
      */
     void slotReleased(String bot) {
-        lanes.update(() -> {
+        lanes.updateIf(() -> {
             LaneScheduler.Head<PendingMessage> woken = parked.wakeOne(bot);
-            if (woken != null) {
-                lanes.reschedule(woken, clock.millis());
+            if (woken == null) {
+                return false; // nothing parked on the bot: nothing for the dispatcher to see
             }
+            lanes.reschedule(woken, clock.millis());
+            return true;
         });
     }
 

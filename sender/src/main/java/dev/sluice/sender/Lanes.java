@@ -44,6 +44,24 @@ final class Lanes {
         }
     }
 
+    /**
+     * Runs {@code changes} under the lock and wakes the waiting threads only if it returns true: a change they wait for
+     * was made (issue 19: a released bot slot with no lane parked on it changes nothing, and woke the dispatcher for
+     * nothing after every provider call).
+     */
+    boolean updateIf(java.util.function.BooleanSupplier changes) {
+        lock.lock();
+        try {
+            boolean changed = changes.getAsBoolean();
+            if (changed) {
+                this.changed.signalAll();
+            }
+            return changed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Lock held: buffers a message in its chat's lane (ready at {@code nowMs} when the lane is new). */
     void add(PendingMessage p, long nowMs) {
         lock.lock();
