@@ -310,7 +310,8 @@ public final class ManyBots {
                 String note = String.format(java.util.Locale.ROOT, "%d sender JVMs (-Xmx512m, defaults: sender.max.in.flight=16, "
                                 + "8 per bot; budget.arrival.guard.limit.per.s=%d), %d s warm-up, %d s window, %d s MONITOR sample on %d "
                                 + "node(s) (%d client commands, %d script-internal calls, %d messages accepted in it)",
-                        senders, arrivalGuard, warmup, seconds, sample, shards.size(), clientCommands, scriptCalls, inSample);
+                        senders, arrivalGuard, warmup, seconds, sample, shards.size(), clientCommands, scriptCalls, inSample)
+                        + "; provider 429s over the whole run, by scope: " + ProviderTrace.of429s(infra.telegram, 5);
                 List<MarkMemory.Marks> marks = new ArrayList<>();
                 for (RedisProbe p : shards) {
                     marks.add(MarkMemory.measure(p.host(), p.port(), args.integer("mark-sample", 20_000) / shards.size()));
