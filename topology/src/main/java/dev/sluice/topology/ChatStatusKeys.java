@@ -35,7 +35,7 @@ final class ChatStatusKeys {
 
     /** One task's chats with an entry in the store. */
     static final class Task {
-        private SeenIds.LongSet chats;
+        private LongSet chats;
 
         /** Before a write of {@code chat}'s entry (any bot's) to the store. */
         void written(String chat) {
@@ -57,8 +57,8 @@ final class ChatStatusKeys {
             return chats != null;
         }
 
-        private static SeenIds.LongSet load(KeyValueStore<String, ChatStatus> store) {
-            SeenIds.LongSet set = new SeenIds.LongSet();
+        private static LongSet load(KeyValueStore<String, ChatStatus> store) {
+            LongSet set = new LongSet();
             try (KeyValueIterator<String, ChatStatus> it = store.all()) {
                 while (it.hasNext()) {
                     KeyValue<String, ChatStatus> kv = it.next();

@@ -23,7 +23,7 @@ final class PreferenceKeys {
     /** Users the set holds before it gives up (every lookup reads the store). */
     static final int MAX_USERS = 1 << 20;
 
-    private final SeenIds.LongSet users = new SeenIds.LongSet();
+    private final LongSet users = new LongSet();
     private boolean loaded;
     private boolean overflowed;
 

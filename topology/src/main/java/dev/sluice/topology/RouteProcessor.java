@@ -138,8 +138,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         // Stores are restored before init: PendingDigests reads the entries a previous run left pending.
         digests = new PendingDigests(context.getStateStore(SluiceTopology.digestStore(spec)));
         schedule = context.getStateStore(SluiceTopology.scheduleStore(spec));
-        dedupe = new SeenIds(context.getStateStore(SluiceTopology.dedupeStore(spec)),
-                context.getStateStore(SluiceTopology.dedupeBatchStore(spec)), config.dedupeWindowMs(), context.currentSystemTimeMs());
+        dedupe = SeenIds.open(context, spec, config.dedupeWindowMs());
         pressure = new BotPressure(context.getStateStore(SluiceTopology.SENDER_STATUS_STORE), senderStatusDeserializer,
                 config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs(),
                 senderStatusChanges);

@@ -47,7 +47,7 @@ final class SeenIds {
     static final long BATCH_SPAN_MS = 60_000;
     /** A batch's value is closed once it holds this many bytes. */
     static final int BATCH_MAX_BYTES = 4_096;
-    private static final long ABSENT = Long.MIN_VALUE;
+    private static final long ABSENT = LongLongMap.ABSENT;
     /** Location of an id loaded from the per-id store. */
     private static final long PER_ID = -1;
 
@@ -68,12 +68,32 @@ final class SeenIds {
     private byte[] open = new byte[256];
     private int openLength;
 
+    /**
+     * The lane's two stores of this task ({@code <lane>-dedupe-store}, {@code <lane>-dedupe-batches}), batching only when
+     * the record cache is on ({@link #recordCacheOn}).
+     */
+    static SeenIds open(org.apache.kafka.streams.processor.api.ProcessorContext<?, ?> context, LaneSpec spec, long windowMs) {
+        return new SeenIds(context.getStateStore(SluiceTopology.dedupeStore(spec)),
+                context.getStateStore(SluiceTopology.dedupeBatchStore(spec)), windowMs, context.currentSystemTimeMs(), MAX_IDS,
+                recordCacheOn(context.appConfigs()));
+    }
+
     /** Reads the ids both stores hold (a previous run's, restored). */
     SeenIds(WindowStore<String, Long> ids, WindowStore<Long, byte[]> batches, long windowMs, long nowMs) {
         this(ids, batches, windowMs, nowMs, MAX_IDS);
     }
 
     SeenIds(WindowStore<String, Long> ids, WindowStore<Long, byte[]> batches, long windowMs, long nowMs, int maxIds) {
+        this(ids, batches, windowMs, nowMs, maxIds, true);
+    }
+
+    /**
+     * @param batching false when the record cache is off ({@link #recordCacheOn}): every batch put would reach RocksDB and
+     *     the changelog at once, rewriting its whole batch per id, so it starts in per-id mode (the batches' ids are
+     *     copied into the per-id store at the first lookup, as after an overflow)
+     */
+    SeenIds(WindowStore<String, Long> ids, WindowStore<Long, byte[]> batches, long windowMs, long nowMs, int maxIds,
+            boolean batching) {
         this.ids = ids;
         this.batches = batches;
         this.windowMs = windowMs;
@@ -100,6 +120,27 @@ final class SeenIds {
                 }
             }
         }
+        if (!batching) {
+            migrateAtFirstUse = true;
+            current = new LongLongMap();
+            previous = new LongLongMap();
+            extra.clear();
+        }
+    }
+
+    /**
+     * Whether Kafka Streams' record cache is on for these application configs ({@code ProcessorContext.appConfigs()}:
+     * originals over defaults): neither {@code statestore.cache.max.bytes} nor the deprecated
+     * {@code cache.max.bytes.buffering} is 0.
+     */
+    static boolean recordCacheOn(java.util.Map<String, Object> appConfigs) {
+        for (String key : new String[] {"statestore.cache.max.bytes", "cache.max.bytes.buffering"}) {
+            Object v = appConfigs.get(key);
+            if (v != null && Long.parseLong(v.toString().trim()) <= 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code id} was remembered within the window before {@code nowMs}. */
@@ -313,116 +354,5 @@ final class SeenIds {
         h *= 0xc4ceb9fe1a85ec53L;
         h ^= h >>> 33;
         return h;
-    }
-
-    /** Open-addressing map of long keys to long values (key 0 is stored as 1; a value is never {@code Long.MIN_VALUE}). */
-    static final class LongLongMap {
-        private long[] keys = new long[64];
-        private long[] values = new long[64];
-        private int size;
-
-        /** The value of {@code key}, or {@code Long.MIN_VALUE}. */
-        long get(long key) {
-            long k = key == 0 ? 1 : key;
-            int mask = keys.length - 1;
-            for (int i = (int) (k ^ (k >>> 32)) & mask; ; i = (i + 1) & mask) {
-                long s = keys[i];
-                if (s == 0) {
-                    return ABSENT;
-                }
-                if (s == k) {
-                    return values[i];
-                }
-            }
-        }
-
-        void put(long key, long value) {
-            if ((size + 1) * 2 > keys.length) {
-                long[] oldKeys = keys;
-                long[] oldValues = values;
-                keys = new long[oldKeys.length * 2];
-                values = new long[oldKeys.length * 2];
-                size = 0;
-                for (int i = 0; i < oldKeys.length; i++) {
-                    if (oldKeys[i] != 0) {
-                        insert(oldKeys[i], oldValues[i]);
-                    }
-                }
-            }
-            insert(key == 0 ? 1 : key, value);
-        }
-
-        private void insert(long k, long value) {
-            int mask = keys.length - 1;
-            for (int i = (int) (k ^ (k >>> 32)) & mask; ; i = (i + 1) & mask) {
-                long s = keys[i];
-                if (s == k || s == 0) {
-                    if (s == 0) {
-                        size++;
-                    }
-                    keys[i] = k;
-                    values[i] = value;
-                    return;
-                }
-            }
-        }
-
-        int size() {
-            return size;
-        }
-    }
-
-    /** Open-addressing set of longs (0 stands for an empty slot; the value 0 is stored as 1). */
-    static final class LongSet {
-        private long[] slots = new long[64];
-        private int size;
-
-        boolean contains(long value) {
-            long v = value == 0 ? 1 : value;
-            int mask = slots.length - 1;
-            for (int i = (int) (v ^ (v >>> 32)) & mask; ; i = (i + 1) & mask) {
-                long s = slots[i];
-                if (s == 0) {
-                    return false;
-                }
-                if (s == v) {
-                    return true;
-                }
-            }
-        }
-
-        void add(long value) {
-            long v = value == 0 ? 1 : value;
-            if ((size + 1) * 2 > slots.length) {
-                long[] old = slots;
-                slots = new long[old.length * 2];
-                size = 0;
-                for (long s : old) {
-                    if (s != 0) {
-                        insert(s);
-                    }
-                }
-            }
-            insert(v);
-        }
-
-        private void insert(long v) {
-            int mask = slots.length - 1;
-            for (int i = (int) (v ^ (v >>> 32)) & mask; ; i = (i + 1) & mask) {
-                long s = slots[i];
-                if (s == v) {
-                    return;
-                }
-                if (s == 0) {
-                    slots[i] = v;
-                    size++;
-                    return;
-                }
-            }
-        }
-
-        int size() {
-            return size;
-        }
     }
 }

@@ -81,4 +81,33 @@ class DedupeBatchesTest {
         assertThat(h.counts.get("live.duplicates")).as("and a duplicate of its new copy within the window").isEqualTo(2);
         assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("w-1", "w-1");
     }
+
+    @Test
+    void withoutTheRecordCacheEveryIdIsWrittenOnceToThePerIdStoreAndNoBatchIsWritten() {
+        // a batch put without the cache would reach the changelog at once, its whole batch rewritten per id
+        h = new Harness(stateDir, TEN, Map.of("kafka.statestore.cache.max.bytes", "0"));
+        TestOutputTopic<byte[], byte[]> batches = h.driver.createOutputTopic(CHANGELOG, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        TestOutputTopic<byte[], byte[]> perId = h.driver.createOutputTopic(PER_ID_CHANGELOG, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        for (int i = 0; i < 20; i++) {
+            h.send(notification("n-" + i, "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        }
+        assertThat(perId.readRecordsToList()).as("one per-id record per id").hasSize(20);
+        assertThat(batches.isEmpty()).isTrue();
+        h.send(notification("n-7", "42", TEN).setEventClass(NotificationClass.CRITICAL).build());
+        assertThat(h.counts.get("live.duplicates")).isEqualTo(1);
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).hasSize(20).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void theRecordCacheIsOffWhenEitherCacheSizeIsZero() {
+        assertThat(SeenIds.recordCacheOn(Map.of("statestore.cache.max.bytes", 10_485_760L,
+                "cache.max.bytes.buffering", 10_485_760L))).isTrue();
+        assertThat(SeenIds.recordCacheOn(Map.of())).isTrue();
+        assertThat(SeenIds.recordCacheOn(Map.of("statestore.cache.max.bytes", 0L))).isFalse();
+        assertThat(SeenIds.recordCacheOn(Map.of("statestore.cache.max.bytes", "0"))).isFalse();
+        assertThat(SeenIds.recordCacheOn(Map.of("statestore.cache.max.bytes", 10_485_760L,
+                "cache.max.bytes.buffering", 0L))).isFalse();
+    }
 }

@@ -244,7 +244,7 @@ class SeenIdsTest {
 
     @Test
     void theLongLongMapKeepsTheLastValueOfEachKeyIncludingZero() {
-        SeenIds.LongLongMap map = new SeenIds.LongLongMap();
+        LongLongMap map = new LongLongMap();
         for (long v = -1_000; v <= 1_000; v++) {
             map.put(v * 0x9E3779B97F4A7C15L, v);
         }
@@ -258,7 +258,7 @@ class SeenIdsTest {
 
     @Test
     void theLongSetHoldsWhatWasAddedIncludingZero() {
-        SeenIds.LongSet set = new SeenIds.LongSet();
+        LongSet set = new LongSet();
         for (long v = -1_000; v <= 1_000; v++) {
             set.add(v * 0x9E3779B97F4A7C15L);
         }
