@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,24 +14,11 @@ import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.TestOutputTopic;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Issue 21: records keyed by their chat id skip the {@code by-chat} repartition; others take it; each path keeps per-chat order. */
-class ByChatPathTest {
+class ByChatPathTest extends HarnessTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
-
-    @TempDir
-    Path stateDir;
-    private Harness h;
-
-    @AfterEach
-    void close() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     @Test
     void keyedAndMisKeyedChatsEachKeepTheirOrderAndOnlyTheMisKeyedOnesTakeTheRepartition() {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -14,30 +13,17 @@ import java.util.Map;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 21, session 11, on the TopologyTestDriver (which commits after every input record): a lane's ids reach the
  * changelog in batch records of {@code <lane>-dedupe-batches}, written by the record cache at the commit, and none in
  * {@code <lane>-dedupe-store}'s; duplicates are caught within {@code dedupe.window.ms} and not after it.
  */
-class DedupeBatchesTest {
+class DedupeBatchesTest extends HarnessTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
     private static final String CHANGELOG = "sluice-topology-live-dedupe-batches-changelog";
     private static final String PER_ID_CHANGELOG = "sluice-topology-live-dedupe-store-changelog";
-
-    @TempDir
-    Path stateDir;
-    private Harness h;
-
-    @AfterEach
-    void close() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     @Test
     void everyRememberedIdIsInTheBatchChangelogAtTheCommitAndNoneInThePerIdOne() {

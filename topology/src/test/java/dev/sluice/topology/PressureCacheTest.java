@@ -4,31 +4,17 @@ import static dev.sluice.topology.Harness.notification;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.avro.OutboundMessage;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 21: {@link BotPressure} keeps a bot's decoded reports until the global store's entries of that bot change
  * ({@link StoreChanges}); every new report still decides the next notification, and a report still ages out without one.
  */
-class PressureCacheTest {
+class PressureCacheTest extends HarnessTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
-
-    @TempDir
-    Path stateDir;
-    private Harness h;
-
-    @AfterEach
-    void close() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     @Test
     void everyNewReportOfTheBotDecidesTheNextNotificationAndAReportAgesOutWithoutAChange() {

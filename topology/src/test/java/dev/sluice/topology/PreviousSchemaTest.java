@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -21,28 +20,15 @@ import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 20: a record written with the previous Notification schema (before reply_markup, media, edits: the file in
  * {@code src/test/resources/previous-schema} is that schema from git, commit 139dc5f) by an old producer (registered under
  * its own id, Confluent wire format) is read by the new topology and reaches the outbox with the new fields at their defaults.
  */
-class PreviousSchemaTest {
+class PreviousSchemaTest extends HarnessTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
-
-    @TempDir
-    Path stateDir;
-    private Harness h;
-
-    @AfterEach
-    void close() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     @Test
     void aRecordWrittenWithThePreviousSchemaIsReadAndSentOnWithTheNewFieldsAtTheirDefaults() throws IOException {

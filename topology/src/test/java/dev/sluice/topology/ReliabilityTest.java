@@ -10,7 +10,6 @@ import dev.sluice.avro.Lane;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,9 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 16, topology side, on the TopologyTestDriver: duplicates, dead letters with results, bounded waits,
@@ -28,23 +25,12 @@ import org.junit.jupiter.api.io.TempDir;
  * notifications as {@code sluice produce} writes them, chat.events as {@code sluice chat-event} writes them,
  * results with the fields the sender's {@code DeliveryProcessor.finish} sets.
  */
-class ReliabilityTest {
+class ReliabilityTest extends HarnessTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
-
-    @TempDir
-    Path stateDir;
-    private Harness h;
 
     private Harness start(Map<String, String> extra) {
         h = new Harness(stateDir, TEN, extra);
         return h;
-    }
-
-    @AfterEach
-    void close() {
-        if (h != null) {
-            h.close();
-        }
     }
 
     /** A result as the sender's DeliveryProcessor.finish writes it for a provider answer (no migration). */

@@ -14,7 +14,6 @@ import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,24 +22,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.header.Header;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Issue 20 on the TopologyTestDriver: the extras' validation, their way to the outbox, the digest bound, edits unfolded. */
-class RichMessageTopologyTest {
+class RichMessageTopologyTest extends HarnessTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
-
-    @TempDir
-    Path stateDir;
-    private Harness h;
-
-    @AfterEach
-    void close() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     private static InlineButton url(String text, String url) {
         return InlineButton.newBuilder().setText(text).setUrl(url).build();

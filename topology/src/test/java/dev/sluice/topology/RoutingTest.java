@@ -10,35 +10,21 @@ import dev.sluice.avro.Lane;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Issue 5 behaviour on the TopologyTestDriver: classes, chat status, deadlines, schedules, digests, pressure, policy. */
-class RoutingTest {
+class RoutingTest extends HarnessTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
-
-    @TempDir
-    Path stateDir;
-    private Harness h;
 
     private Harness start(Map<String, String> extra) {
         h = new Harness(stateDir, TEN, extra);
         return h;
-    }
-
-    @AfterEach
-    void close() {
-        if (h != null) {
-            h.close();
-        }
     }
 
     private void pressureOn() {

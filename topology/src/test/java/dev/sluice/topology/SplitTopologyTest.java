@@ -13,36 +13,22 @@ import dev.sluice.avro.MessagePart;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.streams.test.TestRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code text.too.long=split} on the TopologyTestDriver: node {@code live-route} ({@link Outbound#parts}) sends a too-long text as ordered
  * parts on the chat's key, validation dead-letters what would need more than {@code text.split.max.parts}, and
  * {@code delivery-parts-aggregate} folds the parts' results into exactly one result on {@code delivery.results}.
  */
-class SplitTopologyTest {
+class SplitTopologyTest extends HarnessTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
     private static final Map<String, String> SPLIT = Map.of("text.too.long", "split");
-
-    @TempDir
-    Path stateDir;
-    private Harness h;
-
-    @AfterEach
-    void close() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     /** About 9,000 characters in paragraphs of about 230. */
     static String longText(int length) {
