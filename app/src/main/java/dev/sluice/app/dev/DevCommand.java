@@ -46,7 +46,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "dev", mixinStandardHelpOptions = true,
         description = {"Run the whole pipeline locally until Ctrl-C: embedded Kafka, schema registry, Redis, fake Telegram, the topology and senders.",
-                "Prints bootstrap.servers, schema.registry.url, ops URLs and a sluice produce line to paste. Keys given with --config/-D go to the senders",
+                "Prints bootstrap.servers, schema.registry.url, ops URLs and a sluice produce line to paste. Keys given with --config/-D go to the component(s) that read them",
                 "(e.g. -D telegram.api.url=https://api.telegram.org with SLUICE_BOT_ALERTS_TOKEN in the environment for a real bot)."})
 public final class DevCommand implements Callable<Integer> {
     /** How long the shutdown may take before the JVM is halted: Kafka's own shutdown is bounded, this bounds the rest. */
@@ -103,7 +103,8 @@ public final class DevCommand implements Callable<Integer> {
         AvroTrust.ensure();
         PrintWriter out = spec.commandLine().getOut();
         checkOptions();
-        Settings extra = senderSettings();
+        Settings loaded = config.load();
+        Settings extra = keysFor("sender", loaded);
         long started = System.nanoTime();
         Path dir = dataDir != null ? Files.createDirectories(dataDir.toAbsolutePath()) : Files.createTempDirectory("sluice-dev-");
         Path log = dir.resolve("sluice-dev.log");
@@ -116,7 +117,7 @@ public final class DevCommand implements Callable<Integer> {
         }
         EmbeddedStack.Options options = new EmbeddedStack.Options(dataDir == null ? null : dir, kafkaPort, registryPort, redisPort,
                 telegramPort, partitions, senders, budget.equals("redis"), FakeTelegramLimits.telegram(), "sluice-dev-topology",
-                extra, Settings.empty());
+                extra, keysFor("topology", loaded));
         Path schemas = dir.resolve("registry.json");
         say(out, "%s; %d sender(s), budget %s%s", dataDir == null ? "temporary data (deleted at exit)" : "data dir " + dir, senders, budget,
                 verbosity.verbose() ? "" : "; framework logs: " + log);
@@ -254,10 +255,15 @@ public final class DevCommand implements Callable<Integer> {
         }
     }
 
-    /** --config / -D / SLUICE_* keys for the senders, minus the ones the stack sets. */
-    private Settings senderSettings() {
-        Map<String, String> keys = new TreeMap<>(config.load().asMap());
+    /**
+     * The --config / -D / SLUICE_* keys {@code process} (sender or topology) reads, minus the ones the stack sets: a
+     * topology key such as {@code text.too.long} reaches the topology, a sender key the senders, a shared one
+     * ({@code kafka.*}, {@code log.level}) both. Keys no component reads were refused or warned about by the load.
+     */
+    static Settings keysFor(String process, Settings loaded) {
+        Map<String, String> keys = new TreeMap<>(loaded.asMap());
         keys.keySet().removeAll(STACK_KEYS);
+        keys.keySet().removeIf(k -> !dev.sluice.app.ConfigKeys.isKnown(process, k));
         return Settings.of(keys);
     }
 

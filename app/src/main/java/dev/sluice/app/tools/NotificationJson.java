@@ -75,7 +75,8 @@ public final class NotificationJson {
                 continue; // a delete, a markup edit or a media message without caption
             }
             if (v == null || v.isNull()) {
-                throw new InvalidLineException(lineNumber, required, "missing; required fields are " + String.join(", ", REQUIRED));
+                throw new InvalidLineException(lineNumber, required, (v == null ? "missing" : "null")
+                        + "; required fields are " + String.join(", ", REQUIRED));
             }
         }
         Notification.Builder builder = Notification.newBuilder()

@@ -51,8 +51,10 @@ public final class ToolErrors {
         } catch (ParameterException e) {
             throw e;
         } catch (ConfigException e) {
-            return fail(name, err, verbose, e, e.getMessage() + "; set it in --config FILE, with -D " + e.key()
-                    + "=... or in the environment");
+            // where to set a value helps with a missing or invalid one, not with an unknown key or an unreadable file
+            boolean settable = !"config".equals(e.key()) && !e.getMessage().startsWith("unknown config");
+            return fail(name, err, verbose, e, e.getMessage() + (settable ? "; set it in --config FILE, with -D " + e.key()
+                    + "=... or in the environment" : ""));
         } catch (ToolException e) {
             return fail(name, err, verbose, e, e.getMessage());
         } catch (SchemaRegistryException e) {

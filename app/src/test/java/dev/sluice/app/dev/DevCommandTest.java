@@ -45,4 +45,25 @@ class DevCommandTest {
         assertThat(run("--kafka-port", "70000").err()).contains("--kafka-port 70000: expected 0 (a free one) or 1..65535");
         assertThat(run("--kafka-port", "9999", "--redis-port", "9999").err()).contains("--redis-port 9999: given twice");
     }
+
+    @Test
+    void dev_refuses_an_unknown_key_before_anything_starts(@TempDir Path dir) {
+        Run r = run("--data-dir", dir.resolve("data").toString(), "-D", "budget.global.rate.per.sec=10");
+        assertThat(r.exit()).isNotZero();
+        assertThat(r.err().lines().toList()).containsExactly("dev: unknown config 'budget.global.rate.per.sec' (given with -D):"
+                + " did you mean 'budget.global.rate.per.s'?; the keys are listed in README.md (Configuration) and ConfigKeys"
+                + " (--verbose for details)");
+        assertThat(dir.resolve("data")).as("nothing started, nothing written").doesNotExist();
+    }
+
+    /** Before: every -D key went to the senders only, so -D text.too.long=split was silently useless. */
+    @Test
+    void each_key_goes_to_the_components_that_read_it() {
+        dev.sluice.config.Settings loaded = dev.sluice.config.Settings.of(java.util.Map.of("text.too.long", "split",
+                "budget.global.rate.per.s", "10", "kafka.linger.ms", "5", "bootstrap.servers", "elsewhere:9092",
+                "bot.alerts.token", "1:x"));
+        assertThat(DevCommand.keysFor("topology", loaded).asMap()).containsOnlyKeys("text.too.long", "kafka.linger.ms");
+        assertThat(DevCommand.keysFor("sender", loaded).asMap()).containsOnlyKeys("budget.global.rate.per.s", "kafka.linger.ms",
+                "bot.alerts.token");
+    }
 }

@@ -139,6 +139,14 @@ class FailFastTest {
     }
 
     @Test
+    void anUnreadableConfigFileIsNamedWithoutTheHintToSetAKey() throws Exception {
+        Run r = run(new ProduceCommand(), "--file", events().toString(), "--config", "/nonexistent.properties");
+        assertThat(r.exit()).isEqualTo(ToolErrors.EXIT_CANNOT_RUN);
+        assertThat(r.errorLines()).hasSize(1);
+        assertThat(r.err()).contains("produce: cannot read config file /nonexistent.properties").doesNotContain("-D config=", "set it in");
+    }
+
+    @Test
     void userInfoInAnUnreachableRegistryUrlIsNotPrinted() throws Exception {
         Run r = run(new ProduceCommand(), "--file", events().toString(), "--verbose", "-D", "bootstrap.servers=127.0.0.1:1",
                 "-D", "schema.registry.url=http://alice:s3cr3t-pw@127.0.0.1:" + closedPort());

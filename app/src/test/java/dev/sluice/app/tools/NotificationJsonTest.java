@@ -44,6 +44,7 @@ class NotificationJsonTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "{\"id\":\"a\",\"bot_id\":\"b\",\"kind\":\"k\",\"text\":\"t\"}|line 7, field 'chat_id': missing",
+            "{\"id\":null,\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\"}|line 7, field 'id': null; required fields are",
             "{\"id\":\"a\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"  \"}|line 7, field 'text': field text is blank",
             "{\"id\":\"a\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\",\"not_before\":-5}|line 7, field 'not_before': number -5 is not an ISO-8601 instant",
             "{\"id\":\"a\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\",\"parse_mode\":\"html\"}|line 7, field 'parse_mode': 'html' is not one of MarkdownV2, HTML, Markdown",

@@ -71,7 +71,8 @@ public final class HttpProviderConfig {
     public static final String RESPONSE_CONTENT_TYPE = "response.content.type";
     public static final String RESPONSE_JSON_POINTER = "response.json.pointer";
     public static final String RESPONSE_MIN_BYTES = "response.min.bytes";
-    private static final Set<String> KEYS = Set.of(URL_TEMPLATE, METHOD, BODY_TEMPLATE, LIMIT_KEY, RATE, BURST,
+    /** The keys after {@code provider.<id>.}, besides {@code header.<name>}. */
+    public static final Set<String> KEYS = Set.of(URL_TEMPLATE, METHOD, BODY_TEMPLATE, LIMIT_KEY, RATE, BURST,
             RETRY_AFTER_JSON_FIELD, RETRY_AFTER_JSON_FORMAT, BACKOFF_BASE_MS, BACKOFF_MAX_MS, RESPONSE_STATUS,
             RESPONSE_CONTENT_TYPE, RESPONSE_JSON_POINTER, RESPONSE_MIN_BYTES);
     /** No dots: the id ends where the key's next segment begins. */
