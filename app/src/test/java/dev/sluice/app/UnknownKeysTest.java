@@ -88,6 +88,14 @@ class UnknownKeysTest {
                 "basic.auth.user.info=a:b", "sender.buffer.max.records=10"));
         Settings s = options(file).load(Map.of("SLUICE_KAFKA_LINGER_MS", "20", "SLUICE_BOT_QUAKES_TOKEN", "2:y"));
         assertThat(s.asMap()).containsKeys("text.too.long", "kafka.linger.ms", "bot.quakes.token");
+        // the keys the bench hands its `sluice sender` children with -D (SenderProcess)
+        for (String key : java.util.List.of("budget.arrival.guard.limit.per.s", "budget.chat.burst", "budget.chat.rate.per.s",
+                "budget.global.burst", "budget.max.replicas", "budget.mode", "budget.redis.outage.mode",
+                "budget.reservation.late.max.ms", "budget.reservation.max.ms", "sender.commit.interval.ms", "sender.group.id",
+                "sender.instance.id", "sender.status.interval.ms", "topic.outbox.live", "topic.outbox.backfill",
+                "topic.delivery.results", "topic.sender.status", "kafka.session.timeout.ms", "edit.wait.max.ms")) {
+            assertThat(UnknownKeys.isKnown(key)).as(key).isTrue();
+        }
     }
 
     @Test

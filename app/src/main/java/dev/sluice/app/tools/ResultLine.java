@@ -3,6 +3,7 @@ package dev.sluice.app.tools;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.MessagePart;
 import dev.sluice.avro.Notification;
 import dev.sluice.topology.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;
@@ -19,11 +20,13 @@ import org.apache.kafka.common.header.Header;
  *
  * @param id the message id (a digest's own id; {@link #foldedIds} lists the notifications it settled)
  * @param recordAt the Kafka record's timestamp
+ * @param part which part of a split notification this result is for; null for a whole one
  */
 public record ResultLine(String id, String status, String chat, String botId, String eventClass, String lane,
                          String reason, Integer errorCode, Long lagMs, int attempts, Instant dueAt, Instant sentAt,
                          Instant resultAt, List<String> foldedIds, String senderInstance, String topic, int partition,
-                         long offset, Instant recordAt) {
+                         long offset, Instant recordAt, Long providerMessageId, int digestCount, String migratedToChatId,
+                         MessagePart part) {
     /** The status shown for a record of the dead-letter topic. */
     public static final String DEAD_LETTER = "DEAD_LETTER";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -35,7 +38,8 @@ public record ResultLine(String id, String status, String chat, String botId, St
         return new ResultLine(r.getMessageId(), r.getStatus().name(), r.getChatId(), r.getBotId(),
                 r.getEventClass() == null ? null : r.getEventClass().name(), r.getLane().name(), r.getReason(),
                 r.getErrorCode(), lag, r.getAttempts(), due, r.getSentAt(), r.getResultAt(), List.copyOf(r.getFoldedIds()),
-                r.getSenderInstance(), record.topic(), record.partition(), record.offset(), Instant.ofEpochMilli(record.timestamp()));
+                r.getSenderInstance(), record.topic(), record.partition(), record.offset(), Instant.ofEpochMilli(record.timestamp()),
+                r.getProviderMessageId(), r.getDigestCount(), r.getMigratedToChatId(), r.getPart());
     }
 
     /**
@@ -53,7 +57,8 @@ public record ResultLine(String id, String status, String chat, String botId, St
                 decoded != null ? decoded.getChatId() : key, decoded != null ? decoded.getBotId() : null,
                 decoded != null && decoded.getEventClass() != null ? decoded.getEventClass().name() : null, null,
                 header(record, DeadLetterHeaders.REASON), null, null, 0, null, null, Instant.ofEpochMilli(record.timestamp()),
-                List.of(), "topology", record.topic(), record.partition(), record.offset(), Instant.ofEpochMilli(record.timestamp()));
+                List.of(), "topology", record.topic(), record.partition(), record.offset(), Instant.ofEpochMilli(record.timestamp()),
+                null, 0, null, null);
     }
 
     /** Whether {@code wanted} is this line's id or one of the notifications it folded. */
@@ -92,25 +97,38 @@ public record ResultLine(String id, String status, String chat, String botId, St
         return sb.toString();
     }
 
-    /** One JSON object (a line of {@code --json}): snake_case names as in DeliveryResult.avsc, times ISO-8601. */
+    /**
+     * One JSON object (a line of {@code --json}): every DeliveryResult field under its name in DeliveryResult.avsc
+     * ({@code message_id}, ..., {@code part} as {@code {index, count, parent_id}} or null), times ISO-8601, then
+     * {@code lag_ms}, {@code topic}, {@code partition}, {@code offset}. A dead letter has the same keys, null where
+     * the record does not say ({@code provider_message_id}, {@code part}, ...).
+     */
     public String toJson() {
         ObjectNode o = JSON.createObjectNode();
-        o.put("id", id);
-        o.put("status", status);
-        o.put("chat_id", chat);
+        o.put("message_id", id);
         o.put("bot_id", botId);
+        o.put("chat_id", chat);
+        o.put("status", status);
         o.put("event_class", eventClass);
         o.put("lane", lane);
         o.put("reason", reason == null ? null : ToolErrors.safe(reason));
         o.put("error_code", errorCode);
-        o.put("lag_ms", lagMs);
+        o.put("provider_message_id", providerMessageId);
         o.put("attempts", attempts);
         o.put("due_at", dueAt == null ? null : dueAt.toString());
         o.put("sent_at", sentAt == null ? null : sentAt.toString());
         o.put("result_at", resultAt == null ? null : resultAt.toString());
+        o.put("digest_count", digestCount);
         var folded = o.putArray("folded_ids");
         foldedIds.forEach(folded::add);
+        o.put("migrated_to_chat_id", migratedToChatId);
         o.put("sender_instance", senderInstance);
+        if (part == null) {
+            o.putNull("part");
+        } else {
+            o.putObject("part").put("index", part.getIndex()).put("count", part.getCount()).put("parent_id", part.getParentId());
+        }
+        o.put("lag_ms", lagMs);
         o.put("topic", topic);
         o.put("partition", partition);
         o.put("offset", offset);

@@ -127,8 +127,8 @@ class ResultsCommandIT {
                 for (String l : json.out().lines().toList()) {
                     objects.add(JSON.readTree(l));
                 }
-                assertThat(objects).extracting(o -> o.get("id").asText()).containsExactlyInAnyOrder("d-1", "d-2", "f-1");
-                JsonNode d1 = objects.stream().filter(o -> o.get("id").asText().equals("d-1")).findFirst().orElseThrow();
+                assertThat(objects).extracting(o -> o.get("message_id").asText()).containsExactlyInAnyOrder("d-1", "d-2", "f-1");
+                JsonNode d1 = objects.stream().filter(o -> o.get("message_id").asText().equals("d-1")).findFirst().orElseThrow();
                 assertThat(d1.get("status").asText()).isEqualTo("DELIVERED");
                 assertThat(d1.get("chat_id").asText()).isEqualTo("9001");
                 assertThat(d1.get("lag_ms").isIntegralNumber()).isTrue();
