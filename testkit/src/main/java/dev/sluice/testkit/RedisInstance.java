@@ -241,6 +241,11 @@ public final class RedisInstance implements AutoCloseable {
         return source != Source.EXTERNAL_URL;
     }
 
+    /** The managed redis-server's process id, or -1 (external server, or not running). */
+    public synchronized long pid() {
+        return process != null && process.isAlive() ? process.pid() : -1;
+    }
+
     /** True while the managed process is alive (always true for an external server). */
     public synchronized boolean isRunning() {
         return !isManaged() || (process != null && process.isAlive());

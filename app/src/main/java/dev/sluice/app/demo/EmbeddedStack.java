@@ -52,10 +52,17 @@ public final class EmbeddedStack implements AutoCloseable {
                           Settings senderSettings, Settings topologySettings) {
     }
 
+    /**
+     * In a data dir: {@code "<pid> <port>"} of the redis-server this stack started, written when it answers PING, so a
+     * later start on the same dir can stop one that a killed JVM left behind (see {@code DevDataDir}).
+     */
+    public static final String REDIS_PID_FILE = "redis.pid";
+
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final List<String> opsUrls = new ArrayList<>();
     private final List<MeterRegistry> senderRegistries = new ArrayList<>();
     private Path tempDir;
+    private Path redisPidFile;
     private EmbeddedKafka kafka;
     private InProcessSchemaRegistry registry;
     private RedisInstance redis;
@@ -98,6 +105,11 @@ public final class EmbeddedStack implements AutoCloseable {
         if (o.redisBudget()) {
             redis = RedisLauncher.localProcess().launchAt(o.redisPort(), o.dataDir() == null ? null : base.resolve("redis"));
             closeables.add(redis);
+            if (o.dataDir() != null) {
+                // at once, so that a next start on this dir finds it if this JVM is killed (kill -9) before its hooks run
+                redisPidFile = base.resolve(REDIS_PID_FILE);
+                Files.writeString(redisPidFile, redis.pid() + " " + redis.port() + "\n");
+            }
         }
         registry = InProcessSchemaRegistry.start(o.registryPort());
         closeables.add(registry);
@@ -223,6 +235,14 @@ public final class EmbeddedStack implements AutoCloseable {
             }
         }
         closeables.clear();
+        if (redisPidFile != null) {
+            try {
+                Files.deleteIfExists(redisPidFile); // Redis is stopped: nothing for the next start to clean up
+            } catch (IOException ignored) {
+                // a stale file is checked (and ignored) by the next start
+            }
+            redisPidFile = null;
+        }
         if (tempDir != null) {
             try (Stream<Path> walk = Files.walk(tempDir)) {
                 walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

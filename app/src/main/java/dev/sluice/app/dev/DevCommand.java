@@ -58,10 +58,13 @@ public final class DevCommand implements Callable<Integer> {
     /** How long the topology and the senders may take to report ready (stream threads running) after start. */
     static final Duration READY_BOUND = Duration.ofSeconds(120);
 
+    /** The data dir's lock, referenced for the life of the JVM (an unreachable channel would be closed, the lock released). */
+    private static volatile DevDataDir heldDir;
+
     @Option(names = "--senders", defaultValue = "2", paramLabel = "N", description = "Sender instances (default ${DEFAULT-VALUE}).")
     int senders;
 
-    @Option(names = "--data-dir", paramLabel = "DIR", description = "Keep topics, state, Redis data and schemas here across restarts (default: a temporary dir, deleted at exit).")
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Keep topics, state, Redis data and schemas here across restarts (default: a temporary dir, deleted at exit). One sluice dev per dir: a second one refuses.")
     Path dataDir;
 
     @Option(names = "--kafka-port", defaultValue = "0", paramLabel = "PORT", description = "Kafka's port (default: a free one).")
@@ -106,8 +109,18 @@ public final class DevCommand implements Callable<Integer> {
         Settings loaded = config.load();
         Settings extra = keysFor("sender", loaded);
         long started = System.nanoTime();
-        Path dir = dataDir != null ? Files.createDirectories(dataDir.toAbsolutePath()) : Files.createTempDirectory("sluice-dev-");
+        Path dir;
+        if (dataDir != null) {
+            dir = dataDir.toAbsolutePath();
+            // first: a second sluice dev on this dir refuses before it touches anything in it
+            heldDir = DevDataDir.lock(dir);
+            heldDir.stopLeftoverRedis().ifPresent(line -> say(out, "%s", line));
+        } else {
+            dir = Files.createTempDirectory("sluice-dev-");
+        }
+        checkPortsFree();
         Path log = dir.resolve("sluice-dev.log");
+        installFatalExit(spec.commandLine().getErr(), log);
         if (!verbosity.verbose()) {
             LogRouting.toFile(log);
         }
@@ -241,6 +254,20 @@ public final class DevCommand implements Callable<Integer> {
             if (port > 0 && !seen.add(port)) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), option + " " + port + ": given twice");
             }
+        });
+        if (partitions < 1) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--partitions " + partitions + ": expected at least 1");
+        }
+    }
+
+    /** Checked after the data dir's lock (and its leftover Redis stopped), before anything starts. */
+    private void checkPortsFree() {
+        Map<String, Integer> ports = new java.util.LinkedHashMap<>();
+        ports.put("--kafka-port", kafkaPort);
+        ports.put("--registry-port", registryPort);
+        ports.put("--redis-port", redisPort);
+        ports.put("--telegram-port", telegramPort);
+        ports.forEach((option, port) -> {
             if (port > 0) {
                 // checked before anything starts: a taken port would otherwise fail deep inside Kafka's socket server
                 try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
@@ -250,9 +277,45 @@ public final class DevCommand implements Callable<Integer> {
                 }
             }
         });
-        if (partitions < 1) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--partitions " + partitions + ": expected at least 1");
+    }
+
+    /**
+     * The embedded broker ends the JVM on a fatal fault (its {@code ProcessTerminatingFaultHandler} calls Kafka's
+     * {@code Exit.halt}, which skips shutdown hooks, or {@code Exit.exit}): instead of vanishing and leaving Redis
+     * running, say so on stderr, stop this JVM's child processes (redis-server) by their PIDs, then halt with Kafka's
+     * code. Halting (not exiting) also for {@code Exit.exit}: the shutdown hook would wait on the broker thread that
+     * called it.
+     */
+    static void installFatalExit(PrintWriter err, Path log) {
+        org.apache.kafka.common.utils.internals.Exit.Procedure fatal = (code, message) -> {
+            try {
+                err.println("sluice dev: embedded Kafka ended the process (fatal fault, exit code " + code
+                        + (message == null ? "" : ": " + ToolErrors.safe(message)) + "); see " + log
+                        + "; stopping child processes and exiting");
+                err.flush();
+                stopChildren(err);
+            } finally {
+                Runtime.getRuntime().halt(code == 0 ? 1 : code);
+            }
+        };
+        org.apache.kafka.common.utils.internals.Exit.setHaltProcedure(fatal);
+        org.apache.kafka.common.utils.internals.Exit.setExitProcedure(fatal);
+    }
+
+    /** SIGTERM to each child process, then SIGKILL after a bound; by PID, only this JVM's own children. */
+    private static void stopChildren(PrintWriter err) {
+        List<ProcessHandle> children = ProcessHandle.current().children().toList();
+        children.forEach(ProcessHandle::destroy);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (ProcessHandle child : children) {
+            try {
+                child.onExit().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (Exception e) {
+                child.destroyForcibly();
+            }
+            err.println("sluice dev: stopped child process " + child.pid() + (child.isAlive() ? " (SIGKILL sent)" : ""));
         }
+        err.flush();
     }
 
     /**
