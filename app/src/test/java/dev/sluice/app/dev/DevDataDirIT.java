@@ -1,0 +1,160 @@
+package dev.sluice.app.dev;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.app.tools.ProduceCommand;
+import dev.sluice.app.tools.ResultsCommand;
+import dev.sluice.schemas.AvroTrust;
+import dev.sluice.testkit.Ports;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * One {@code sluice dev} per data dir, with real child JVMs: a second start on a dir in use refuses at once naming the
+ * holder's PID, leaves the tools' config file alone and the first one keeps working (two brokers on one KRaft log
+ * had corrupted it and killed the first); after a {@code kill -9} of the first (its redis-server outlives it), the next
+ * start on that dir and the same --redis-port stops that redis-server by its PID, says so, and comes up.
+ */
+class DevDataDirIT {
+    private static final Duration START_BOUND = Duration.ofSeconds(150);
+    private static final Duration STOP_BOUND = Duration.ofSeconds(DevCommand.STOP_BOUND.toSeconds() + 10);
+
+    @TempDir
+    Path tmp;
+
+    private final List<Process> children = new ArrayList<>();
+    private final List<ProcessHandle> redisServers = new ArrayList<>();
+
+    @AfterEach
+    void killLeftovers() {
+        for (Process child : children) {
+            child.descendants().forEach(ProcessHandle::destroyForcibly);
+            child.destroyForcibly();
+        }
+        redisServers.forEach(ProcessHandle::destroyForcibly); // reparented after a kill -9: not a descendant any more
+    }
+
+    @Test
+    void aSecondDevOnADirInUseRefusesAndAKilledDevsRedisIsStoppedByTheNextStart() throws Exception {
+        AvroTrust.ensure();
+        Path data = tmp.resolve("data");
+        int redisPort = Ports.freePort();
+        List<String> args = List.of("dev", "--data-dir", data.toString(), "--senders", "1", "--kafka-port", "" + Ports.freePort(),
+                "--registry-port", "" + Ports.freePort(), "--redis-port", "" + redisPort, "--telegram-port", "" + Ports.freePort());
+
+        Path outA = tmp.resolve("a.out");
+        Process a = start(args, outA, tmp.resolve("a.err"));
+        awaitReady(a, outA, tmp.resolve("a.err"));
+        Path config = data.resolve("sluice-dev.properties");
+        String configOfA = Files.readString(config);
+
+        // B: same dir, its own free ports
+        Path outB = tmp.resolve("b.out");
+        Path errB = tmp.resolve("b.err");
+        Process b = start(List.of("dev", "--data-dir", data.toString(), "--senders", "1"), outB, errB);
+        assertThat(b.waitFor(30, TimeUnit.SECONDS)).as("the second sluice dev exits at once").isTrue();
+        assertThat(b.exitValue()).isNotZero();
+        assertThat(read(errB)).as(read(outB)).contains("dev: --data-dir " + data.toAbsolutePath() + " is in use by pid " + a.pid());
+        assertThat(read(errB).lines().count()).isEqualTo(1);
+        assertThat(read(outB)).doesNotContain("starting embedded Kafka");
+        assertThat(Files.readString(config)).as("the tools' config still points at A").isEqualTo(configOfA);
+
+        // A still works: a notification goes through it
+        Path events = tmp.resolve("events.jsonl");
+        Files.write(events, List.of(event("lock-1", "1001")));
+        assertThat(cli(new ProduceCommand(), "--file", events.toString(), "--progress", "NONE", "--config", config.toString()).exit()).isZero();
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1))
+                .until(() -> cli(new ResultsCommand(), "--config", config.toString()).out().contains("results: 1 shown (DELIVERED 1)"));
+        assertThat(a.isAlive()).as(read(outA)).isTrue();
+
+        // kill -9 A: its redis-server outlives it
+        List<ProcessHandle> redisOfA = a.descendants().filter(p -> p.info().command().orElse("").contains("redis-server")).toList();
+        assertThat(redisOfA).hasSize(1);
+        ProcessHandle redis = redisOfA.get(0);
+        redisServers.add(redis);
+        a.destroyForcibly();
+        assertThat(a.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(redis.isAlive()).as("redis-server of the killed sluice dev").isTrue();
+
+        // C: same dir, same ports: stops that redis-server and comes up
+        Path outC = tmp.resolve("c.out");
+        Path errC = tmp.resolve("c.err");
+        Process c = start(args, outC, errC);
+        String ready = awaitReady(c, outC, errC);
+        assertThat(ready).contains("[dev] stopped redis-server pid " + redis.pid() + " (port " + redisPort + ") left running by an earlier sluice dev of this dir");
+        assertThat(redis.isAlive()).isFalse();
+        assertThat(cli(new ResultsCommand(), "--config", config.toString()).out()).contains("results: 1 shown (DELIVERED 1)");
+
+        List<ProcessHandle> started = c.descendants().toList();
+        c.destroy();
+        assertThat(c.waitFor(STOP_BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        assertThat(read(outC)).contains("[dev] stopped");
+        assertThat(started).noneMatch(ProcessHandle::isAlive);
+        assertThat(data.resolve("redis.pid")).as("a clean stop leaves nothing to clean up").doesNotExist();
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), redisPort));
+        }
+        assertThat(read(errC)).isEmpty();
+    }
+
+    private Process start(List<String> args, Path out, Path err) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx768m"));
+        Path jar = Path.of("target", "sluice.jar");
+        if (Files.exists(jar) && Files.getLastModifiedTime(jar).toInstant().isAfter(Instant.now().minus(Duration.ofHours(2)))) {
+            cmd.addAll(List.of("-jar", jar.toString()));
+        } else {
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.sluice.app.SluiceCli"));
+        }
+        cmd.addAll(args);
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        children.add(p);
+        return p;
+    }
+
+    private static String awaitReady(Process p, Path out, Path err) {
+        await().atMost(START_BOUND).pollInterval(Duration.ofMillis(500)).until(() -> {
+            assertThat(p.isAlive()).as(() -> "sluice dev exited: " + read(out) + read(err)).isTrue();
+            return read(out).contains("Ctrl-C stops everything.");
+        });
+        return read(out);
+    }
+
+    private static String event(String id, String chat) {
+        return "{\"id\":\"" + id + "\",\"bot_id\":\"alerts\",\"chat_id\":\"" + chat + "\",\"kind\":\"hello\",\"event_class\":\"CRITICAL\","
+                + "\"text\":\"Hello " + id + "\",\"expires_at\":\"" + Instant.now().plus(Duration.ofMinutes(30)) + "\"}";
+    }
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run cli(Object command, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(command).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.exists(p) ? Files.readString(p) : "";
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}
