@@ -84,9 +84,10 @@ class DevDataDirIT {
         assertThat(a.isAlive()).as(read(outA)).isTrue();
 
         // kill -9 A: its redis-server outlives it
-        List<ProcessHandle> redisOfA = a.descendants().filter(p -> p.info().command().orElse("").contains("redis-server")).toList();
-        assertThat(redisOfA).hasSize(1);
-        ProcessHandle redis = redisOfA.get(0);
+        String[] pidAndPort = Files.readString(data.resolve("redis.pid")).trim().split(" ");
+        assertThat(pidAndPort).as("redis.pid: <pid> <port>").containsExactly(pidAndPort[0], "" + redisPort);
+        ProcessHandle redis = ProcessHandle.of(Long.parseLong(pidAndPort[0])).orElseThrow();
+        assertThat(a.descendants().map(ProcessHandle::pid)).as("redis-server is a child of A").contains(redis.pid());
         redisServers.add(redis);
         a.destroyForcibly();
         assertThat(a.waitFor(30, TimeUnit.SECONDS)).isTrue();
