@@ -112,13 +112,17 @@ public final class DevCommand implements Callable<Integer> {
         Path dir;
         if (dataDir != null) {
             dir = dataDir.toAbsolutePath();
-            // first: a second sluice dev on this dir refuses before it touches anything in it
+            if (!Files.isDirectory(dir)) {
+                checkPortsFree(); // a new dir: a taken port refuses before anything is written
+            }
+            // a second sluice dev on this dir refuses before it touches anything in it
             heldDir = DevDataDir.lock(dir);
             heldDir.stopLeftoverRedis().ifPresent(line -> say(out, "%s", line));
+            checkPortsFree(); // after the leftover redis-server (which may hold --redis-port) is stopped
         } else {
+            checkPortsFree();
             dir = Files.createTempDirectory("sluice-dev-");
         }
-        checkPortsFree();
         Path log = dir.resolve("sluice-dev.log");
         installFatalExit(spec.commandLine().getErr(), log);
         if (!verbosity.verbose()) {
