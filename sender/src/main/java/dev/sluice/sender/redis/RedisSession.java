@@ -42,15 +42,24 @@ public final class RedisSession<K, V> implements AutoCloseable {
     /** Period of the cluster topology refresh besides the adaptive triggers, in seconds. */
     static final int PERIODIC_REFRESH_S = 5;
 
+    /**
+     * How long a client's event loop outlives its shutdown beyond the handshake timeout (the command timeout): Lettuce's
+     * timer ticks every 100 ms and hands the timeout to a computation thread before it reaches the event loop.
+     */
+    static final Duration HANDSHAKE_MARGIN = Duration.ofMillis(500);
+
     private final RedisEndpoint endpoint;
+    private final Duration commandTimeout;
     private final AbstractRedisClient client;
     private final StatefulConnection<K, V> connection;
     private final RedisClusterCommands<K, V> commands;
     private final RedisClusterAsyncCommands<K, V> asyncCommands;
 
-    private RedisSession(RedisEndpoint endpoint, AbstractRedisClient client, StatefulConnection<K, V> connection,
-                         RedisClusterCommands<K, V> commands, RedisClusterAsyncCommands<K, V> asyncCommands) {
+    private RedisSession(RedisEndpoint endpoint, Duration commandTimeout, AbstractRedisClient client,
+                         StatefulConnection<K, V> connection, RedisClusterCommands<K, V> commands,
+                         RedisClusterAsyncCommands<K, V> asyncCommands) {
         this.endpoint = endpoint;
+        this.commandTimeout = commandTimeout;
         this.client = client;
         this.connection = connection;
         this.commands = commands;
@@ -90,9 +99,9 @@ public final class RedisSession<K, V> implements AutoCloseable {
                 try {
                     StatefulRedisClusterConnection<K, V> c = client.connect(codec);
                     c.setTimeout(commandTimeout);
-                    return new RedisSession<>(endpoint, client, c, c.sync(), c.async());
+                    return new RedisSession<>(endpoint, commandTimeout, client, c, c.sync(), c.async());
                 } catch (RuntimeException e) {
-                    client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                    shutdownAfterHandshakeTimeout(client, commandTimeout);
                     throw e;
                 }
             }
@@ -104,9 +113,9 @@ public final class RedisSession<K, V> implements AutoCloseable {
             try {
                 StatefulRedisConnection<K, V> c = client.connect(codec);
                 c.setTimeout(commandTimeout);
-                return new RedisSession<>(endpoint, client, c, c.sync(), c.async());
+                return new RedisSession<>(endpoint, commandTimeout, client, c, c.sync(), c.async());
             } catch (RuntimeException e) {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                shutdownAfterHandshakeTimeout(client, commandTimeout);
                 throw e;
             }
         } catch (RedisException e) {
@@ -180,10 +189,29 @@ public final class RedisSession<K, V> implements AutoCloseable {
         return endpoint.topology() == RedisEndpoint.Topology.CLUSTER;
     }
 
-    /** Closes the connection and the client (not the shared resources). */
+    /**
+     * Closes the connection (its reconnects stop), then shuts the client down in the background as
+     * {@link #shutdownAfterHandshakeTimeout} does (a reconnect attempt may be in flight). The resources' owner shuts
+     * them down after this: their timer stops first, which cancels the handshake timeouts still pending.
+     */
     @Override
     public void close() {
         connection.close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        shutdownAfterHandshakeTimeout(client, commandTimeout);
+    }
+
+    /**
+     * Shuts {@code client} down without blocking the caller, its event loop kept until every handshake timeout of its
+     * connection attempts has fired. Lettuce schedules that timeout (the command timeout) on the resources' timer
+     * when a channel registers and does not cancel it when the connect is refused; when it fires it closes the
+     * channel and adds a listener on the channel's event loop. Shut down at once (the old {@code shutdown(0, 1 s)}),
+     * that loop was gone by then and Netty logged {@code ERROR DefaultPromise.rejectedExecution ... Event loop shut
+     * down?} with a stack trace per attempt: the sent marks, whose resources live on, tried to connect on every read
+     * while Redis was down (246 such errors in 16 s). The quiet period keeps the loop until no task ran on it for the
+     * handshake timeout plus {@link #HANDSHAKE_MARGIN}, bounded by a further second.
+     */
+    static void shutdownAfterHandshakeTimeout(AbstractRedisClient client, Duration commandTimeout) {
+        long quietMs = commandTimeout.plus(HANDSHAKE_MARGIN).toMillis();
+        client.shutdownAsync(quietMs, quietMs + 1000, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 }
