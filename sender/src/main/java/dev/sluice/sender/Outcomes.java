@@ -25,6 +25,11 @@ import org.slf4j.LoggerFactory;
  */
 final class Outcomes {
     private static final Logger log = LoggerFactory.getLogger(Outcomes.class);
+    /** Interval of the "sent mark unreadable" summary line while Redis is down. */
+    static final long UNREADABLE_MARK_WARN_INTERVAL_MS = 10_000;
+    /** Every message meets an unreadable sent mark while Redis is down: one line per interval, not one per message. */
+    private final ThrottledWarning unreadableMark =
+            new ThrottledWarning(log, UNREADABLE_MARK_WARN_INTERVAL_MS, System::currentTimeMillis);
 
     private final ResultSink results;
     private final SentMarks sentMarks;
@@ -117,8 +122,8 @@ final class Outcomes {
             mark = sentMarks.get(m.getBotId(), m.getId());
         } catch (SentMarksUnavailableException e) {
             metrics.redisError("connection");
-            log.warn("sent mark of {} unreadable ({}); sending without the idempotency check", m.getId(),
-                    e.getMessage());
+            unreadableMark.warn("sent mark of " + m.getId() + " unreadable (" + e.getMessage()
+                    + "); sending without the idempotency check");
             mark = SentMarks.Mark.NONE;
         }
         p.sentMarkChecked(true);
