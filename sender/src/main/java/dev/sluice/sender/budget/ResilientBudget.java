@@ -125,7 +125,7 @@ public final class ResilientBudget implements BudgetPort {
                 .automaticTransitionFromOpenToHalfOpenEnabled(false)
                 .recordExceptions(BudgetUnavailableException.class)
                 .build());
-        breaker.getEventPublisher().onStateTransition(e -> log.warn("budget circuit {}", e.getStateTransition()));
+        breaker.getEventPublisher().onStateTransition(e -> CircuitLog.transition(log, e.getStateTransition()));
         for (BudgetState s : BudgetState.values()) {
             nanosInState.put(s, 0L);
         }
