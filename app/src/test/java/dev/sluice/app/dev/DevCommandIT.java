@@ -1,5 +1,8 @@
 package dev.sluice.app.dev;
 
+import static dev.sluice.app.dev.DevRuns.cli;
+import static dev.sluice.app.dev.DevRuns.event;
+import static dev.sluice.app.dev.DevRuns.read;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -8,8 +11,6 @@ import dev.sluice.app.tools.ResultsCommand;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.testkit.Ports;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -23,7 +24,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code sluice dev} as a user runs it: a child JVM (the shaded jar when {@code mvn verify} built it, else the test
@@ -33,7 +33,6 @@ import picocli.CommandLine;
  * and delivers new notifications. The terminal shows only the command's own lines.
  */
 class DevCommandIT {
-    private static final Duration START_BOUND = Duration.ofSeconds(150);
     private static final Duration STOP_BOUND = Duration.ofSeconds(DevCommand.STOP_BOUND.toSeconds() + 10);
 
     @TempDir
@@ -99,7 +98,7 @@ class DevCommandIT {
         start(args, out2, err2);
         String ready2 = awaitReady(out2, err2);
         assertThat(ready2).contains("restored ").contains("schema versions");
-        Run before = cli(new ResultsCommand(), "--config", config.toString());
+        DevRuns.Run before = cli(new ResultsCommand(), "--config", config.toString());
         assertThat(before.out()).as(before.err()).contains("results: 3 shown (DELIVERED 3)").contains("id=dev-2 chat=1002");
         Files.write(events, List.of(event("dev-4", "1003")));
         assertThat(cli(new ProduceCommand(), "--file", events.toString(), "--progress", "NONE", "--config", config.toString()).exit()).isZero();
@@ -122,11 +121,7 @@ class DevCommandIT {
     }
 
     private String awaitReady(Path out, Path err) {
-        await().atMost(START_BOUND).pollInterval(Duration.ofMillis(500)).until(() -> {
-            assertThat(child.isAlive()).as(() -> "sluice dev exited: " + read(out) + read(err)).isTrue();
-            return read(out).contains("Ctrl-C stops everything.");
-        });
-        return read(out);
+        return DevRuns.awaitReady(child, out, err);
     }
 
     private void stopAndCheckNothingLeft(List<ProcessHandle> descendants, List<Integer> ports, Path out) throws Exception {
@@ -152,28 +147,5 @@ class DevCommandIT {
         }
         assertThat(all).hasSize(fixed.size() + 2); // the topology and one sender
         return all;
-    }
-
-    private static String event(String id, String chat) {
-        return "{\"id\":\"" + id + "\",\"bot_id\":\"alerts\",\"chat_id\":\"" + chat + "\",\"kind\":\"hello\",\"event_class\":\"CRITICAL\","
-                + "\"text\":\"Hello " + id + "\",\"expires_at\":\"" + Instant.now().plus(Duration.ofMinutes(30)) + "\"}";
-    }
-
-    private record Run(int exit, String out, String err) {
-    }
-
-    private static Run cli(Object command, String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = new CommandLine(command).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
-        return new Run(exit, out.toString(), err.toString());
-    }
-
-    private static String read(Path p) {
-        try {
-            return Files.exists(p) ? Files.readString(p) : "";
-        } catch (IOException e) {
-            return "";
-        }
     }
 }

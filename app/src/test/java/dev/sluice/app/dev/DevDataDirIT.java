@@ -1,5 +1,9 @@
 package dev.sluice.app.dev;
 
+import static dev.sluice.app.dev.DevRuns.awaitReady;
+import static dev.sluice.app.dev.DevRuns.cli;
+import static dev.sluice.app.dev.DevRuns.event;
+import static dev.sluice.app.dev.DevRuns.read;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -8,8 +12,6 @@ import dev.sluice.app.tools.ResultsCommand;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.testkit.Ports;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -23,7 +25,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * One {@code sluice dev} per data dir, with real child JVMs: a second start on a dir in use refuses at once naming the
@@ -32,7 +33,6 @@ import picocli.CommandLine;
  * start on that dir and the same --redis-port stops that redis-server by its PID, says so, and comes up.
  */
 class DevDataDirIT {
-    private static final Duration START_BOUND = Duration.ofSeconds(150);
     private static final Duration STOP_BOUND = Duration.ofSeconds(DevCommand.STOP_BOUND.toSeconds() + 10);
 
     @TempDir
@@ -126,36 +126,5 @@ class DevDataDirIT {
         Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         children.add(p);
         return p;
-    }
-
-    private static String awaitReady(Process p, Path out, Path err) {
-        await().atMost(START_BOUND).pollInterval(Duration.ofMillis(500)).until(() -> {
-            assertThat(p.isAlive()).as(() -> "sluice dev exited: " + read(out) + read(err)).isTrue();
-            return read(out).contains("Ctrl-C stops everything.");
-        });
-        return read(out);
-    }
-
-    private static String event(String id, String chat) {
-        return "{\"id\":\"" + id + "\",\"bot_id\":\"alerts\",\"chat_id\":\"" + chat + "\",\"kind\":\"hello\",\"event_class\":\"CRITICAL\","
-                + "\"text\":\"Hello " + id + "\",\"expires_at\":\"" + Instant.now().plus(Duration.ofMinutes(30)) + "\"}";
-    }
-
-    private record Run(int exit, String out, String err) {
-    }
-
-    private static Run cli(Object command, String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = new CommandLine(command).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
-        return new Run(exit, out.toString(), err.toString());
-    }
-
-    private static String read(Path p) {
-        try {
-            return Files.exists(p) ? Files.readString(p) : "";
-        } catch (IOException e) {
-            return "";
-        }
     }
 }
