@@ -109,15 +109,7 @@ class DevCommandIT {
     }
 
     private void start(List<String> args, Path out, Path err) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx768m"));
-        Path jar = Path.of("target", "sluice.jar");
-        if (Files.exists(jar) && Files.getLastModifiedTime(jar).toInstant().isAfter(Instant.now().minus(Duration.ofHours(2)))) {
-            cmd.addAll(List.of("-jar", jar.toString()));
-        } else {
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.sluice.app.SluiceCli"));
-        }
-        cmd.addAll(args);
-        child = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        child = DevRuns.startSluice(args, out, err);
     }
 
     private String awaitReady(Path out, Path err) {

@@ -115,15 +115,7 @@ class DevDataDirIT {
     }
 
     private Process start(List<String> args, Path out, Path err) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx768m"));
-        Path jar = Path.of("target", "sluice.jar");
-        if (Files.exists(jar) && Files.getLastModifiedTime(jar).toInstant().isAfter(Instant.now().minus(Duration.ofHours(2)))) {
-            cmd.addAll(List.of("-jar", jar.toString()));
-        } else {
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.sluice.app.SluiceCli"));
-        }
-        cmd.addAll(args);
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        Process p = DevRuns.startSluice(args, out, err);
         children.add(p);
         return p;
     }

@@ -10,6 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import picocli.CommandLine;
 
 /** What the tests of {@code sluice dev} as a child process share: waiting for it, its files, a tool run, an event. */
@@ -18,6 +20,22 @@ final class DevRuns {
     static final Duration START_BOUND = Duration.ofSeconds(150);
 
     private DevRuns() {
+    }
+
+    /**
+     * Starts {@code sluice <args>} as a child JVM, output to the files: the packaged jar when it is fresh (built within 2 h),
+     * else this test's class path.
+     */
+    static Process startSluice(List<String> args, Path out, Path err) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx768m"));
+        Path jar = Path.of("target", "sluice.jar");
+        if (Files.exists(jar) && Files.getLastModifiedTime(jar).toInstant().isAfter(Instant.now().minus(Duration.ofHours(2)))) {
+            cmd.addAll(List.of("-jar", jar.toString()));
+        } else {
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.sluice.app.SluiceCli"));
+        }
+        cmd.addAll(args);
+        return new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     }
 
     /** A tool command's exit code and what it printed. */
