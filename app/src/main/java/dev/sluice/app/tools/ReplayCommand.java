@@ -12,10 +12,8 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -58,7 +56,9 @@ import picocli.CommandLine.Spec;
  *   {@code sluice.replay.source = <topic>:<partition>:<offset>}. Filters name a dead-letter header
  *   ({@code reason}, {@code error.class}, {@code source.topic}, with or without the {@code sluice.dlq.} prefix).</li>
  * </ul>
- * A filter value may list alternatives: {@code --filter status=FAILED,EXPIRED}. Matching is exact.
+ * A filter value may list alternatives: {@code --filter status=FAILED,EXPIRED}. Matching is exact; a result field
+ * that is an enum ({@code status}, {@code lane}, {@code event_class}) takes only its symbols: any other value is refused
+ * as a usage error naming the option, the value and the allowed ones ({@link ReplayArgs}).
  */
 @Command(name = "replay", mixinStandardHelpOptions = true,
         description = {"Republish delivery results (as their original notifications) or dead letters for backfill.",
@@ -120,6 +120,7 @@ public final class ReplayCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--to " + target + " is the --from topic");
         }
         boolean fromResults = from.equals(topics.deliveryResults());
+        Map<String, Set<String>> wanted = parseFilters(fromResults ? DeliveryResult.getClassSchema() : null); // before any I/O
         if (fromResults || from.equals(topics.dlq())) {
             List<String> needed = new ArrayList<>(List.of(from));
             if (!dryRun) {
@@ -133,9 +134,9 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         int rc;
         if (fromResults) {
-            rc = replayResults(s, topics, target, out, err);
+            rc = replayResults(s, topics, target, wanted, out, err);
         } else if (from.equals(topics.dlq())) {
-            rc = replayDeadLetters(s, target, out, err);
+            rc = replayDeadLetters(s, target, wanted, out, err);
         } else {
             throw new ParameterException(spec.commandLine(), "--from '" + from + "': expected the delivery results topic ("
                     + topics.deliveryResults() + ") or the dead-letter topic (" + topics.dlq() + ")");
@@ -145,8 +146,8 @@ public final class ReplayCommand implements Callable<Integer> {
         return rc;
     }
 
-    private int replayResults(Settings s, Topics topics, String target, PrintWriter out, PrintWriter err) {
-        Map<String, Set<String>> wanted = parseFilters(DeliveryResult.getClassSchema());
+    private int replayResults(Settings s, Topics topics, String target, Map<String, Set<String>> wanted, PrintWriter out,
+                              PrintWriter err) {
         CachedSchemaRegistryClient registry = CachedSchemaRegistryClient.fromSettings(s);
         Deserializer<DeliveryResult> results = new SpecificAvroSerde<>(registry, DeliveryResult.class).deserializer();
         Deserializer<Notification> notifications = new SpecificAvroSerde<>(registry, Notification.class).deserializer();
@@ -210,9 +211,10 @@ public final class ReplayCommand implements Callable<Integer> {
         return written < 0 ? 2 : 0;
     }
 
-    private int replayDeadLetters(Settings s, String target, PrintWriter out, PrintWriter err) {
+    private int replayDeadLetters(Settings s, String target, Map<String, Set<String>> filtersGiven, PrintWriter out,
+                                  PrintWriter err) {
         Map<String, Set<String>> wanted = new LinkedHashMap<>();
-        parseFilters(null).forEach((k, v) -> wanted.put(k.startsWith(DeadLetterHeaders.PREFIX) ? k : DeadLetterHeaders.PREFIX + k, v));
+        filtersGiven.forEach((k, v) -> wanted.put(k.startsWith(DeadLetterHeaders.PREFIX) ? k : DeadLetterHeaders.PREFIX + k, v));
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
         try (Progress p = Progress.open(progress, "replay: reading " + from, 0, err)) {
             TopicScan.scan(KafkaClients.reader(s, "sluice-replay"), from, since, until, p, r -> {
@@ -265,17 +267,16 @@ public final class ReplayCommand implements Callable<Integer> {
         return written.get();
     }
 
-    /** FIELD=V1,V2 → field → {V1, V2}; checks field names against {@code schema} when given. */
+    /**
+     * FIELD=V1,V2 → field → {V1, V2}; with {@code schema} (results) checks field names and enum values
+     * ({@link ReplayArgs#filters}): a value no record can have is a usage error, not a filter that matches nothing.
+     */
     private Map<String, Set<String>> parseFilters(Schema schema) {
-        Map<String, Set<String>> out = new LinkedHashMap<>();
-        filters.forEach((field, values) -> {
-            if (schema != null && schema.getField(field) == null) {
-                throw new ParameterException(spec.commandLine(), "--filter " + field + "=" + values + ": no such field in "
-                        + schema.getName() + " (fields: " + schema.getFields().stream().map(Schema.Field::name).collect(Collectors.joining(", ")) + ")");
-            }
-            out.put(field, new LinkedHashSet<>(Arrays.asList(values.split(","))));
-        });
-        return out;
+        try {
+            return ReplayArgs.filters(filters, schema);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
     }
 
     private static boolean matches(Map<String, Set<String>> wanted, java.util.function.Function<String, Object> value) {
