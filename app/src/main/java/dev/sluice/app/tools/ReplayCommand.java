@@ -62,7 +62,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "replay", mixinStandardHelpOptions = true,
         description = {"Republish delivery results (as their original notifications) or dead letters for backfill.",
-                "E.g. sluice replay --from delivery.results --to notifications.backfill --since 2025-07-30T00:00:00Z --filter status=FAILED"})
+                "E.g. sluice replay --from delivery.results --to notifications.backfill --since 2h --filter status=FAILED"})
 public final class ReplayCommand implements Callable<Integer> {
     /** Attribute added to a notification re-created from a delivery result. */
     public static final String REPLAYED_FROM_ATTRIBUTE = "sluice.replayed.from";
@@ -75,8 +75,11 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--to", paramLabel = "TOPIC", description = "Target topic (default: topic.notifications.backfill).")
     String to;
 
-    @Option(names = "--since", paramLabel = "ISO-8601", description = "Only records with a timestamp at or after this instant, e.g. 2025-07-30T00:00:00Z.")
-    Instant since;
+    @Option(names = "--since", paramLabel = "TIME", description = "Only records with a timestamp at or after this instant (2025-07-30T00:00:00Z) or this long ago (90s, 10m, 2h, 1d, PT30M).")
+    String sinceText;
+
+    /** {@link #sinceText} read once, at start ({@link ResultsCommand#parseSince}: the forms {@code sluice results} takes). */
+    private Instant since;
 
     @Option(names = "--until", paramLabel = "ISO-8601", description = "Only records with a timestamp before this instant.")
     Instant until;
@@ -110,6 +113,11 @@ public final class ReplayCommand implements Callable<Integer> {
     private int replay() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        try {
+            since = sinceText == null ? null : ResultsCommand.parseSince(sinceText, Instant.now());
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
         Settings s = config.load();
         Topics topics = Topics.from(s);
         String target = to != null ? to : topics.notificationsBackfill();

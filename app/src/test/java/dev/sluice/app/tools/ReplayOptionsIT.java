@@ -113,6 +113,31 @@ class ReplayOptionsIT {
         assertThat(good.out()).contains("2 results matched");
     }
 
+    @Test
+    void sinceTakesAnInstantOrADurationBackFromNowAndNamesABadValue() {
+        Run hour = replay("--filter", "status=FAILED", "--since", "1h");
+        assertThat(hour.exit()).as(hour.out() + hour.err()).isZero();
+        assertThat(hour.out()).contains("1 results matched").contains("1 notifications found");
+
+        Run minutes = replay("--filter", "status=FAILED", "--since", "240m");
+        assertThat(minutes.out()).as(minutes.err()).contains("2 results matched");
+
+        Run iso = replay("--filter", "status=FAILED", "--since", "PT2H30M");
+        assertThat(iso.out()).as(iso.err()).contains("1 results matched");
+
+        Run instant = replay("--filter", "status=FAILED", "--since", Instant.now().minus(Duration.ofHours(4)).toString());
+        assertThat(instant.out()).as(instant.err()).contains("2 results matched");
+
+        Run bad = replay("--since", "3 hours");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).contains("--since '3 hours': expected an ISO-8601 instant (2025-07-30T00:00:00Z) or an amount"
+                + " ago (90s, 10m, 2h, 1d)");
+        assertThat(bad.out()).doesNotContain("results matched");
+
+        Run help = run(new ReplayCommand(), "--help");
+        assertThat(help.out()).contains("--since").contains("10m").contains("PT30M");
+    }
+
     private static DeliveryResult failed(String id) {
         return DeliveryResult.newBuilder().setMessageId(id).setBotId("alerts").setChatId("7").setStatus(DeliveryStatus.FAILED)
                 .setLane(Lane.LIVE).setResultAt(Instant.now()).setReason("Bad Request: chat not found").build();
