@@ -25,15 +25,18 @@ import org.slf4j.LoggerFactory;
  * one keyed by its normalised chat id to {@code <lane>-route} when the producer keyed it so in that key's partition
  * ({@link ChatKeyedInput}), else to the {@code by-chat} repartition; any other, with its original key and value bytes and the
  * {@link DeadLetterHeaders} added, to {@code <lane>-dlq-sink}, so the stream keeps running and nothing is lost, plus a
- * FAILED result carrying the reason to {@code <lane>-dlq-results-sink} when the notification's id could be read (at most {@value #MAX_RESULT_ID_BYTES} bytes, so the result itself stays
- * small). A retriable registry failure (registry down) is not the record's fault: it is rethrown, the stream
+ * FAILED result carrying the reason to {@code <lane>-dlq-results-sink} when the notification's id could be read (an id
+ * over {@value #MAX_RESULT_ID_BYTES} bytes shortened in it, so the result itself stays small). Reasons echo at most the
+ * first 40 characters of a value and its length ({@link NotificationValidator#shortened}), never a whole oversized id. A retriable registry failure (registry down) is not the record's fault: it is rethrown, the stream
  * thread fails and is replaced, and the record is read again from the last commit. Stateless; one instance
  * per task, used by its stream thread only.
  */
 final class ValidateProcessor extends ContextualProcessor<byte[], byte[], Object, Object> {
     private static final Logger log = LoggerFactory.getLogger(ValidateProcessor.class);
-    /** Largest id a dead-letter result carries (a longer id is dead-lettered without a result). */
+    /** Largest id a dead-letter result carries whole (a longer one is carried shortened: {@link #resultFor}). */
     static final int MAX_RESULT_ID_BYTES = 64 * 1024;
+    /** Characters of an over-long id a dead-letter result's {@code message_id} keeps. */
+    static final int RESULT_ID_PREFIX_CHARS = 64;
     private final Deserializer<Notification> deserializer;
     private final LaneSpec spec;
     private final long scheduleMaxHorizonMs;
@@ -118,13 +121,23 @@ final class ValidateProcessor extends ContextualProcessor<byte[], byte[], Object
         }
     }
 
-    /** The FAILED result for a notification that was read but is invalid, when its id can name it; else null. */
+    /**
+     * The FAILED result for a notification that was read but is invalid, when it has an id; else null. Its
+     * {@code message_id} is the id (what the producer correlates the result with); an id over
+     * {@value #MAX_RESULT_ID_BYTES} bytes is carried as its first {@value #RESULT_ID_PREFIX_CHARS} characters and its
+     * length, said in the reason, so the notification still ends with exactly one result and the result stays small.
+     */
     private DeliveryResult resultFor(Notification read, String reason) {
-        if (read == null || read.getId() == null || read.getId().isBlank()
-                || read.getId().getBytes(StandardCharsets.UTF_8).length > MAX_RESULT_ID_BYTES) {
+        if (read == null || read.getId() == null || read.getId().isBlank()) {
             return null;
         }
-        return Outbound.deadLettered(read.getId(), limited(read.getBotId()), limited(ChatIds.normalise(read.getChatId())),
+        String id = read.getId();
+        if (id.getBytes(StandardCharsets.UTF_8).length > MAX_RESULT_ID_BYTES) {
+            int keep = Character.isHighSurrogate(id.charAt(RESULT_ID_PREFIX_CHARS - 1)) ? RESULT_ID_PREFIX_CHARS - 1 : RESULT_ID_PREFIX_CHARS;
+            id = id.substring(0, keep) + "\u2026 (" + id.length() + " characters)";
+            reason = reason + "; message_id is the id's first " + RESULT_ID_PREFIX_CHARS + " characters";
+        }
+        return Outbound.deadLettered(id, limited(read.getBotId()), limited(ChatIds.normalise(read.getChatId())),
                 read.getEventClass(), spec.lane(), spec.dlqTopic(), reason, context().currentSystemTimeMs());
     }
 
