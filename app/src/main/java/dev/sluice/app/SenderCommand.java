@@ -38,13 +38,13 @@ public final class SenderCommand implements Callable<Integer> {
 
     /**
      * Builds the service on the process registry, serves health, starts it. Liveness: the consumer and
-     * dispatch loops run. Readiness: they run, the budget mode is one this configuration accepts and the provider rejects
-     * no bot's token.
+     * dispatch loops run. Readiness: they run, the consumer is connected to a broker, the budget mode is one this
+     * configuration accepts and the provider rejects no bot's token.
      */
     public static SenderService start(SenderConfig cfg, ProcessOps ops) {
         SenderService service = new SenderService(cfg, ops.registry());
         ops.serve(HealthCheck.senderAlive(service::isRunning),
-                HealthCheck.senderReady(service::isRunning, service::budgetState, acceptedFallbacks(cfg),
+                HealthCheck.senderReady(service::isRunning, service::kafkaConnected, service::budgetState, acceptedFallbacks(cfg),
                         service::tokenRejectedBots));
         service.start();
         return service;

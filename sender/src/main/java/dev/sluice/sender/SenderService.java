@@ -127,6 +127,22 @@ public final class SenderService implements AutoCloseable {
         return wiring.budget.state();
     }
 
+    /**
+     * Whether the outbox consumer holds at least one open broker connection right now (its {@code connection-count}
+     * metric, read from the client's metrics map, which is safe from any thread): a readiness input. With no broker
+     * reachable it drops to 0 within a few reconnect attempts, and the sender can neither consume nor write results;
+     * the loops keep running and reconnect by themselves, so this is not a liveness input.
+     */
+    public boolean kafkaConnected() {
+        for (var e : wiring.consumer.metrics().entrySet()) {
+            if (e.getKey().name().equals("connection-count") && e.getKey().group().equals("consumer-metrics")
+                    && e.getValue().metricValue() instanceof Number n && n.doubleValue() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Bots whose token the provider rejects right now (401/404): their lanes are parked; a readiness input. */
     public java.util.Set<String> tokenRejectedBots() {
         return wiring.processor.tokenRejections().rejectedBots();

@@ -76,18 +76,36 @@ public interface HealthCheck {
      */
     static HealthCheck senderReady(BooleanSupplier consumerRunning, Supplier<BudgetState> budgetMode,
                                    Set<BudgetState> allowedFallbacks, Supplier<Set<String>> tokenRejectedBots) {
+        return senderReady(consumerRunning, null, budgetMode, allowedFallbacks, tokenRejectedBots);
+    }
+
+    /**
+     * As {@link #senderReady(BooleanSupplier, Supplier, Set, Supplier)}, and also down while its Kafka consumer has no
+     * connection to any broker (the detail {@code kafka} says {@code connected} or {@code no connection to any broker}):
+     * then it can neither consume nor write results, though its loops run. Redis is not checked here: the budget mode
+     * says what a Redis outage does (local-fallback keeps sending, so ready; fail-closed is {@code paused}, not ready).
+     *
+     * @param kafkaConnected null: not checked (no {@code kafka} detail)
+     */
+    static HealthCheck senderReady(BooleanSupplier consumerRunning, BooleanSupplier kafkaConnected,
+                                   Supplier<BudgetState> budgetMode, Set<BudgetState> allowedFallbacks,
+                                   Supplier<Set<String>> tokenRejectedBots) {
         return () -> {
             boolean running = consumerRunning.getAsBoolean();
+            boolean kafka = kafkaConnected == null || kafkaConnected.getAsBoolean();
             BudgetState mode = budgetMode.get();
             Map<String, String> d = new LinkedHashMap<>();
             d.put("consumer", running ? "running" : "stopped");
+            if (kafkaConnected != null) {
+                d.put("kafka", kafka ? "connected" : "no connection to any broker");
+            }
             d.put("budget_mode", mode == null ? "unknown" : mode.name().toLowerCase());
             Set<String> rejected = tokenRejectedBots.get();
             if (!rejected.isEmpty()) {
                 d.put("token_rejected", String.join(",", rejected));
             }
             boolean modeOk = mode == BudgetState.SHARED || (mode != null && allowedFallbacks.contains(mode));
-            return running && modeOk && rejected.isEmpty() ? Health.up(d) : Health.down(d);
+            return running && kafka && modeOk && rejected.isEmpty() ? Health.up(d) : Health.down(d);
         };
     }
 }
