@@ -26,7 +26,9 @@ public final class ConfigOptions {
 
     Settings load(Map<String, String> env) {
         Set<String> fromFile = Settings.load(configFile, Map.of()).asMap().keySet();
-        Settings s = Settings.load(configFile, env);
+        Set<String> defined = new java.util.TreeSet<>(ConfigKeys.topology()); // SLUICE_* reaches each, dashes or not
+        defined.addAll(ConfigKeys.sender());
+        Settings s = Settings.load(configFile, env, defined);
         for (Map.Entry<String, String> e : overrides.entrySet()) {
             s = s.with(e.getKey(), e.getValue());
         }

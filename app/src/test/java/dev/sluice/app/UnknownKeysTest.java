@@ -99,6 +99,16 @@ class UnknownKeysTest {
     }
 
     @Test
+    void every_defined_key_is_reached_by_its_environment_variable() {
+        java.util.Set<String> all = new java.util.TreeSet<>(ConfigKeys.topology());
+        all.addAll(ConfigKeys.sender());
+        for (String key : all) {
+            Settings s = options(null).load(Map.of(Settings.envName(key), "1"));
+            assertThat(s.asMap()).as(Settings.envName(key)).containsOnlyKeys(key);
+        }
+    }
+
+    @Test
     void the_nearest_key_is_offered_only_when_it_is_near() {
         assertThat(UnknownKeys.hint("nonexistent.key")).isEmpty();
         assertThat(UnknownKeys.distance("budget.global.rate.per.sec", "budget.global.rate.per.s")).isEqualTo(2);

@@ -5,17 +5,32 @@ import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
  * Immutable view of Kafka-style properties ({@code digest.flush.interval.ms}) with environment
  * overrides: {@code SLUICE_DIGEST_FLUSH_INTERVAL_MS} overrides {@code digest.flush.interval.ms}
- * (upper case, dots and dashes become underscores, prefix {@code SLUICE_}).
+ * (upper case, dots and dashes become underscores, prefix {@code SLUICE_}: {@link #envName}).
+ *
+ * <p>Environment variables ({@link #withEnvironment(Map, Collection)}): a variable sets the key whose env form it is,
+ * among the keys already given (file, {@code -D}) and the keys the process defines, so a key with a dash is reached
+ * too ({@code SLUICE_A_RETRY_AFTER_MS} sets {@code a.retry-after.ms}); a variable two such keys share is refused. A
+ * variable no such key matches becomes the lower-case dotted key ({@code SLUICE_BOT_ALERTS_TOKEN} sets
+ * {@code bot.alerts.token}, a member of a family), which the caller checks like any key (app's {@code UnknownKeys}:
+ * refused when in Sluice's namespace). A family member whose id has a dash or an underscore ({@code bot.<id>.token}
+ * with the id {@code alerts-v2}) cannot be told apart in a variable name: give it in the file or with {@code -D}, or
+ * name it there (any value) and the variable then overrides it.
  *
  * <p>Typed getters validate and fail with a {@link ConfigException} naming the key and the value.
  * Config classes (e.g. {@code SenderConfig}) read their fields from here once, at start, and are
@@ -41,6 +56,14 @@ public final class Settings {
 
     /** Properties file (may be null) overlaid with matching {@code SLUICE_*} environment variables. */
     public static Settings load(Path propertiesFile, Map<String, String> env) {
+        return load(propertiesFile, env, Set.of());
+    }
+
+    /**
+     * As {@link #load(Path, Map)}, the variables matched against {@code definedKeys} too
+     * ({@link #withEnvironment(Map, Collection)}).
+     */
+    public static Settings load(Path propertiesFile, Map<String, String> env, Collection<String> definedKeys) {
         Map<String, String> merged = new LinkedHashMap<>();
         if (propertiesFile != null) {
             Properties p = new Properties();
@@ -51,27 +74,39 @@ public final class Settings {
             }
             p.stringPropertyNames().forEach(k -> merged.put(k, p.getProperty(k).trim()));
         }
-        return of(merged).withEnvironment(env);
+        return of(merged).withEnvironment(env, definedKeys);
+    }
+
+    /** {@link #withEnvironment(Map, Collection)} matching only the keys already given. */
+    public Settings withEnvironment(Map<String, String> env) {
+        return withEnvironment(env, Set.of());
     }
 
     /**
-     * Overlays environment variables. A variable {@code SLUICE_A_B_C} overrides every known key whose
-     * env form is {@code A_B_C}; unknown variables become lower-case dotted keys ({@code a.b.c}).
+     * Overlays environment variables. A variable {@code SLUICE_A_B_C} sets the key whose {@link #envName} it is, among
+     * the keys given here and {@code definedKeys}; when none matches, the lower-case dotted key {@code a.b.c}.
+     *
+     * @param definedKeys the keys the process reads (may contain dashes)
+     * @throws ConfigException when two of those keys have the variable's name as their env form
      */
-    public Settings withEnvironment(Map<String, String> env) {
+    public Settings withEnvironment(Map<String, String> env, Collection<String> definedKeys) {
+        Set<String> candidates = new TreeSet<>(definedKeys);
+        candidates.addAll(values.keySet());
+        Map<String, List<String>> byEnvName = new TreeMap<>();
+        candidates.forEach(k -> byEnvName.computeIfAbsent(envName(k), n -> new ArrayList<>()).add(k));
         Map<String, String> merged = new LinkedHashMap<>(values);
-        for (Map.Entry<String, String> e : env.entrySet()) {
-            if (!e.getKey().startsWith(ENV_PREFIX) || e.getKey().length() == ENV_PREFIX.length()) {
+        for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
+            String name = e.getKey();
+            if (!name.startsWith(ENV_PREFIX) || name.length() == ENV_PREFIX.length()) {
                 continue;
             }
-            String envKey = e.getKey().substring(ENV_PREFIX.length());
-            String match = null;
-            for (String k : values.keySet()) {
-                if (envName(k).equals(envKey)) {
-                    match = k;
-                }
+            List<String> matches = byEnvName.getOrDefault(name, List.of());
+            if (matches.size() > 1) {
+                throw new ConfigException("config", "environment variable " + name + " could set '"
+                        + String.join("' or '", matches) + "'; set the key in --config FILE or with -D");
             }
-            merged.put(match != null ? match : envKey.toLowerCase().replace('_', '.'), e.getValue().trim());
+            merged.put(matches.isEmpty() ? name.substring(ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '.')
+                    : matches.get(0), e.getValue().trim());
         }
         return new Settings(merged);
     }
