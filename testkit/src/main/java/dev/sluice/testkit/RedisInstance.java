@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -27,7 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A started process is stopped only through its own {@link Process} handle: {@code destroy()}
  * (SIGTERM), then {@code destroyForcibly()} after {@value #STOP_GRACE_SECONDS} s. A JVM shutdown hook
- * stops it too if {@link #close()} was never called. The password, if any, is never in
+ * stops it too if {@link #close()} was never called; an owner that stops its parts in order in a shutdown hook of its
+ * own calls {@link #stopOnExitOnlyAfterClose(Duration)}, so that this hook does not race it. The password, if any, is never in
  * {@link #url()} or {@link #toString()}; read it with {@link #password()}.
  */
 public final class RedisInstance implements AutoCloseable {
@@ -52,6 +54,10 @@ public final class RedisInstance implements AutoCloseable {
     private Process process;
     private Thread shutdownHook;
     private boolean closed;
+    /** Counted down when {@link #close()} has stopped the server; the JVM exit hook may wait on it. */
+    private final CountDownLatch closedLatch = new CountDownLatch(1);
+    /** How long the JVM exit hook waits for {@link #close()} before stopping the server itself; zero: not at all. */
+    private volatile Duration exitWaitForClose = Duration.ZERO;
 
     private RedisInstance(Source source, String host, int port, String url, Path binary, String password, Path workDir) {
         this.source = source;
@@ -102,7 +108,7 @@ public final class RedisInstance implements AutoCloseable {
             instance.persistent = dataDir != null;
             try {
                 instance.startProcess();
-                instance.shutdownHook = new Thread(instance::stopQuietly, "sluice-redis-stop-" + port);
+                instance.shutdownHook = new Thread(instance::onJvmExit, "sluice-redis-stop-" + port);
                 Runtime.getRuntime().addShutdownHook(instance.shutdownHook);
                 LOG.info("redis-server ({}) started on 127.0.0.1:{}", source, port);
                 return instance;
@@ -286,6 +292,39 @@ public final class RedisInstance implements AutoCloseable {
         }
     }
 
+    /**
+     * For an owner that stops this server itself, in order, from its own shutdown hook (e.g. {@code sluice dev}: the
+     * senders first, then the topology, then Redis): on JVM exit this instance's hook then waits up to {@code bound}
+     * for {@link #close()} instead of stopping the server at once, which would race the owner (the senders would
+     * lose Redis while still sending). If close() does not come within the bound (the JVM exits without the owner
+     * closing), the hook still stops the leftover server.
+     *
+     * @return this
+     */
+    public RedisInstance stopOnExitOnlyAfterClose(Duration bound) {
+        if (bound.isNegative()) {
+            throw new IllegalArgumentException("bound " + bound + ": expected zero or more");
+        }
+        exitWaitForClose = bound;
+        return this;
+    }
+
+    /** What the JVM shutdown hook runs (package-private for tests). */
+    void onJvmExit() {
+        Duration wait = exitWaitForClose;
+        if (!wait.isZero()) {
+            try {
+                if (closedLatch.await(wait.toMillis(), TimeUnit.MILLISECONDS)) {
+                    return; // the owner closed it, in its order
+                }
+                LOG.warn("redis-server on port {} not closed by its owner within {}; stopping it", port, wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        stopQuietly();
+    }
+
     private synchronized void stopQuietly() {
         Process p = process;
         if (p == null || !p.isAlive()) {
@@ -313,9 +352,11 @@ public final class RedisInstance implements AutoCloseable {
         }
         closed = true;
         if (!isManaged()) {
+            closedLatch.countDown();
             return;
         }
         stopQuietly();
+        closedLatch.countDown();
         if (shutdownHook != null) {
             try {
                 Runtime.getRuntime().removeShutdownHook(shutdownHook);
