@@ -163,10 +163,10 @@ public final class ReplayCommand implements Callable<Integer> {
         // 1. The matching results: which notification ids to re-create, and the status each ended with.
         Map<String, String> statusById = new LinkedHashMap<>();
         AtomicLong matched = new AtomicLong();
-        AtomicLong undecodable = new AtomicLong();
+        DecodeTally decodes = new DecodeTally();
         try (Progress p = Progress.open(progress, "replay: reading " + from, 0, err)) {
             TopicScan.scan(KafkaClients.reader(s, "sluice-replay"), from, since, until, p, r -> {
-                DeliveryResult result = decode(results, r, undecodable);
+                DeliveryResult result = decodes.decode(results, r);
                 if (result == null || !matches(wanted, name -> result.get(name))) {
                     return;
                 }
@@ -184,7 +184,7 @@ public final class ReplayCommand implements Callable<Integer> {
             for (String topic : sourceTopics) {
                 try (Progress p = Progress.open(progress, "replay: finding notifications in " + topic, 0, err)) {
                     TopicScan.scan(KafkaClients.reader(s, "sluice-replay"), topic, null, null, p, r -> {
-                        Notification n = decode(notifications, r, undecodable);
+                        Notification n = decodes.decode(notifications, r);
                         if (n != null && statusById.containsKey(n.getId()) && !found.containsKey(n.getId())) {
                             found.put(n.getId(), n);
                             p.message(found.size() + "/" + statusById.size() + " found");
@@ -192,6 +192,9 @@ public final class ReplayCommand implements Callable<Integer> {
                     });
                 }
             }
+        }
+        if (decodes.noneDecoded()) {
+            throw decodes.noneDecodedError(s.string("schema.registry.url", "(schema.registry.url not set)"));
         }
         List<String> missing = statusById.keySet().stream().filter(id -> !found.containsKey(id)).toList();
 
@@ -210,7 +213,7 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         out.printf("replay: %d results matched %s in %s; %d notifications found in %s; %d %s %s%s%n",
                 matched.get(), describeFilters(), from, found.size(), sourceTopics, dryRun ? found.size() : written,
-                dryRun ? "would be written to" : "written to", target, undecodable.get() > 0 ? "; " + undecodable.get() + " undecodable records skipped" : "");
+                dryRun ? "would be written to" : "written to", target, decodes.undecodable() > 0 ? "; " + decodes.undecodable() + " undecodable records skipped" : "");
         if (!missing.isEmpty()) {
             out.printf("replay: %d notifications not found (past retention?): %s%s%n", missing.size(),
                     missing.stream().limit(20).collect(Collectors.joining(", ")), missing.size() > 20 ? ", ..." : "");
@@ -300,15 +303,6 @@ public final class ReplayCommand implements Callable<Integer> {
     private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
         Header h = r.headers().lastHeader(name);
         return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
-    }
-
-    private static <T> T decode(Deserializer<T> d, ConsumerRecord<byte[], byte[]> r, AtomicLong undecodable) {
-        try {
-            return r.value() == null ? null : d.deserialize(r.topic(), r.headers(), r.value());
-        } catch (RuntimeException e) {
-            undecodable.incrementAndGet();
-            return null;
-        }
     }
 
     private String describeFilters() {

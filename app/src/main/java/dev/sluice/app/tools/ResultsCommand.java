@@ -109,7 +109,7 @@ public final class ResultsCommand implements Callable<Integer> {
         Deserializer<Notification> notifications = new SpecificAvroSerde<>(registry, Notification.class).deserializer();
         Map<String, Long> byStatus = new TreeMap<>();
         Set<String> seenIds = new LinkedHashSet<>();
-        long[] undecodable = {0};
+        DecodeTally decodes = new DecodeTally();
 
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch finished = new CountDownLatch(1);
@@ -132,9 +132,8 @@ public final class ResultsCommand implements Callable<Integer> {
             }, r -> {
                 ResultLine line;
                 if (r.topic().equals(topics.deliveryResults())) {
-                    DeliveryResult result = decode(results, r);
+                    DeliveryResult result = decodes.decode(results, r);
                     if (result == null) {
-                        undecodable[0]++;
                         return;
                     }
                     line = ResultLine.of(result, r);
@@ -157,10 +156,15 @@ public final class ResultsCommand implements Callable<Integer> {
             });
         } finally {
             PrintWriter summaryTo = json ? err : out;
+            if (decodes.noneDecoded()) {
+                finished.countDown(); // the error below is the one line: not "0 shown"
+                removeHook(hook, stop);
+                throw decodes.noneDecodedError(s.string("schema.registry.url", "(schema.registry.url not set)"));
+            }
             long total = byStatus.values().stream().mapToLong(Long::longValue).sum();
             summaryTo.println("results: " + total + " shown" + (total == 0 ? "" : " ("
                     + byStatus.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", ")) + ")")
-                    + " from " + String.join(" and ", read) + (undecodable[0] > 0 ? "; " + undecodable[0] + " undecodable records skipped" : ""));
+                    + " from " + String.join(" and ", read) + (decodes.undecodable() > 0 ? "; " + decodes.undecodable() + " undecodable records skipped" : ""));
             if (ids != null) {
                 List<String> missing = ids.stream().filter(id -> !seenIds.contains(id)).toList();
                 if (!missing.isEmpty()) {
@@ -170,15 +174,19 @@ public final class ResultsCommand implements Callable<Integer> {
             }
             summaryTo.flush();
             finished.countDown();
-            if (follow && !stop.get()) {
-                try {
-                    Runtime.getRuntime().removeShutdownHook(hook);
-                } catch (IllegalStateException shuttingDown) {
-                    // the JVM is already stopping; the hook waits for the latch counted down above
-                }
-            }
+            removeHook(hook, stop);
         }
         return ids != null && !seenIds.containsAll(ids) ? EXIT_ID_WITHOUT_RESULT : 0;
+    }
+
+    private void removeHook(Thread hook, AtomicBoolean stop) {
+        if (follow && !stop.get()) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the JVM is already stopping; the hook waits for the latch counted down before
+            }
+        }
     }
 
     private Set<String> checkStatuses() {
