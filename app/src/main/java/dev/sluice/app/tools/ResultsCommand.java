@@ -209,35 +209,54 @@ public final class ResultsCommand implements Callable<Integer> {
         return wanted;
     }
 
-    /** An ISO-8601 instant, or an amount ago: {@code 90s}, {@code 10m}, {@code 2h}, {@code 1d}, {@code PT10M}. */
+    /**
+     * An ISO-8601 instant, or an amount ago: {@code 90s}, {@code 10m}, {@code 2h}, {@code 1d}, {@code PT10M}. A time
+     * before 1970 (an instant, or an amount reaching back that far, however large) is the beginning of the topic:
+     * {@link Instant#EPOCH}, as Kafka cannot look up a negative timestamp.
+     */
     static Instant parseSince(String text, Instant now) {
         String t = text.trim();
         try {
-            return Instant.parse(t);
+            return atLeastEpoch(Instant.parse(t));
         } catch (DateTimeParseException notAnInstant) {
             // try a duration below
         }
         try {
             if (t.toUpperCase(Locale.ROOT).startsWith("P")) {
-                return now.minus(Duration.parse(t));
+                return ago(now, Duration.parse(t));
             }
             if (t.length() >= 2) {
                 long n = Long.parseLong(t.substring(0, t.length() - 1));
-                Duration d = switch (Character.toLowerCase(t.charAt(t.length() - 1))) {
-                    case 's' -> Duration.ofSeconds(n);
-                    case 'm' -> Duration.ofMinutes(n);
-                    case 'h' -> Duration.ofHours(n);
-                    case 'd' -> Duration.ofDays(n);
-                    default -> null;
+                char unit = Character.toLowerCase(t.charAt(t.length() - 1));
+                long secondsPerUnit = switch (unit) {
+                    case 's' -> 1;
+                    case 'm' -> 60;
+                    case 'h' -> 3600;
+                    case 'd' -> 86_400;
+                    default -> -1;
                 };
-                if (d != null && !d.isNegative()) {
-                    return now.minus(d);
+                if (secondsPerUnit > 0 && n >= 0) {
+                    if (n > now.getEpochSecond() / secondsPerUnit) {
+                        return Instant.EPOCH; // reaches back before 1970 (or past what a Duration holds)
+                    }
+                    return ago(now, Duration.ofSeconds(n * secondsPerUnit));
                 }
             }
         } catch (NumberFormatException | DateTimeParseException e) {
             // reported below
         }
         throw new IllegalArgumentException("--since '" + text + "': expected an ISO-8601 instant (2025-07-30T00:00:00Z) or an amount ago (90s, 10m, 2h, 1d)");
+    }
+
+    private static Instant ago(Instant now, Duration d) {
+        if (d.isNegative()) {
+            throw new DateTimeParseException("negative", d.toString(), 0);
+        }
+        return d.getSeconds() >= now.getEpochSecond() ? Instant.EPOCH : atLeastEpoch(now.minus(d));
+    }
+
+    private static Instant atLeastEpoch(Instant t) {
+        return t.isBefore(Instant.EPOCH) ? Instant.EPOCH : t;
     }
 
     private static <T> T decode(Deserializer<T> d, ConsumerRecord<byte[], byte[]> r) {

@@ -120,6 +120,18 @@ class ToolInputsIT {
         assertThat(some.out()).contains("results: 2 shown (FAILED 2)").contains("1 undecodable records skipped");
     }
 
+    @Test
+    void sinceBefore1970OrAHugeAmountReadsFromTheBeginning() {
+        for (String since : List.of("30000d", "1969-12-31T00:00:00Z", "2562047788015d", "P40000D", "106751991167301d")) {
+            Run results = run(new ResultsCommand(), "--since", since);
+            assertThat(results.exit()).as(since + ": " + results.out() + results.err()).isZero();
+            assertThat(results.out()).as(since).contains("results: 2 shown (FAILED 2)");
+            Run replay = run(new ReplayCommand(), "--from", TOPICS.deliveryResults(), "--dry-run", "--progress", "none", "--since", since);
+            assertThat(replay.exit()).as(since + ": " + replay.out() + replay.err()).isIn(0, 1); // 1: the forged id has no notification
+            assertThat(replay.out()).as(since).contains("2 results matched");
+        }
+    }
+
     private static DeliveryResult failed(String id) {
         return DeliveryResult.newBuilder().setMessageId(id).setBotId("alerts").setChatId("7").setStatus(DeliveryStatus.FAILED)
                 .setLane(Lane.LIVE).setResultAt(Instant.now()).setReason("Bad Request: chat not found").build();
