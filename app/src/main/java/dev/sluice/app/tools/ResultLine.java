@@ -76,10 +76,10 @@ public record ResultLine(String id, String status, String chat, String botId, St
         StringBuilder sb = new StringBuilder();
         sb.append(resultAt != null ? resultAt : recordAt).append(' ')
                 .append(String.format(Locale.ROOT, "%-16s", status))
-                .append(" id=").append(id)
-                .append(" chat=").append(chat == null ? "-" : chat);
+                .append(" id=").append(escape(id))
+                .append(" chat=").append(chat == null ? "-" : escape(chat));
         if (eventClass != null) {
-            sb.append(" class=").append(eventClass);
+            sb.append(" class=").append(escape(eventClass));
         }
         sb.append(" lag_ms=").append(lagMs == null ? "-" : lagMs.toString());
         if (!foldedIds.isEmpty()) {
@@ -92,9 +92,43 @@ public record ResultLine(String id, String status, String chat, String botId, St
             sb.append(" error_code=").append(errorCode);
         }
         if (reason != null) {
-            sb.append(" reason=").append(ToolErrors.safe(reason).replace('\n', ' '));
+            sb.append(" reason=").append(escape(ToolErrors.safe(reason)));
         }
         return sb.toString();
+    }
+
+    /**
+     * For the one-line text: a control character (and a backslash, so the escape is unambiguous) written as an escape,
+     * backslash-n, -r, -t, two backslashes, else backslash-u and four hex digits (as JSON does); so an id or text cannot forge a second
+     * line or rewrite the terminal.
+     */
+    static String escape(String text) {
+        if (text == null) {
+            return null;
+        }
+        StringBuilder sb = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            String rep = switch (c) {
+                case '\n' -> "\\n";
+                case '\r' -> "\\r";
+                case '\t' -> "\\t";
+                case '\\' -> "\\\\";
+                default -> Character.isISOControl(c) || c == '\u2028' || c == '\u2029'
+                        ? String.format(Locale.ROOT, "\\u%04X", (int) c) : null;
+            };
+            if (rep != null && sb == null) {
+                sb = new StringBuilder(text.length() + 8).append(text, 0, i);
+            }
+            if (sb != null) {
+                if (rep != null) {
+                    sb.append(rep);
+                } else {
+                    sb.append(c);
+                }
+            }
+        }
+        return sb == null ? text : sb.toString();
     }
 
     /**

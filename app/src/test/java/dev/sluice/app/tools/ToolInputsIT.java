@@ -132,6 +132,18 @@ class ToolInputsIT {
         }
     }
 
+    @Test
+    void textOutputEscapesControlCharactersSoAnIdCannotForgeALine() {
+        Run text = run(new ResultsCommand());
+        assertThat(text.out()).contains("id=nl-2\\nFAKE DELIVERED chat=7");
+        assertThat(text.out().lines()).noneMatch(l -> l.startsWith("FAKE"));
+        assertThat(text.out().lines()).hasSize(3); // two results and the summary
+
+        Run json = run(new ResultsCommand(), "--json");
+        assertThat(json.out()).contains("\"message_id\":\"nl-2\\nFAKE DELIVERED\"");
+        assertThat(ResultLine.escape("a\tb\u0007c\\d\re")).isEqualTo("a\\tb\\u0007c\\\\d\\re");
+    }
+
     private static DeliveryResult failed(String id) {
         return DeliveryResult.newBuilder().setMessageId(id).setBotId("alerts").setChatId("7").setStatus(DeliveryStatus.FAILED)
                 .setLane(Lane.LIVE).setResultAt(Instant.now()).setReason("Bad Request: chat not found").build();
