@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import dev.sluice.topology.DeadLetterHeaders;
 import org.apache.avro.Schema;
 
 /**
@@ -48,6 +49,28 @@ final class ReplayArgs {
             out.put(field, wanted);
         });
         return out;
+    }
+
+    /** The dead-letter headers a filter may name, without their common prefix. */
+    static final List<String> DEAD_LETTER_FIELDS = List.of(DeadLetterHeaders.REASON, DeadLetterHeaders.ERROR_CLASS,
+            DeadLetterHeaders.SOURCE_TOPIC, DeadLetterHeaders.SOURCE_PARTITION, DeadLetterHeaders.SOURCE_OFFSET).stream()
+            .map(h -> h.substring(DeadLetterHeaders.PREFIX.length())).toList();
+
+    /**
+     * {@code HEADER=V1,V2} for the dead-letter topic: the header must be one the topology writes ({@code reason},
+     * {@code error.class}, {@code source.topic}, ..., also with their {@code sluice.dlq.} prefix).
+     *
+     * @throws IllegalArgumentException naming {@code --filter}, the name and the allowed ones
+     */
+    static Map<String, Set<String>> deadLetterFilters(Map<String, String> given) {
+        given.forEach((field, values) -> {
+            String bare = field.startsWith(DeadLetterHeaders.PREFIX) ? field.substring(DeadLetterHeaders.PREFIX.length()) : field;
+            if (!DEAD_LETTER_FIELDS.contains(bare)) {
+                throw new IllegalArgumentException("--filter " + field + "=" + values + ": no such dead-letter header (headers: "
+                        + String.join(", ", DEAD_LETTER_FIELDS) + ", also with the prefix " + DeadLetterHeaders.PREFIX + ")");
+            }
+        });
+        return filters(given, null);
     }
 
     /** The symbols of an enum type, or of the enum in a union with null; null for any other type. */

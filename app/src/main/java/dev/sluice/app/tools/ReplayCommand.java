@@ -128,7 +128,8 @@ public final class ReplayCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--to " + target + " is the --from topic");
         }
         boolean fromResults = from.equals(topics.deliveryResults());
-        Map<String, Set<String>> wanted = parseFilters(fromResults ? DeliveryResult.getClassSchema() : null); // before any I/O
+        Map<String, Set<String>> wanted = parseFilters(fromResults ? DeliveryResult.getClassSchema() : null,
+                from.equals(topics.dlq())); // before any I/O
         if (fromResults || from.equals(topics.dlq())) {
             List<String> needed = new ArrayList<>(List.of(from));
             if (!dryRun) {
@@ -282,9 +283,9 @@ public final class ReplayCommand implements Callable<Integer> {
      * FIELD=V1,V2 → field → {V1, V2}; with {@code schema} (results) checks field names and enum values
      * ({@link ReplayArgs#filters}): a value no record can have is a usage error, not a filter that matches nothing.
      */
-    private Map<String, Set<String>> parseFilters(Schema schema) {
+    private Map<String, Set<String>> parseFilters(Schema schema, boolean deadLetters) {
         try {
-            return ReplayArgs.filters(filters, schema);
+            return deadLetters ? ReplayArgs.deadLetterFilters(filters) : ReplayArgs.filters(filters, schema);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

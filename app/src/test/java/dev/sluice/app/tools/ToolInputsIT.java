@@ -144,6 +144,21 @@ class ToolInputsIT {
         assertThat(ResultLine.escape("a\tb\u0007c\\d\re")).isEqualTo("a\\tb\\u0007c\\\\d\\re");
     }
 
+    @Test
+    void aDeadLetterFilterOnAHeaderTheTopologyNeverWritesIsAUsageError() {
+        Run unknown = run(new ReplayCommand(), "--from", TOPICS.dlq(), "--dry-run", "--progress", "none", "--filter", "nosuchheader=x");
+        assertThat(unknown.exit()).as(unknown.out() + unknown.err()).isEqualTo(2);
+        assertThat(unknown.err()).contains("--filter nosuchheader=x: no such dead-letter header (headers: reason, error.class, "
+                + "source.topic, source.partition, source.offset");
+        assertThat(unknown.out()).doesNotContain("dead letters matched");
+
+        for (String name : List.of("reason", "sluice.dlq.error.class", "source.topic")) {
+            Run known = run(new ReplayCommand(), "--from", TOPICS.dlq(), "--dry-run", "--progress", "none", "--filter", name + "=x");
+            assertThat(known.exit()).as(name + ": " + known.out() + known.err()).isZero();
+            assertThat(known.out()).contains("0 dead letters matched");
+        }
+    }
+
     private static DeliveryResult failed(String id) {
         return DeliveryResult.newBuilder().setMessageId(id).setBotId("alerts").setChatId("7").setStatus(DeliveryStatus.FAILED)
                 .setLane(Lane.LIVE).setResultAt(Instant.now()).setReason("Bad Request: chat not found").build();
