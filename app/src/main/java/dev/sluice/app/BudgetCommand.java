@@ -27,13 +27,16 @@ import picocli.CommandLine.Spec;
 @Command(name = "budget", mixinStandardHelpOptions = true,
         description = "Inspect the shared provider budget in Redis (read-only).",
         subcommands = {BudgetCommand.Status.class, CommandLine.HelpCommand.class})
-public final class BudgetCommand implements Runnable {
+public final class BudgetCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** {@code sluice budget} without a subcommand: the usage on stderr and exit 2, as {@code sluice} alone. */
     @Override
-    public void run() {
-        spec.commandLine().usage(spec.commandLine().getOut());
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        spec.commandLine().getErr().flush();
+        return SluiceCli.EXIT_NO_COMMAND;
     }
 
     /**
