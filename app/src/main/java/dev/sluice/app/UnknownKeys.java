@@ -39,6 +39,12 @@ public final class UnknownKeys {
     private UnknownKeys() {
     }
 
+    /** The README section that says how keys are given, which families exist and where each key is defined. */
+    static final String README_SECTION = "Run against real Kafka, a schema registry and Redis";
+    /** The end of an unknown-key error: where a user finds the keys (checked to exist by UnknownKeysTest). */
+    static final String WHERE_KEYS_ARE = "the keys are described in README.md, section '" + README_SECTION
+            + "', and by topic in docs/operations.md";
+
     /** Whether any Sluice component reads {@code key} (as a defined key or as a member of a family). */
     public static boolean isKnown(String key) {
         return ConfigKeys.isKnown("topology", key) || ConfigKeys.isKnown("sender", key);
@@ -69,7 +75,7 @@ public final class UnknownKeys {
                 continue;
             }
             throw new ConfigException(key, "unknown config '" + key + "' (" + where + ")" + hint(key)
-                    + "; the keys are listed in README.md (Configuration) and ConfigKeys");
+                    + "; " + WHERE_KEYS_ARE);
         }
     }
 

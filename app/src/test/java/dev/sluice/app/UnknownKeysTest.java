@@ -113,4 +113,19 @@ class UnknownKeysTest {
         assertThat(UnknownKeys.hint("nonexistent.key")).isEmpty();
         assertThat(UnknownKeys.distance("budget.global.rate.per.sec", "budget.global.rate.per.s")).isEqualTo(2);
     }
+
+    /** Before: the error pointed at "README.md (Configuration)", a section README.md does not have. */
+    @Test
+    void the_error_points_at_a_readme_section_and_a_doc_that_exist() throws Exception {
+        assertThatThrownBy(() -> options(null, "nonexistent.key=1").load(Map.of()))
+                .hasMessageEndingWith("; " + UnknownKeys.WHERE_KEYS_ARE);
+        Path root = Path.of("").toAbsolutePath();
+        while (root != null && !Files.exists(root.resolve("README.md"))) {
+            root = root.getParent();
+        }
+        assertThat(root).as("repository root").isNotNull();
+        assertThat(Files.readAllLines(root.resolve("README.md"))).contains("## " + UnknownKeys.README_SECTION);
+        assertThat(UnknownKeys.WHERE_KEYS_ARE).contains("docs/operations.md");
+        assertThat(root.resolve("docs/operations.md")).exists();
+    }
 }

@@ -51,7 +51,7 @@ class DevCommandTest {
         Run r = run("--data-dir", dir.resolve("data").toString(), "-D", "budget.global.rate.per.sec=10");
         assertThat(r.exit()).isNotZero();
         assertThat(r.err().lines().toList()).containsExactly("dev: unknown config 'budget.global.rate.per.sec' (given with -D):"
-                + " did you mean 'budget.global.rate.per.s'?; the keys are listed in README.md (Configuration) and ConfigKeys"
+                + " did you mean 'budget.global.rate.per.s'?; the keys are described in README.md, section 'Run against real Kafka, a schema registry and Redis', and by topic in docs/operations.md"
                 + " (--verbose for details)");
         assertThat(dir.resolve("data")).as("nothing started, nothing written").doesNotExist();
     }
