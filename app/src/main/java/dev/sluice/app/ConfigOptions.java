@@ -35,6 +35,14 @@ public final class ConfigOptions {
         UnknownKeys.check(s.asMap().keySet(), key -> overrides.containsKey(key) ? UnknownKeys.Source.OVERRIDE
                         : fromFile.contains(key) ? UnknownKeys.Source.FILE : UnknownKeys.Source.ENVIRONMENT,
                 String.valueOf(configFile), w -> LoggerFactory.getLogger(ConfigOptions.class).warn(w));
+        Map<String, String> where = new java.util.TreeMap<>();
+        for (String key : s.asMap().keySet()) {
+            // precedence as loaded: -D over a SLUICE_* variable over the file
+            where.put(key, overrides.containsKey(key) ? "given with -D"
+                    : env.containsKey(Settings.envName(key)) || !fromFile.contains(key)
+                    ? "from the environment variable " + Settings.envName(key) : "in " + configFile);
+        }
+        ConfigOrigins.remember(where);
         return s;
     }
 

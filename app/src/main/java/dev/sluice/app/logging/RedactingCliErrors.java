@@ -80,8 +80,8 @@ public final class RedactingCliErrors implements IExecutionExceptionHandler, IPa
 
     private static String text(Throwable t) {
         String m = t.getMessage();
-        if (t instanceof ConfigException) {
-            return m;
+        if (t instanceof ConfigException c) {
+            return dev.sluice.app.ConfigOrigins.message(c);
         }
         return m == null || m.isBlank() ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + m;
     }

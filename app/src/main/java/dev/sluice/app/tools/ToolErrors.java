@@ -53,7 +53,7 @@ public final class ToolErrors {
         } catch (ConfigException e) {
             // where to set a value helps with a missing or invalid one, not with an unknown key or an unreadable file
             boolean settable = !"config".equals(e.key()) && !e.getMessage().startsWith("unknown config");
-            return fail(name, err, verbose, e, e.getMessage() + (settable ? "; set it in --config FILE, with -D " + e.key()
+            return fail(name, err, verbose, e, dev.sluice.app.ConfigOrigins.message(e) + (settable ? "; set it in --config FILE, with -D " + e.key()
                     + "=... or in the environment" : ""));
         } catch (ToolException e) {
             return fail(name, err, verbose, e, e.getMessage());
