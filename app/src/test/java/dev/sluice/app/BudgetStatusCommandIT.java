@@ -60,9 +60,11 @@ class BudgetStatusCommandIT {
             budget.penalizeChat(bot, "8", Duration.ofSeconds(60));
             budget.penalize(bot, PenaltyScope.BOT, "7", Duration.ofSeconds(30));
         }
-        // the command reads the budget with the same limits the writer used (the chat burst of 3 is not the default)
+        // the command reads the budget with the same limits the writer used (the chat burst of 3 is not the default; a
+        // config built in code grants without the global arrival margin)
         String[] json = run(0, "budget", "status", "--key", bot, "--chat", "7", "--redis-url", redis.url(), "--json",
-                "-D", "budget.global.rate.per.s=0.1", "-D", "budget.global.burst=4", "-D", "budget.chat.burst=3");
+                "-D", "budget.global.rate.per.s=0.1", "-D", "budget.global.burst=4", "-D", "budget.chat.burst=3",
+                "-D", "budget.global.arrival.margin.ms=0");
         JsonNode n = new ObjectMapper().readTree(json[0]);
         assertThat(n.get("key").asText()).isEqualTo(bot);
         assertThat(n.get("global").get("remainingBurst").asLong()).isEqualTo(3);

@@ -18,8 +18,9 @@ import java.util.Map;
  * second in the steady part of the drain, against the allowed 30/s, and its 429s.
  *
  * <p>Sluice runs by default at the provider's 30/s with reservations ({@code budget.reservation.max.ms=500}) and
- * the arrival guard ({@code budget.arrival.guard.limit.per.s=30}); {@code --budget-rate}, {@code --reservation-ms}
- * and {@code --arrival-guard 0} give the other configurations of BENCHMARKS.md.
+ * the arrival guard ({@code budget.arrival.guard.limit.per.s=30}), no global arrival margin (the guard absorbs late
+ * arrivals); {@code --budget-rate}, {@code --reservation-ms}, {@code --arrival-guard 0} (then the key's default margin,
+ * 50 ms) and {@code --margin-ms} give the other configurations of BENCHMARKS.md.
  *
  * <p>Baseline, same run, another bot: the naive per-replica limiter ({@code budget.mode=local}, every
  * replica allowed the bot's full 30/s, as a replica that believes it is alone would be) on a shorter
@@ -49,14 +50,18 @@ public final class Utilisation {
         long lateMaxMs = (long) args.dbl("late-max-ms", -1);
         int warmupSeconds = args.integer("warmup-seconds", 0);
         int arrivalGuard = args.integer("arrival-guard", ALLOWED_PER_S);
+        // the guard absorbs late arrivals by itself, so with it the bot runs at the limit (margin 0); without it the key's
+        // default margin applies, as in a sender started with defaults
+        long marginMs = (long) args.dbl("margin-ms", arrivalGuard > 0 ? 0
+                : dev.sluice.sender.budget.BudgetConfigKeys.DEFAULT_GLOBAL_ARRIVAL_MARGIN_MS);
         int chats = args.integer("chats", 600);
         boolean baseline = !args.flag("no-baseline");
         try (Infra infra = Infra.start(FakeTelegramLimits.telegram())) {
             ResultCollector collector = infra.collector();
             Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, arrivalGuard,
-                    warmupSeconds, senders, backlogSeconds * ALLOWED_PER_S, chats);
+                    marginMs, warmupSeconds, senders, backlogSeconds * ALLOWED_PER_S, chats);
             Drain naive = baseline
-                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, 0, 0, senders, baselineSeconds * ALLOWED_PER_S, chats)
+                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, 0, 0, 0, senders, baselineSeconds * ALLOWED_PER_S, chats)
                     : null;
 
             BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
@@ -79,8 +84,8 @@ public final class Utilisation {
                 out.put("baseline", Map.of("accepted_per_s", round(naive.acceptedPerS()), "ratio",
                         round(naive.acceptedPerS() / ALLOWED_PER_S), "provider_429", naive.provider429()));
             }
-            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.late.max.ms=%s, budget.arrival.guard.limit.per.s=%d; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
-                    senders, budgetRate, reservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs), arrivalGuard);
+            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.late.max.ms=%s, budget.arrival.guard.limit.per.s=%d, budget.global.arrival.margin.ms=%d; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
+                    senders, budgetRate, reservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs), arrivalGuard, marginMs);
             if (warmupSeconds > 0) {
                 out.note("warm-up: the senders first drained %d s of sends of another bot (warm JVMs, open connections); the measured backlog was written after that",
                         warmupSeconds);
@@ -94,7 +99,7 @@ public final class Utilisation {
     }
 
     static Drain drain(Infra infra, ResultCollector collector, String tag, String botId, String budgetMode, double rate,
-                       long reservationMs, long lateMaxMs, int arrivalGuard, int warmupSeconds, int senders, int messages,
+                       long reservationMs, long lateMaxMs, int arrivalGuard, long marginMs, int warmupSeconds, int senders, int messages,
                        int chats)
             throws Exception {
         int chatCount = Math.min(chats, Math.max(1, messages / 3));
@@ -118,6 +123,7 @@ public final class Utilisation {
         settings.put("budget.global.rate.per.s", Double.toString(rate));
         settings.put("budget.chat.burst", "2");
         settings.put("budget.reservation.max.ms", Long.toString(reservationMs));
+        settings.put("budget.global.arrival.margin.ms", Long.toString(marginMs));
         if (arrivalGuard > 0) {
             settings.put("budget.arrival.guard.limit.per.s", Integer.toString(arrivalGuard));
         }

@@ -219,7 +219,7 @@ class BatchDecisionTest {
         // 29.8/s against a provider limit of 30 per second: 31 grants span 30 x 33.56 ms, 6.71 ms more than a second
         DeliveryProcessor guarded = new DeliveryProcessor(Fakes.config("budget.global.rate.per.s", "29.8",
                 "budget.chat.rate.per.s", "1000", "budget.chat.burst", "1000", "budget.reservation.max.ms", "500",
-                "budget.arrival.guard.limit.per.s", "30"), budget, transport, sink, marks, Fakes.metrics(registry), clock,
+                "budget.arrival.guard.limit.per.s", "30", "budget.global.arrival.margin.ms", "0"), budget, transport, sink, marks, Fakes.metrics(registry), clock,
                 new SplittableRandom(7), new BotSlots(8), new ChatRegistry(1000));
         long[] answerAfterMs = {6};
         transport.clockMs = chat -> {

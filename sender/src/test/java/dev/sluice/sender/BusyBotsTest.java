@@ -35,7 +35,8 @@ class BusyBotsTest {
 
     private DeliveryProcessor processor() {
         transport.clockMs = c -> clock.millis();
-        return new DeliveryProcessor(Fakes.config("budget.global.rate.per.s", "30", "budget.global.burst", "1"), budget,
+        return new DeliveryProcessor(Fakes.config("budget.global.rate.per.s", "30", "budget.global.burst", "1",
+                "budget.global.arrival.margin.ms", "0"), budget,
                 transport, sink, new InMemorySentMarks(Duration.ofDays(1), clock), Fakes.metrics(new SimpleMeterRegistry()),
                 clock, new SplittableRandom(3), slots, new ChatRegistry(1000));
     }
@@ -64,7 +65,8 @@ class BusyBotsTest {
     void lanes_of_a_bot_known_busy_wait_for_the_hint_without_asking_and_are_then_decided_by_one_budget_call() {
         DeliveryProcessor processor = processor();
         Dispatcher dispatcher = new Dispatcher(lanes, processor, slots, sending::add, clock,
-                Fakes.config("budget.global.rate.per.s", "30", "budget.global.burst", "1"));
+                Fakes.config("budget.global.rate.per.s", "30", "budget.global.burst", "1",
+                "budget.global.arrival.margin.ms", "0"));
         slots.onRelease(dispatcher::slotReleased);
         add("x", "X");
         add("b", "B");

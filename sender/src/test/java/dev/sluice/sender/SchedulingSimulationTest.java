@@ -82,9 +82,10 @@ class SchedulingSimulationTest {
                 "budget.chat.rate.per.s", Double.toString(limits.chatRatePerS()),
                 "budget.chat.burst", Integer.toString(limits.chatBurst()),
                 "sender.max.attempts", "5", "sender.retry.backoff.max.ms", "5000", "sender.retry.after.jitter.ms", "100",
-                "sender.max.in.flight.per.bot", "1000");
+                "sender.max.in.flight.per.bot", "1000", "budget.global.arrival.margin.ms", "0");
         if (more.length > 0) {
-            List<String> keys = new ArrayList<>(List.of("budget.global.rate.per.s", Double.toString(limits.globalRatePerS()),
+            List<String> keys = new ArrayList<>(List.of("budget.global.arrival.margin.ms", "0",
+                    "budget.global.rate.per.s", Double.toString(limits.globalRatePerS()),
                     "budget.global.burst", Integer.toString(limits.globalBurst()),
                     "budget.chat.rate.per.s", Double.toString(limits.chatRatePerS()),
                     "budget.chat.burst", Integer.toString(limits.chatBurst()),

@@ -7,6 +7,7 @@ import static dev.sluice.sender.budget.BudgetConfigKeys.ARRIVAL_GUARD_LIMIT;
 import static dev.sluice.sender.budget.BudgetConfigKeys.BACKFILL_HEADROOM;
 import static dev.sluice.sender.budget.BudgetConfigKeys.BOT_RATE_SUFFIX;
 import static dev.sluice.sender.budget.BudgetConfigKeys.CIRCUIT_MINIMUM_CALLS;
+import static dev.sluice.sender.budget.BudgetConfigKeys.GLOBAL_ARRIVAL_MARGIN_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_ARRIVAL_MARGIN_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.MAX_REPLICAS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.OUTAGE_MODE;
@@ -19,6 +20,7 @@ import dev.sluice.config.ConfigKeySet;
 import dev.sluice.config.Settings;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -69,6 +71,10 @@ public final class BudgetConfig {
     private final int arrivalGuardLimitPerS;
     private final int circuitMinimumCalls;
     private final Duration groupArrivalMargin;
+    private final Duration globalArrivalMargin;
+    /** What {@link #limitsFor} answers: the configured limits with the global margin applied, per bot and by default. */
+    private final BudgetLimits effectiveDefaults;
+    private final Map<String, BudgetLimits> effectiveByBot = new HashMap<>();
 
     private BudgetConfig(Builder b) {
         this.defaults = Objects.requireNonNull(b.defaults, "defaults");
@@ -94,6 +100,11 @@ public final class BudgetConfig {
         RESERVATION_MAX_MS.check(reservationMax);
         this.circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.check((long) b.circuitMinimumCalls));
         this.groupArrivalMargin = GROUP_ARRIVAL_MARGIN_MS.check(b.groupArrivalMargin);
+        this.globalArrivalMargin = GLOBAL_ARRIVAL_MARGIN_MS.check(b.globalArrivalMargin);
+        this.effectiveDefaults = withMargin(defaults);
+        botRates.forEach((bot, r) -> effectiveByBot.put(bot, withMargin(defaults.withGlobalRate(r))));
+        paidBroadcastBots.forEach(bot -> effectiveByBot.put(bot, withMargin(defaults.withGlobalRate(paidRatePerS))));
+        botLimits.forEach((bot, l) -> effectiveByBot.put(bot, withMargin(l)));
         BACKFILL_HEADROOM.check(backfillHeadroom);
         AIMD_DECREASE.check(aimdDecreaseFactor);
         AIMD_INCREASE.check(aimdIncreasePerS);
@@ -128,6 +139,7 @@ public final class BudgetConfig {
         return b.paidRatePerS(paidRatePerS).backfillHeadroom(backfillHeadroom)
                 .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).failoverPolicy(failoverPolicy)
                 .evictionCheck(evictionCheck).maxReplicas(maxReplicas).groupArrivalMargin(groupArrivalMargin)
+                .globalArrivalMargin(globalArrivalMargin)
                 .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
                 .reservationLateMax(reservationLateMax).arrivalGuardLimitPerS(arrivalGuardLimitPerS);
     }
@@ -135,18 +147,19 @@ public final class BudgetConfig {
     /**
      * The limits of one bot: the defaults with its global rate replaced by {@code bot.<id>.rate.per.s}, or by
      * the paid-broadcast rate when {@code bot.<id>.paid.broadcast=true}; limits set whole for that id (an HTTP
-     * provider's {@code provider.<id>.rate.per.s} and {@code .burst}) win over both.
+     * provider's {@code provider.<id>.rate.per.s} and {@code .burst}) win over both. Its global rate is the one
+     * the budget grants at: the configured rate less {@code budget.global.arrival.margin.ms} (rate x 1000 / (1000 + ms)).
+     * Computed once per bot at build: no allocation per call.
      */
     public BudgetLimits limitsFor(String botId) {
-        BudgetLimits own = botLimits.get(botId);
-        if (own != null) {
-            return own;
-        }
-        if (paidBroadcastBots.contains(botId)) {
-            return defaults.withGlobalRate(paidRatePerS);
-        }
-        Double r = botRates.get(botId);
-        return r == null ? defaults : defaults.withGlobalRate(r);
+        BudgetLimits own = effectiveByBot.get(botId);
+        return own != null ? own : effectiveDefaults;
+    }
+
+    /** The limits with the global interval stretched by {@code budget.global.arrival.margin.ms}: rate x 1000 / (1000 + ms). */
+    private BudgetLimits withMargin(BudgetLimits l) {
+        long ms = globalArrivalMargin.toMillis();
+        return ms == 0 ? l : l.withGlobalRate(l.globalRatePerS() * 1000.0 / (1000.0 + ms));
     }
 
     public BudgetLimits defaults() {
@@ -234,6 +247,11 @@ public final class BudgetConfig {
         return groupArrivalMargin;
     }
 
+    /** {@code budget.global.arrival.margin.ms}: arrival jitter every bot's global limit absorbs ({@link #limitsFor}). */
+    public Duration globalArrivalMargin() {
+        return globalArrivalMargin;
+    }
+
     /**
      * The arrival guard's slack for {@code botId}: how much later than its slot a call may be answered before it is
      * reported ({@link BudgetPort#reportLateAnswer}). Any N + 1 consecutive grants of a GCRA at rate r with burst b
@@ -272,7 +290,8 @@ public final class BudgetConfig {
                 + ", headroom=" + backfillHeadroom + ", aimd=" + aimdDecreaseFactor + "/" + aimdIncreasePerS + "/"
                 + aimdFloor + ", outage=" + outageMode + ", failover=" + failoverPolicy + ", maxReplicas=" + maxReplicas + ", probe="
                 + probeInterval.toMillis() + "ms" + (arrivalGuardLimitPerS > 0 ? ", arrivalGuard=" + arrivalGuardLimitPerS
-                + "/s" : "") + ", groupArrivalMargin=" + groupArrivalMargin.toMillis() + "ms}";
+                + "/s" : "") + ", groupArrivalMargin=" + groupArrivalMargin.toMillis() + "ms, globalArrivalMargin="
+                + globalArrivalMargin.toMillis() + "ms}";
     }
 
     /** Builder for tests and tools; {@link #build()} validates like {@link #from(Settings)}. */
@@ -296,6 +315,8 @@ public final class BudgetConfig {
         private int arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.defaultValue());
         private int circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.defaultValue());
         private Duration groupArrivalMargin = GROUP_ARRIVAL_MARGIN_MS.defaultValue();
+        /** Zero here, unlike the key's default: limits passed in code are granted as given; {@link #from} sets the key's. */
+        private Duration globalArrivalMargin = Duration.ZERO;
 
         private Builder(BudgetLimits defaults) {
             this.defaults = Objects.requireNonNull(defaults, "defaults");
@@ -380,6 +401,16 @@ public final class BudgetConfig {
         /** The arrival jitter the group limit absorbs ({@code budget.group.arrival.margin.ms}); zero = none. */
         public Builder groupArrivalMargin(Duration d) {
             this.groupArrivalMargin = Objects.requireNonNull(d, "groupArrivalMargin");
+            return this;
+        }
+
+        /**
+         * The arrival jitter every bot's global limit absorbs ({@code budget.global.arrival.margin.ms}); zero = none, the
+         * builder's default: a config built in code grants at exactly the limits it was given, one read from settings
+         * ({@link BudgetConfig#from}) has the key's default (50 ms) unless set.
+         */
+        public Builder globalArrivalMargin(Duration d) {
+            this.globalArrivalMargin = Objects.requireNonNull(d, "globalArrivalMargin");
             return this;
         }
 

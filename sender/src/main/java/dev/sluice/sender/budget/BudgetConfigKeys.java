@@ -41,6 +41,22 @@ public final class BudgetConfigKeys {
                     + "without the margin, a call reaching it even 1 ms later after its grant than the call 20 grants "
                     + "after it makes a 21st arrival in one minute and a 429. Cost: ms / 60000 of a saturated group's "
                     + "throughput; 0 = grant at exactly the configured rate");
+    /**
+     * Default of {@link #GLOBAL_ARRIVAL_MARGIN_MS}: 5% of a saturated bot's rate (30/s becomes 28.57/s), as the group's
+     * margin. Sized on many-bots and utilisation runs (BENCHMARKS.md, session 12): at exactly the provider's 30/s a bot's
+     * sends reach FakeTelegram up to ~70 ms closer together than their slots when the host is loaded.
+     */
+    public static final long DEFAULT_GLOBAL_ARRIVAL_MARGIN_MS = 50;
+    public static final ConfigKey<Duration> GLOBAL_ARRIVAL_MARGIN_MS = ConfigKey.millis("budget.global.arrival.margin.ms",
+            Duration.ofMillis(DEFAULT_GLOBAL_ARRIVAL_MARGIN_MS), d -> !d.isNegative() && d.toMillis() <= 1000,
+            "0 <= ms <= 1000",
+            "arrival jitter a bot's global limit absorbs: every bot's global emission interval (its rate, per-bot, paid "
+                    + "or provider rate included) is stretched by (1000 + ms) / 1000, so any 31 consecutive grants at 30/s "
+                    + "span at least 1 s + ms. Telegram counts a bot's calls as they ARRIVE in a sliding second: at exactly "
+                    + "its rate a call reaching it later after its grant than the call 30 grants after it (a loaded host, "
+                    + "a reserved send up to budget.reservation.late.max.ms late) is a 31st arrival in one second and a "
+                    + "429. Cost: ms / (1000 + ms) of a saturated bot's throughput; 0 = grant at exactly the configured "
+                    + "rate (with the arrival guard, budget.arrival.guard.limit.per.s, which absorbs late arrivals by itself)");
     public static final String BOT_RATE_SUFFIX = ".rate.per.s";
     public static final String BOT_PAID_SUFFIX = ".paid.broadcast";
     /** Telegram Bot API: with {@code allow_paid_broadcast} up to 1000 messages per second. */
@@ -102,7 +118,7 @@ public final class BudgetConfigKeys {
                     + "(BudgetPort.reportLateAnswer). Costs one Redis round trip per late answer. 0 = off");
     /** Every budget key and the per-bot families ({@code bot.<id>.rate.per.s}, {@code bot.<id>.paid.broadcast}). */
     public static final ConfigKeySet ALL = ConfigKeySet.of(List.of(GLOBAL_RATE, GLOBAL_BURST, CHAT_RATE, CHAT_BURST,
-            GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
+            GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, GLOBAL_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
             FAILOVER_POLICY, EVICTION_CHECK,
             MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_LATE_MAX_MS,
             ARRIVAL_GUARD_LIMIT), List.of(

@@ -60,6 +60,7 @@ final class BudgetConfigReader {
                 .circuitMinimumCalls(Math.toIntExact(CIRCUIT_MINIMUM_CALLS.read(s)))
                 .arrivalGuardLimitPerS(Math.toIntExact(ARRIVAL_GUARD_LIMIT.read(s)))
                 .groupArrivalMargin(GROUP_ARRIVAL_MARGIN_MS.read(s))
+                .globalArrivalMargin(BudgetConfigKeys.GLOBAL_ARRIVAL_MARGIN_MS.read(s))
                 .build();
     }
 

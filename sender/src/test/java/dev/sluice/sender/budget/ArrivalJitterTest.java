@@ -31,11 +31,20 @@ class ArrivalJitterTest {
      * arrive {@code delayMs} after their grant, the others at their grant.
      */
     static Outcome run(BudgetConfig config, String chat, int calls, int lateCalls, long delayMs) {
+        return run(config, FakeTelegramLimits.telegram(), List.of(chat), calls, lateCalls, delayMs, 60_000);
+    }
+
+    /**
+     * As above against {@code provider}'s limits, call k to {@code chats[k % n]}; the window of the most accepted is
+     * {@code windowMs}.
+     */
+    static Outcome run(BudgetConfig config, FakeTelegramLimits provider, List<String> chats, int calls, int lateCalls,
+                       long delayMs, long windowMs) {
         ManualClock clock = new ManualClock();
         LocalGcraBudget budget = new LocalGcraBudget(config, clock);
         List<long[]> arrivals = new ArrayList<>(); // {arrival ms, call index}
         for (int k = 0; k < calls; ) {
-            Decision d = budget.tryAcquire(BOT, chat);
+            Decision d = budget.tryAcquire(BOT, chats.get(k % chats.size()));
             if (d.granted()) {
                 arrivals.add(new long[] {clock.millis() + (k < lateCalls ? delayMs : 0), k});
                 k++;
@@ -44,18 +53,18 @@ class ArrivalJitterTest {
             }
         }
         arrivals.sort(Comparator.<long[]>comparingLong(a -> a[0]).thenComparingLong(a -> a[1]));
-        TelegramLimiter telegram = new TelegramLimiter(FakeTelegramLimits.telegram());
+        TelegramLimiter telegram = new TelegramLimiter(provider);
         List<TelegramLimiter.Scope> scopes = new ArrayList<>();
         List<Long> accepted = new ArrayList<>();
         for (long[] a : arrivals) {
-            TelegramLimiter.Decision d = telegram.tryAcquire(BOT, chat, a[0]);
+            TelegramLimiter.Decision d = telegram.tryAcquire(BOT, chats.get((int) (a[1] % chats.size())), a[0]);
             if (d.accepted()) {
                 accepted.add(a[0]);
             } else {
                 scopes.add(d.scope());
             }
         }
-        return new Outcome(scopes.size(), scopes, SlidingWindows.maxPerWindow(accepted, 60_000));
+        return new Outcome(scopes.size(), scopes, SlidingWindows.maxPerWindow(accepted, windowMs));
     }
 
     @Test
@@ -117,5 +126,36 @@ class ArrivalJitterTest {
         // at Telegram's own burst 3 there is no slack left: 1 ms of jitter is a 429
         BudgetConfig burst3 = BudgetConfig.of(new BudgetLimits(30, 1, 1, 3));
         assertThat(run(burst3, "4242", 12, 4, 1).scopes()).containsExactly(TelegramLimiter.Scope.CHAT);
+    }
+
+    @Test
+    void a_bot_absorbs_arrival_jitter_up_to_its_global_margin_and_no_more() {
+        // a bot configured at its provider's limit, 21/s (a rate whose granted interval is whole ms: 21 x 1000 / 1050 =
+        // 20/s, 50 ms apart; this budget's waits are whole ms), read from settings as a sender reads it: the default
+        // margin (50 ms). 43 calls over 43 chats (no chat limit in play), the first 21 late, the rest at their grants.
+        long margin = BudgetConfigKeys.DEFAULT_GLOBAL_ARRIVAL_MARGIN_MS;
+        FakeTelegramLimits provider = FakeTelegramLimits.telegram().withGlobalPerSecond(21);
+        BudgetConfig defaults = BudgetConfig.from(dev.sluice.config.Settings.of(java.util.Map.of("budget.global.rate.per.s", "21")));
+        assertThat(defaults.globalArrivalMargin().toMillis()).isEqualTo(margin);
+        assertThat(defaults.limitsFor("bot").globalRatePerS()).isEqualTo(20);
+        List<String> chats = new ArrayList<>();
+        for (int i = 0; i < 43; i++) {
+            chats.add(Integer.toString(5000 + i));
+        }
+        Outcome within = run(defaults, provider, chats, 43, 21, margin, 1000);
+        assertThat(within.refused()).as("429s, by scope %s", within.scopes()).isZero();
+        assertThat(within.maxGroupIn60s()).as("most calls accepted in a sliding second").isEqualTo(21);
+        // 1 ms more than the margin: the 22nd call shares a sliding second with the 21 before it (the bound is exact)
+        Outcome beyond = run(defaults, provider, chats, 43, 21, margin + 1, 1000);
+        assertThat(beyond.scopes()).as("a call 21 grants after a late one").isNotEmpty()
+                .containsOnly(TelegramLimiter.Scope.BOT);
+        // at exactly the provider's limit (margin 0, as a budget built in code grants; 20/s, 50 ms apart): 1 ms of
+        // jitter is a 429
+        BudgetConfig exact = BudgetConfig.from(dev.sluice.config.Settings.of(java.util.Map.of("budget.global.rate.per.s",
+                "20", "budget.global.arrival.margin.ms", "0")));
+        FakeTelegramLimits at20 = FakeTelegramLimits.telegram().withGlobalPerSecond(20);
+        assertThat(run(exact, at20, chats, 43, 1, 1, 1000).scopes()).as("the 21st call, then the bot-wide penalty it opened")
+                .isNotEmpty().containsOnly(TelegramLimiter.Scope.BOT);
+        assertThat(run(exact, at20, chats, 43, 0, 0, 1000).refused()).as("without jitter").isZero();
     }
 }

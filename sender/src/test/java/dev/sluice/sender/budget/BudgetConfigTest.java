@@ -2,6 +2,7 @@ package dev.sluice.sender.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.Settings;
@@ -14,7 +15,9 @@ class BudgetConfigTest {
     void defaults_follow_the_telegram_faq() {
         BudgetConfig c = BudgetConfig.from(Settings.of(Map.of()));
         BudgetLimits l = c.limitsFor("any");
-        assertThat(l.globalRatePerS()).isEqualTo(30);
+        assertThat(c.defaults().globalRatePerS()).as("configured").isEqualTo(30);
+        assertThat(c.globalArrivalMargin()).isEqualTo(java.time.Duration.ofMillis(50));
+        assertThat(l.globalRatePerS()).as("granted: 30 x 1000 / 1050").isCloseTo(28.5714, within(0.0001));
         assertThat(l.chatRatePerS()).isEqualTo(1);
         assertThat(l.groupRatePerMin()).isEqualTo(20);
         assertThat(l.groupIntervalMicros()).isEqualTo(3_000_000);
@@ -28,7 +31,7 @@ class BudgetConfigTest {
     void per_bot_rate_and_paid_broadcast() {
         BudgetConfig c = BudgetConfig.from(Settings.of(Map.of(
                 "bot.slow.rate.per.s", "5", "bot.news.paid.broadcast", "true", "bot.other.paid.broadcast", "false",
-                "budget.max.replicas", "4", "budget.redis.outage.mode", "fail-closed")));
+                "budget.max.replicas", "4", "budget.redis.outage.mode", "fail-closed", "budget.global.arrival.margin.ms", "0")));
         assertThat(c.limitsFor("slow").globalRatePerS()).isEqualTo(5);
         assertThat(c.limitsFor("news").globalRatePerS()).isEqualTo(1000);
         assertThat(c.limitsFor("other").globalRatePerS()).isEqualTo(30);
@@ -84,7 +87,7 @@ class BudgetConfigTest {
     void the_arrival_guard_is_off_by_default_and_its_slack_follows_the_rate_burst_and_limit() {
         assertThat(BudgetConfig.from(Settings.of(Map.of())).arrivalGuardLimitPerS()).isZero();
         BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "30",
-                "budget.global.rate.per.s", "29.8", "bot.fast.rate.per.s", "30")));
+                "budget.global.rate.per.s", "29.8", "bot.fast.rate.per.s", "30", "budget.global.arrival.margin.ms", "0")));
         assertThat(c.arrivalGuardLimitPerS()).isEqualTo(30);
         // 31 grants at 29.8/s with burst 1 span 30 x 33.557 ms = 1006.71 ms: 6.71 ms more than Telegram's second
         assertThat(c.arrivalSlack("any").toNanos()).isBetween(6_711_000L, 6_712_000L);
@@ -93,6 +96,28 @@ class BudgetConfigTest {
         assertThat(c.fallbackShare().arrivalGuardLimitPerS()).as("fallback grants are not numbered").isZero();
         assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "-1"))))
                 .hasMessageContaining("budget.arrival.guard.limit.per.s").hasMessageContaining("-1");
+    }
+
+    @Test
+    void the_global_arrival_margin_stretches_every_bots_global_interval_when_read_from_settings_and_not_in_code() {
+        BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.global.arrival.margin.ms", "100",
+                "bot.slow.rate.per.s", "5.5", "bot.news.paid.broadcast", "true", "budget.arrival.guard.limit.per.s", "30")));
+        assertThat(c.globalArrivalMargin()).isEqualTo(java.time.Duration.ofMillis(100));
+        // rate x 1000 / 1100: any 31 grants at the default 30/s span 30 x 36.67 ms = 1100 ms, 1 s + the margin
+        assertThat(c.limitsFor("any").globalRatePerS()).isCloseTo(27.2727, within(0.0001));
+        assertThat(c.limitsFor("slow").globalRatePerS()).isCloseTo(5.0, within(1e-9));
+        assertThat(c.limitsFor("news").globalRatePerS()).isCloseTo(909.0909, within(0.0001));
+        assertThat(c.limitsFor("any").chatRatePerS()).as("per-chat and group limits untouched").isEqualTo(1);
+        assertThat(c.arrivalSlack("any").toMillis()).as("the guard's slack is the margin").isEqualTo(100);
+        assertThat(c.toBuilder().build().limitsFor("any").globalRatePerS()).isCloseTo(27.2727, within(0.0001));
+        assertThat(c.fallbackShare().limitsFor("slow").globalRatePerS()).as("5.5 / replicas, then the margin")
+                .isCloseTo(5.0 / c.maxReplicas(), within(1e-9));
+        assertThat(BudgetConfig.from(Settings.of(Map.of("budget.global.arrival.margin.ms", "0"))).limitsFor("any")
+                .globalRatePerS()).isEqualTo(30);
+        assertThat(BudgetConfig.of(BudgetLimits.telegramDefaults()).limitsFor("any").globalRatePerS())
+                .as("limits given in code are granted as given").isEqualTo(30);
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.global.arrival.margin.ms", "1001"))))
+                .hasMessageContaining("budget.global.arrival.margin.ms").hasMessageContaining("1001");
     }
 
     @Test

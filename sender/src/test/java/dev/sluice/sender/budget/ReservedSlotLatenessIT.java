@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
  * FakeTelegram's: at most 30 in any sliding second, two sends sharing a window when less than 1 s apart). A send may
  * leave up to {@code budget.reservation.late.max.ms} after its slot (default one interval); when an early slot's send
  * is late and the slot 30 later goes on time, one sliding second holds 31 sends: with the budget at exactly the
- * provider's 30/s, a 429 of scope BOT. With the margin docs/operations.md gives (limit / (1 + late bound): 29/s), the
- * same worst-case lateness never is.
+ * provider's 30/s, a 429 of scope BOT. With the margin docs/operations.md gives (limit / (1 + late bound): 29/s), or at
+ * 30/s with the default {@code budget.global.arrival.margin.ms} (session 12), the same worst-case lateness never is.
  */
 class ReservedSlotLatenessIT {
     private static final FakeTelegramLimits TELEGRAM = FakeTelegramLimits.telegram();
@@ -28,11 +28,18 @@ class ReservedSlotLatenessIT {
     @Test
     void a_late_reserved_send_at_a_budget_equal_to_the_limit_makes_31_in_a_second_and_the_margin_rule_does_not() {
         try (RedisInstance redis = RedisLauncher.localProcess().launch()) {
-            List<TelegramLimiter.Decision> atLimit = sendReservedSlots(redis, 30.0);
-            List<TelegramLimiter.Decision> withMargin = sendReservedSlots(redis, 29.0);
+            List<TelegramLimiter.Decision> atLimit = sendReservedSlots(redis, 30.0, BudgetConfig.of(limits(30.0)));
+            List<TelegramLimiter.Decision> withMargin = sendReservedSlots(redis, 29.0, BudgetConfig.of(limits(29.0)));
+            // 30/s as a sender reads it from settings: the default budget.global.arrival.margin.ms (50) grants 35 ms apart,
+            // and the late bound (one interval of that rate) is covered by the margin
+            BudgetConfig fromSettings = BudgetConfig.builder(limits(30.0))
+                    .globalArrivalMargin(Duration.ofMillis(BudgetConfigKeys.DEFAULT_GLOBAL_ARRIVAL_MARGIN_MS)).build();
+            List<TelegramLimiter.Decision> defaultMargin = sendReservedSlots(redis, 30.0, fromSettings);
             assertThat(atLimit).as("30/s budget, a late first second: the provider refuses, bot-wide")
                     .anyMatch(d -> !d.accepted() && d.scope() == TelegramLimiter.Scope.BOT);
             assertThat(withMargin).as("29/s budget, the same lateness: all accepted").allMatch(TelegramLimiter.Decision::accepted);
+            assertThat(defaultMargin).as("30/s with the default global margin, the same lateness: all accepted")
+                    .allMatch(TelegramLimiter.Decision::accepted);
         }
     }
 
@@ -41,11 +48,15 @@ class ReservedSlotLatenessIT {
      * and reserves the others one interval apart. The first 30 sends leave the default late bound (one interval) after
      * their slot, the rest on time; each send goes to Telegram's rules at its instant (ms, relative to the reply).
      */
-    private static List<TelegramLimiter.Decision> sendReservedSlots(RedisInstance redis, double ratePerS) {
-        String bot = "late-" + (int) ratePerS;
-        BudgetLimits limits = new BudgetLimits(ratePerS, 1, 1000, 100);
+    private static BudgetLimits limits(double ratePerS) {
+        return new BudgetLimits(ratePerS, 1, 1000, 100);
+    }
+
+    private static List<TelegramLimiter.Decision> sendReservedSlots(RedisInstance redis, double configuredPerS, BudgetConfig config) {
+        double ratePerS = config.limitsFor("any").globalRatePerS(); // granted: the configured rate less the margin
+        String bot = "late-" + (int) configuredPerS + "-" + config.globalArrivalMargin().toMillis();
         long intervalMs = Math.round(1000 / ratePerS); // the default budget.reservation.late.max.ms: one interval
-        try (RedisGcraBudget budget = new RedisGcraBudget(redis.url(), BudgetConfig.of(limits), Duration.ofSeconds(2))) {
+        try (RedisGcraBudget budget = new RedisGcraBudget(redis.url(), config, Duration.ofSeconds(2))) {
             List<BudgetRequest> requests = new ArrayList<>();
             for (int k = 0; k < 61; k++) {
                 requests.add(BudgetRequest.live(bot, Integer.toString(1000 + k)).reservingUpTo(Duration.ofMillis(2500)));

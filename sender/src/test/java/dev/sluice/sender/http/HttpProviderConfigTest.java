@@ -151,8 +151,11 @@ class HttpProviderConfigTest {
         dev.sluice.sender.SenderConfig c = dev.sluice.sender.SenderConfig.from(Settings.of(m));
         assertThat(c.providers()).containsOnlyKeys("sms-api");
         assertThat(c.bots()).containsKeys("alerts", "sms-api");
-        assertThat(c.budgetConfig().limitsFor("ext:sms-api:prod").globalRatePerS()).isEqualTo(5);
-        assertThat(c.budgetConfig().limitsFor("alerts").globalRatePerS()).isEqualTo(30);
+        // read from settings: budget.global.arrival.margin.ms (default 50) applies to a provider's rate too
+        assertThat(c.budgetConfig().limitsFor("ext:sms-api:prod").globalRatePerS()).isCloseTo(5 * 1000 / 1050d,
+                org.assertj.core.api.Assertions.within(1e-9));
+        assertThat(c.budgetConfig().limitsFor("alerts").globalRatePerS()).isCloseTo(30 * 1000 / 1050d,
+                org.assertj.core.api.Assertions.within(1e-9));
         assertThat(c.toString()).contains("ext:sms-api:prod").doesNotContain(SECRET).doesNotContain("0123456789");
     }
 }
