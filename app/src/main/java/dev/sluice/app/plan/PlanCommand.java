@@ -65,12 +65,15 @@ public final class PlanCommand implements Callable<Integer> {
             description = "Also write an SVG time line: admitted and refused events per algorithm.")
     Path chart;
 
+    /** The largest burst the GCRA (limits' GcraPolicy) takes. */
+    static final long MAX_BURST = 1_000_000_000L;
+
     @Override
     public Integer call() {
         CommandLine cmd = spec.commandLine();
         long burstValue = burst == null ? rate.count() : burst;
-        if (burstValue < 1) {
-            throw new ParameterException(cmd, "Invalid value for option '--burst': must be >= 1, got " + burstValue);
+        if (burstValue < 1 || burstValue > MAX_BURST) {
+            throw new ParameterException(cmd, "Invalid value for option '--burst': must be 1.." + MAX_BURST + ", got " + burstValue);
         }
         long windowMillis;
         try {

@@ -67,6 +67,10 @@ public final class ProduceCommand implements Callable<Integer> {
     private int produce() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (!isStdin() && Files.isDirectory(file)) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--file " + file
+                    + ": is a directory; expected a file of JSON lines (or - for stdin)");
+        }
         if (!isStdin() && !Files.isReadable(file)) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--file " + file + ": no such readable file");
         }

@@ -85,6 +85,10 @@ public final class SchemaCommand implements Callable<Integer> {
         PrintWriter o = spec.commandLine().getOut();
         List<Entry> chosen = choose();
         if (out != null) {
+            if (Files.exists(out) && !Files.isDirectory(out)) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--out " + out
+                        + ": exists and is not a directory (expected a directory for the <Name>.avsc files)");
+            }
             Files.createDirectories(out);
             for (Entry e : chosen) {
                 Path file = out.resolve(e.name() + ".avsc");
