@@ -57,11 +57,6 @@ public final class EmbeddedStack implements AutoCloseable {
      * later start on the same dir can stop one that a killed JVM left behind (see {@code DevDataDir}).
      */
     public static final String REDIS_PID_FILE = "redis.pid";
-    /**
-     * How long Redis' own JVM exit hook waits for {@link #close()} (the owner's ordered stop) before stopping a leftover
-     * redis-server itself: below {@code sluice dev}'s 60 s stop bound, after which it halts the JVM.
-     */
-    static final java.time.Duration REDIS_EXIT_WAIT = java.time.Duration.ofSeconds(45);
 
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final List<String> opsUrls = new ArrayList<>();
@@ -108,9 +103,7 @@ public final class EmbeddedStack implements AutoCloseable {
                 : EmbeddedKafka.startPersistent(base.resolve("kafka"), o.kafkaPort(), Map.of());
         closeables.add(kafka);
         if (o.redisBudget()) {
-            redis = RedisLauncher.localProcess().launchAt(o.redisPort(), o.dataDir() == null ? null : base.resolve("redis"))
-                    // close() stops it after the senders and the topology; the instance's own exit hook would race that
-                    .stopOnExitOnlyAfterClose(REDIS_EXIT_WAIT);
+            redis = RedisLauncher.localProcess().launchAt(o.redisPort(), o.dataDir() == null ? null : base.resolve("redis"));
             closeables.add(redis);
             if (o.dataDir() != null) {
                 // at once, so that a next start on this dir finds it if this JVM is killed (kill -9) before its hooks run

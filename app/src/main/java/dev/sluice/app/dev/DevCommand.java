@@ -51,6 +51,11 @@ import picocli.CommandLine.Spec;
 public final class DevCommand implements Callable<Integer> {
     /** How long the shutdown may take before the JVM is halted: Kafka's own shutdown is bounded, this bounds the rest. */
     static final Duration STOP_BOUND = Duration.ofSeconds(60);
+    /**
+     * How long Redis' own JVM exit hook waits for the ordered stop to close it before stopping a leftover redis-server
+     * itself: below {@link #STOP_BOUND}, after which the JVM is halted (hooks cut short).
+     */
+    static final Duration REDIS_EXIT_WAIT = Duration.ofSeconds(45);
     /** Keys the stack sets itself; the same keys from the environment or --config would point the senders elsewhere. */
     static final Set<String> STACK_KEYS = Set.of("bootstrap.servers", "schema.registry.url", "redis.url", "application.id",
             "state.dir", "sender.instance.id", "budget.mode", "ops.port", "ops.bind.address");
@@ -234,6 +239,11 @@ public final class DevCommand implements Callable<Integer> {
             stopped.countDown();
         }, "sluice-dev-stop");
         Runtime.getRuntime().addShutdownHook(hook);
+        if (stack.redis() != null) {
+            // this hook stops Redis after the senders and the topology (stack.close()); Redis' own exit hook, which the
+            // JVM runs at the same time, now waits for that instead of stopping it under the senders
+            stack.redis().stopOnExitOnlyAfterClose(REDIS_EXIT_WAIT);
+        }
         stopped.await();
         return 0;
     }
