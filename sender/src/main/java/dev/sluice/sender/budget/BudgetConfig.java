@@ -242,6 +242,22 @@ public final class BudgetConfig {
         return arrivalGuardLimitPerS;
     }
 
+    /**
+     * The guard's N for {@code botId}: {@code budget.arrival.guard.limit.per.s}, except for a bot whose provider allows
+     * it more: a paid broadcast bot (Telegram counts it against {@code budget.paid.broadcast.rate.per.s}) and an HTTP
+     * provider (limits set whole, another provider's) take their own rate, rounded down, when that is higher; 0 when
+     * the guard is off. With one N for every bot, a paid bot met a floor at every N-th grant after a late answer, as if
+     * Telegram allowed it 30 per second.
+     */
+    public int arrivalGuardLimitFor(String botId) {
+        if (arrivalGuardLimitPerS <= 0) {
+            return 0;
+        }
+        BudgetLimits own = botLimits.get(botId);
+        double rate = own != null ? own.globalRatePerS() : paidBroadcastBots.contains(botId) ? paidRatePerS : 0;
+        return (int) Math.max(arrivalGuardLimitPerS, Math.min(1_000_000, Math.floor(rate)));
+    }
+
     /** {@code budget.group.arrival.margin.ms}: arrival jitter the group limit absorbs, {@link BudgetLimits#groupIntervalMicros(long)}. */
     public Duration groupArrivalMargin() {
         return groupArrivalMargin;
@@ -254,14 +270,14 @@ public final class BudgetConfig {
 
     /**
      * The arrival guard's slack for {@code botId}: how much later than its slot a call may be answered before it is
-     * reported ({@link BudgetPort#reportLateAnswer}). Any N + 1 consecutive grants of a GCRA at rate r with burst b
+     * reported ({@link BudgetPort#reportLateAnswer}); N = {@link #arrivalGuardLimitFor}. Any N + 1 consecutive grants of a GCRA at rate r with burst b
      * span at least (N + 1 &minus; b) &times; 1000/r ms, so a call that arrived at most that minus 1000 ms after its
      * slot cannot share a second with the N grants after it. Never negative (a rate at or above N: every answer
      * later than its slot is reported).
      */
     public Duration arrivalSlack(String botId) {
         BudgetLimits l = limitsFor(botId);
-        double spanMs = (arrivalGuardLimitPerS + 1 - l.globalBurst()) * 1000.0 / l.globalRatePerS();
+        double spanMs = (arrivalGuardLimitFor(botId) + 1 - l.globalBurst()) * 1000.0 / l.globalRatePerS();
         return Duration.ofNanos(Math.max(0, Math.round((spanMs - 1000.0) * 1e6)));
     }
 

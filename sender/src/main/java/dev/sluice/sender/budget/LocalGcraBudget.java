@@ -217,7 +217,7 @@ public final class LocalGcraBudget implements BudgetPort {
     /** As {@code budget.lua} op 'late': the N-th grant after {@code grantSeq} not before now + 1 s. */
     @Override
     public synchronized void reportLateAnswer(String botId, long grantSeq) {
-        int n = config.arrivalGuardLimitPerS();
+        int n = config.arrivalGuardLimitFor(botId);
         if (n <= 0 || grantSeq < 1) {
             return;
         }

@@ -245,7 +245,7 @@ public final class RedisGcraBudget implements BudgetPort {
                 Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
                 Long.toString(groupInterval), Long.toString((l.groupBurst() - 1L) * groupInterval),
                 Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0",
-                Integer.toString(config.arrivalGuardLimitPerS()), Long.toString(GUARD_WINDOW_MICROS)};
+                Integer.toString(config.arrivalGuardLimitFor(botId)), Long.toString(GUARD_WINDOW_MICROS)};
         byte[][] encoded = new byte[FIXED_ARGS][];
         for (int i = 0; i < FIXED_ARGS; i++) {
             encoded[i] = ascii(fixed[i]);
@@ -299,7 +299,7 @@ public final class RedisGcraBudget implements BudgetPort {
 
     @Override
     public void reportLateAnswer(String botId, long grantSeq) {
-        int n = config.arrivalGuardLimitPerS();
+        int n = config.arrivalGuardLimitFor(botId);
         if (n <= 0 || grantSeq < 1) {
             return;
         }

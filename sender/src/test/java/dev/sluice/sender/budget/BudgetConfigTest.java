@@ -99,6 +99,23 @@ class BudgetConfigTest {
     }
 
     @Test
+    void the_guard_counts_a_paid_or_provider_bot_against_its_own_higher_limit() {
+        BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "30",
+                "bot.news.paid.broadcast", "true", "bot.slow.rate.per.s", "5", "budget.global.arrival.margin.ms", "50")));
+        assertThat(c.arrivalGuardLimitFor("any")).isEqualTo(30);
+        assertThat(c.arrivalGuardLimitFor("slow")).as("a Telegram bot: Telegram's 30").isEqualTo(30);
+        assertThat(c.arrivalGuardLimitFor("news")).as("paid: Telegram counts it against 1000/s").isEqualTo(1000);
+        // 1001 grants at 952.4/s (1000 less the margin) span 1050 ms: its slack is the margin, as for any other bot;
+        // counted against 30 it was 0 (every answer later than its slot reported, a floor every 30 grants)
+        assertThat(c.arrivalSlack("news").toMillis()).isBetween(49L, 50L);
+        assertThat(c.arrivalSlack("any").toMillis()).isBetween(49L, 50L);
+        BudgetConfig provider = c.toBuilder().botLimits("ext:fast", new BudgetLimits(100.5, 1, 1000, 100)).build();
+        assertThat(provider.arrivalGuardLimitFor("ext:fast")).as("an HTTP provider at 100.5/s").isEqualTo(100);
+        assertThat(BudgetConfig.from(Settings.of(Map.of("bot.news.paid.broadcast", "true"))).arrivalGuardLimitFor("news"))
+                .as("guard off").isZero();
+    }
+
+    @Test
     void the_global_arrival_margin_stretches_every_bots_global_interval_when_read_from_settings_and_not_in_code() {
         BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.global.arrival.margin.ms", "100",
                 "bot.slow.rate.per.s", "5.5", "bot.news.paid.broadcast", "true", "budget.arrival.guard.limit.per.s", "30")));

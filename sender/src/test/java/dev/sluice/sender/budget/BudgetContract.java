@@ -485,6 +485,21 @@ abstract class BudgetContract {
     }
 
     @Test
+    void a_paid_bots_late_answer_holds_back_its_own_nth_grant_not_the_guards() {
+        // the guard counts 3 per second (the bots' provider); a paid broadcast bot is counted against the paid rate
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100)).arrivalGuardLimitPerS(3)
+                .paidBroadcast(bot).build();
+        try (BudgetPort b = budget(config)) {
+            long late = b.tryAcquire(bot, "1").grantSeq();
+            b.reportLateAnswer(bot, late);
+            for (int i = 2; i <= 10; i++) {
+                Decision d = b.tryAcquire(bot, Integer.toString(i));
+                assertThat(d.granted()).as("grant %d after the late one (held at the 3rd before)", i - 1).isTrue();
+            }
+        }
+    }
+
+    @Test
     void a_late_answer_is_a_no_op_without_the_guard() {
         try (BudgetPort b = budget(new BudgetLimits(1000, 100, 1000, 100))) {
             b.tryAcquire(bot, "1");
