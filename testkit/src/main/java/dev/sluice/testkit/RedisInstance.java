@@ -12,12 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +26,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A started process is stopped only through its own {@link Process} handle: {@code destroy()}
  * (SIGTERM), then {@code destroyForcibly()} after {@value #STOP_GRACE_SECONDS} s. A JVM shutdown hook
- * stops it too if {@link #close()} was never called; an owner that stops its parts in order in a shutdown hook of its
+ * stops it too if {@link #close()} was never called, and a {@link ParentDeathWatchdog} when the JVM is killed (kill -9); an owner that stops its parts in order in a shutdown hook of its
  * own calls {@link #stopOnExitOnlyAfterClose(Duration)}, so that this hook does not race it. The password, if any, is never in
  * {@link #url()} or {@link #toString()}; read it with {@link #password()}.
  */
@@ -52,6 +50,8 @@ public final class RedisInstance implements AutoCloseable {
     /** A data dir given by the caller: the server persists to it (append-only file) and close() keeps it. */
     private boolean persistent;
     private Process process;
+    /** Stops the process when this JVM ends without closing it, kill -9 included; null without a shell. */
+    private ParentDeathWatchdog watchdog;
     private Thread shutdownHook;
     private boolean closed;
     /** Counted down when {@link #close()} has stopped the server; the JVM exit hook may wait on it. */
@@ -117,7 +117,7 @@ public final class RedisInstance implements AutoCloseable {
                 last = e;
                 instance.stopQuietly();
                 if (dataDir == null) {
-                    deleteRecursively(workDir);
+                    RedisCluster.deleteRecursively(workDir);
                 }
                 LOG.warn("redis-server start attempt {} on port {} failed: {}", attempt, port, e.getMessage());
             }
@@ -147,6 +147,7 @@ public final class RedisInstance implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("cannot run " + binary + ": " + e.getMessage(), e);
         }
+        watchdog = ParentDeathWatchdog.watch(process).orElse(null);
         awaitPong(log);
     }
 
@@ -326,6 +327,10 @@ public final class RedisInstance implements AutoCloseable {
     }
 
     private synchronized void stopQuietly() {
+        if (watchdog != null) {
+            watchdog.disarm(); // first: it must never signal a PID this stop may free for reuse
+            watchdog = null;
+        }
         Process p = process;
         if (p == null || !p.isAlive()) {
             return;
@@ -365,7 +370,7 @@ public final class RedisInstance implements AutoCloseable {
             }
         }
         if (!persistent) {
-            deleteRecursively(workDir);
+            RedisCluster.deleteRecursively(workDir);
         }
     }
 
@@ -375,19 +380,6 @@ public final class RedisInstance implements AutoCloseable {
             return String.join(" | ", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
         } catch (IOException e) {
             return "(no log)";
-        }
-    }
-
-    private static void deleteRecursively(Path dir) {
-        if (dir == null || !Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (IOException e) {
-            LOG.warn("cannot delete redis work dir {}: {}", dir, e.toString());
         }
     }
 

@@ -29,8 +29,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * One {@code sluice dev} per data dir, with real child JVMs: a second start on a dir in use refuses at once naming the
  * holder's PID, leaves the tools' config file alone and the first one keeps working (two brokers on one KRaft log
- * had corrupted it and killed the first); after a {@code kill -9} of the first (its redis-server outlives it), the next
- * start on that dir and the same --redis-port stops that redis-server by its PID, says so, and comes up.
+ * had corrupted it and killed the first); after a {@code kill -9} of the first and of the watchdog that would stop its
+ * redis-server (so that it outlives them: the fallback when the watchdog is gone too, {@code DevKillNineIT} has the
+ * watchdog at work), the next start on that dir and the same --redis-port stops that redis-server by its PID, says so,
+ * and comes up.
  */
 class DevDataDirIT {
     private static final Duration STOP_BOUND = Duration.ofSeconds(DevCommand.STOP_BOUND.toSeconds() + 10);
@@ -83,12 +85,16 @@ class DevDataDirIT {
                 .until(() -> cli(new ResultsCommand(), "--config", config.toString()).out().contains("results: 1 shown (DELIVERED 1)"));
         assertThat(a.isAlive()).as(read(outA)).isTrue();
 
-        // kill -9 A: its redis-server outlives it
+        // kill -9 A and its redis-server's watchdog: the redis-server outlives them
         String[] pidAndPort = Files.readString(data.resolve("redis.pid")).trim().split(" ");
         assertThat(pidAndPort).as("redis.pid: <pid> <port>").containsExactly(pidAndPort[0], "" + redisPort);
         ProcessHandle redis = ProcessHandle.of(Long.parseLong(pidAndPort[0])).orElseThrow();
         assertThat(a.descendants().map(ProcessHandle::pid)).as("redis-server is a child of A").contains(redis.pid());
         redisServers.add(redis);
+        List<ProcessHandle> watchdogs = a.descendants().filter(DevKillNineIT::isWatchdog).toList();
+        assertThat(watchdogs).hasSize(1);
+        watchdogs.forEach(ProcessHandle::destroyForcibly);
+        await().atMost(Duration.ofSeconds(10)).until(() -> watchdogs.stream().noneMatch(ProcessHandle::isAlive));
         a.destroyForcibly();
         assertThat(a.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(redis.isAlive()).as("redis-server of the killed sluice dev").isTrue();
