@@ -10,7 +10,6 @@ import static dev.sluice.sender.budget.BudgetConfigKeys.CIRCUIT_MINIMUM_CALLS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.GLOBAL_ARRIVAL_MARGIN_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_ARRIVAL_MARGIN_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.MAX_REPLICAS;
-import static dev.sluice.sender.budget.BudgetConfigKeys.OUTAGE_MODE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.PAID_RATE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.PROBE_INTERVAL_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_LATE_MAX_MS;
@@ -20,7 +19,6 @@ import dev.sluice.config.ConfigKeySet;
 import dev.sluice.config.Settings;
 import java.time.Duration;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -31,7 +29,7 @@ import java.util.TreeSet;
  * Everything the budget decides with, per bot: the limits, the live headroom, AIMD and the Redis outage
  * behaviour. Immutable; built from {@link Settings} and validated (a {@code ConfigException} names the key
  * and the value). Every key is defined once in {@link BudgetConfigKeys} (name, default, rule, doc) and read by
- * {@link BudgetConfigReader}; the {@link Builder} checks its values with the same rules. No thread owns it: immutable,
+ * {@link BudgetConfigReader}; the {@link BudgetConfigBuilder} checks its values with the same rules. No thread owns it: immutable,
  * shared freely.
  */
 public final class BudgetConfig {
@@ -72,11 +70,10 @@ public final class BudgetConfig {
     private final int circuitMinimumCalls;
     private final Duration groupArrivalMargin;
     private final Duration globalArrivalMargin;
-    /** What {@link #limitsFor} answers: the configured limits with the global margin applied, per bot and by default. */
-    private final BudgetLimits effectiveDefaults;
-    private final Map<String, BudgetLimits> effectiveByBot = new HashMap<>();
+    /** Per bot, resolved once: what {@link #limitsFor} and {@link #arrivalGuardLimitFor} answer. */
+    private final BotLimitTable table;
 
-    private BudgetConfig(Builder b) {
+    BudgetConfig(BudgetConfigBuilder b) {
         this.defaults = Objects.requireNonNull(b.defaults, "defaults");
         this.botRates = Collections.unmodifiableMap(new TreeMap<>(b.botRates));
         this.botLimits = Collections.unmodifiableMap(new TreeMap<>(b.botLimits));
@@ -101,10 +98,8 @@ public final class BudgetConfig {
         this.circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.check((long) b.circuitMinimumCalls));
         this.groupArrivalMargin = GROUP_ARRIVAL_MARGIN_MS.check(b.groupArrivalMargin);
         this.globalArrivalMargin = GLOBAL_ARRIVAL_MARGIN_MS.check(b.globalArrivalMargin);
-        this.effectiveDefaults = withMargin(defaults);
-        botRates.forEach((bot, r) -> effectiveByBot.put(bot, withMargin(defaults.withGlobalRate(r))));
-        paidBroadcastBots.forEach(bot -> effectiveByBot.put(bot, withMargin(defaults.withGlobalRate(paidRatePerS))));
-        botLimits.forEach((bot, l) -> effectiveByBot.put(bot, withMargin(l)));
+        this.table = new BotLimitTable(defaults, botRates, paidBroadcastBots, paidRatePerS, botLimits, arrivalGuardLimitPerS,
+                globalArrivalMargin);
         BACKFILL_HEADROOM.check(backfillHeadroom);
         AIMD_DECREASE.check(aimdDecreaseFactor);
         AIMD_INCREASE.check(aimdIncreasePerS);
@@ -126,13 +121,13 @@ public final class BudgetConfig {
         return builder(limits).build();
     }
 
-    public static Builder builder(BudgetLimits defaults) {
-        return new Builder(defaults);
+    public static BudgetConfigBuilder builder(BudgetLimits defaults) {
+        return new BudgetConfigBuilder(defaults);
     }
 
     /** A builder starting from this config. */
-    public Builder toBuilder() {
-        Builder b = new Builder(defaults);
+    public BudgetConfigBuilder toBuilder() {
+        BudgetConfigBuilder b = new BudgetConfigBuilder(defaults);
         b.botRates.putAll(botRates);
         b.botLimits.putAll(botLimits);
         b.paidBroadcastBots.addAll(paidBroadcastBots);
@@ -152,14 +147,7 @@ public final class BudgetConfig {
      * Computed once per bot at build: no allocation per call.
      */
     public BudgetLimits limitsFor(String botId) {
-        BudgetLimits own = effectiveByBot.get(botId);
-        return own != null ? own : effectiveDefaults;
-    }
-
-    /** The limits with the global interval stretched by {@code budget.global.arrival.margin.ms}: rate x 1000 / (1000 + ms). */
-    private BudgetLimits withMargin(BudgetLimits l) {
-        long ms = globalArrivalMargin.toMillis();
-        return ms == 0 ? l : l.withGlobalRate(l.globalRatePerS() * 1000.0 / (1000.0 + ms));
+        return table.limitsFor(botId);
     }
 
     public BudgetLimits defaults() {
@@ -170,7 +158,7 @@ public final class BudgetConfig {
         return botRates;
     }
 
-    /** Limits set whole per bot or budget key (HTTP providers), see {@link Builder#botLimits}. */
+    /** Limits set whole per bot or budget key (HTTP providers), see {@link BudgetConfigBuilder#botLimits}. */
     public Map<String, BudgetLimits> botLimits() {
         return botLimits;
     }
@@ -246,16 +234,11 @@ public final class BudgetConfig {
      * The guard's N for {@code botId}: {@code budget.arrival.guard.limit.per.s}, except for a bot whose provider allows
      * it more: a paid broadcast bot (Telegram counts it against {@code budget.paid.broadcast.rate.per.s}) and an HTTP
      * provider (limits set whole, another provider's) take their own rate, rounded down, when that is higher; 0 when
-     * the guard is off. With one N for every bot, a paid bot met a floor at every N-th grant after a late answer, as if
-     * Telegram allowed it 30 per second.
+     * the guard is off. A bot given a higher {@code bot.<id>.rate.per.s} is still counted against N: the operator's
+     * rate is not the provider's limit.
      */
     public int arrivalGuardLimitFor(String botId) {
-        if (arrivalGuardLimitPerS <= 0) {
-            return 0;
-        }
-        BudgetLimits own = botLimits.get(botId);
-        double rate = own != null ? own.globalRatePerS() : paidBroadcastBots.contains(botId) ? paidRatePerS : 0;
-        return (int) Math.max(arrivalGuardLimitPerS, Math.min(1_000_000, Math.floor(rate)));
+        return table.arrivalGuardLimitFor(botId);
     }
 
     /** {@code budget.group.arrival.margin.ms}: arrival jitter the group limit absorbs, {@link BudgetLimits#groupIntervalMicros(long)}. */
@@ -276,9 +259,7 @@ public final class BudgetConfig {
      * later than its slot is reported).
      */
     public Duration arrivalSlack(String botId) {
-        BudgetLimits l = limitsFor(botId);
-        double spanMs = (arrivalGuardLimitFor(botId) + 1 - l.globalBurst()) * 1000.0 / l.globalRatePerS();
-        return Duration.ofNanos(Math.max(0, Math.round((spanMs - 1000.0) * 1e6)));
+        return table.arrivalSlack(botId);
     }
 
     /**
@@ -287,7 +268,7 @@ public final class BudgetConfig {
      * most N·max(1, ⌊b/N⌋) + r·T together in any interval T.
      */
     public BudgetConfig fallbackShare() {
-        Builder b = toBuilder();
+        BudgetConfigBuilder b = toBuilder();
         b.paidBroadcastBots.clear();
         b.botRates.clear();
         b.arrivalGuardLimitPerS(0); // fallback grants are not numbered: reports go to Redis only
@@ -308,140 +289,5 @@ public final class BudgetConfig {
                 + probeInterval.toMillis() + "ms" + (arrivalGuardLimitPerS > 0 ? ", arrivalGuard=" + arrivalGuardLimitPerS
                 + "/s" : "") + ", groupArrivalMargin=" + groupArrivalMargin.toMillis() + "ms, globalArrivalMargin="
                 + globalArrivalMargin.toMillis() + "ms}";
-    }
-
-    /** Builder for tests and tools; {@link #build()} validates like {@link #from(Settings)}. */
-    public static final class Builder {
-        private BudgetLimits defaults;
-        private final Map<String, Double> botRates = new TreeMap<>();
-        private final Map<String, BudgetLimits> botLimits = new TreeMap<>();
-        private final Set<String> paidBroadcastBots = new TreeSet<>();
-        private double paidRatePerS = PAID_RATE.defaultValue();
-        private double backfillHeadroom = BACKFILL_HEADROOM.defaultValue();
-        private double aimdDecreaseFactor = AIMD_DECREASE.defaultValue();
-        private double aimdIncreasePerS = AIMD_INCREASE.defaultValue();
-        private double aimdFloor = AIMD_FLOOR.defaultValue();
-        private OutageMode outageMode = OUTAGE_MODE.defaultValue();
-        private FailoverPolicy failoverPolicy = BudgetConfigKeys.FAILOVER_POLICY.defaultValue();
-        private EvictionCheck evictionCheck = BudgetConfigKeys.EVICTION_CHECK.defaultValue();
-        private int maxReplicas = Math.toIntExact(MAX_REPLICAS.defaultValue());
-        private Duration probeInterval = PROBE_INTERVAL_MS.defaultValue();
-        private Duration reservationMax = RESERVATION_MAX_MS.defaultValue();
-        private Duration reservationLateMax = RESERVATION_LATE_MAX_MS.defaultValue();
-        private int arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.defaultValue());
-        private int circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.defaultValue());
-        private Duration groupArrivalMargin = GROUP_ARRIVAL_MARGIN_MS.defaultValue();
-        /** Zero here, unlike the key's default: limits passed in code are granted as given; {@link #from} sets the key's. */
-        private Duration globalArrivalMargin = Duration.ZERO;
-
-        private Builder(BudgetLimits defaults) {
-            this.defaults = Objects.requireNonNull(defaults, "defaults");
-        }
-
-        public Builder botRate(String botId, double ratePerS) {
-            BudgetKeys.tag(botId);
-            botRates.put(botId, ratePerS);
-            return this;
-        }
-
-        /**
-         * All limits of one bot or budget key, replacing the defaults, the per-bot rate and paid broadcast for
-         * it (HTTP providers: {@code provider.<id>.rate.per.s}, {@code .burst}).
-         */
-        public Builder botLimits(String botId, BudgetLimits limits) {
-            BudgetKeys.tag(botId);
-            botLimits.put(botId, Objects.requireNonNull(limits, "limits"));
-            return this;
-        }
-
-        public Builder paidBroadcast(String botId) {
-            BudgetKeys.tag(botId);
-            paidBroadcastBots.add(botId);
-            return this;
-        }
-
-        public Builder paidRatePerS(double r) {
-            this.paidRatePerS = r;
-            return this;
-        }
-
-        public Builder backfillHeadroom(double h) {
-            this.backfillHeadroom = h;
-            return this;
-        }
-
-        public Builder aimd(double decreaseFactor, double increasePerS, double floor) {
-            this.aimdDecreaseFactor = decreaseFactor;
-            this.aimdIncreasePerS = increasePerS;
-            this.aimdFloor = floor;
-            return this;
-        }
-
-        public Builder outageMode(OutageMode m) {
-            this.outageMode = Objects.requireNonNull(m, "outageMode");
-            return this;
-        }
-
-        public Builder failoverPolicy(FailoverPolicy p) {
-            this.failoverPolicy = Objects.requireNonNull(p, "failoverPolicy");
-            return this;
-        }
-
-        public Builder evictionCheck(EvictionCheck c) {
-            this.evictionCheck = Objects.requireNonNull(c, "evictionCheck");
-            return this;
-        }
-
-        public Builder maxReplicas(int n) {
-            this.maxReplicas = n;
-            return this;
-        }
-
-        public Builder reservationMax(Duration d) {
-            this.reservationMax = Objects.requireNonNull(d, "reservationMax");
-            return this;
-        }
-
-        /** How late a reserved send may still go out; null: one interval of the bot's rate. */
-        public Builder reservationLateMax(Duration d) {
-            this.reservationLateMax = d;
-            return this;
-        }
-
-        /** The provider's limit N per sliding second for the arrival guard; 0 = off. */
-        public Builder arrivalGuardLimitPerS(int n) {
-            this.arrivalGuardLimitPerS = n;
-            return this;
-        }
-
-        /** The arrival jitter the group limit absorbs ({@code budget.group.arrival.margin.ms}); zero = none. */
-        public Builder groupArrivalMargin(Duration d) {
-            this.groupArrivalMargin = Objects.requireNonNull(d, "groupArrivalMargin");
-            return this;
-        }
-
-        /**
-         * The arrival jitter every bot's global limit absorbs ({@code budget.global.arrival.margin.ms}); zero = none, the
-         * builder's default: a config built in code grants at exactly the limits it was given, one read from settings
-         * ({@link BudgetConfig#from}) has the key's default (50 ms) unless set.
-         */
-        public Builder globalArrivalMargin(Duration d) {
-            this.globalArrivalMargin = Objects.requireNonNull(d, "globalArrivalMargin");
-            return this;
-        }
-
-        public Builder probeInterval(Duration d) {
-            this.probeInterval = Objects.requireNonNull(d, "probeInterval");
-            return this;
-        }
-
-        public Builder circuitMinimumCalls(int n) {
-            this.circuitMinimumCalls = n;
-            return this;
-        }
-
-        public BudgetConfig build() {
-            return new BudgetConfig(this);
-        }
     }
 }

@@ -115,7 +115,8 @@ public final class BudgetConfigKeys {
             "the arrival guard, for a provider that counts calls as they arrive in a sliding second (Telegram: 30 "
                     + "per bot): set it to that limit N, and a call answered later after its slot than the window's "
                     + "slack makes the bot's N-th grant after it wait until one second after the answer "
-                    + "(BudgetPort.reportLateAnswer). Costs one Redis round trip per late answer. 0 = off");
+                    + "(BudgetPort.reportLateAnswer). A paid broadcast bot and an HTTP provider are counted against their "
+                    + "own rate when it is higher. Costs one Redis round trip per late answer. 0 = off");
     /** Every budget key and the per-bot families ({@code bot.<id>.rate.per.s}, {@code bot.<id>.paid.broadcast}). */
     public static final ConfigKeySet ALL = ConfigKeySet.of(List.of(GLOBAL_RATE, GLOBAL_BURST, CHAT_RATE, CHAT_BURST,
             GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, GLOBAL_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,

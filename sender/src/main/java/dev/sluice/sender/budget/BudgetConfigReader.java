@@ -34,7 +34,7 @@ final class BudgetConfigReader {
     }
 
     static BudgetConfig read(Settings s) {
-        BudgetConfig.Builder b = BudgetConfig.builder(new BudgetLimits(GLOBAL_RATE.read(s), Math.toIntExact(GLOBAL_BURST.read(s)),
+        BudgetConfigBuilder b = BudgetConfig.builder(new BudgetLimits(GLOBAL_RATE.read(s), Math.toIntExact(GLOBAL_BURST.read(s)),
                 CHAT_RATE.read(s), Math.toIntExact(CHAT_BURST.read(s)),
                 GROUP_RATE.read(s), Math.toIntExact(GROUP_BURST.read(s))));
         s.withPrefix("bot.").forEach((rest, value) -> {

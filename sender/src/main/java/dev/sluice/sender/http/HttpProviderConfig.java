@@ -5,6 +5,7 @@ import dev.sluice.config.ConfigException;
 import dev.sluice.config.ConfigFamily;
 import dev.sluice.config.Settings;
 import dev.sluice.sender.budget.BudgetConfig;
+import dev.sluice.sender.budget.BudgetConfigBuilder;
 import dev.sluice.sender.budget.BudgetKeys;
 import dev.sluice.sender.budget.BudgetLimits;
 import java.io.IOException;
@@ -241,7 +242,7 @@ public final class HttpProviderConfig {
         if (providers.isEmpty()) {
             return budget;
         }
-        BudgetConfig.Builder b = budget.toBuilder();
+        BudgetConfigBuilder b = budget.toBuilder();
         providers.values().forEach(p -> {
             b.botLimits(p.id(), p.limits());
             b.botLimits(p.limitKey(), p.limits());

@@ -111,8 +111,18 @@ class BudgetConfigTest {
         assertThat(c.arrivalSlack("any").toMillis()).isBetween(49L, 50L);
         BudgetConfig provider = c.toBuilder().botLimits("ext:fast", new BudgetLimits(100.5, 1, 1000, 100)).build();
         assertThat(provider.arrivalGuardLimitFor("ext:fast")).as("an HTTP provider at 100.5/s").isEqualTo(100);
-        assertThat(BudgetConfig.from(Settings.of(Map.of("bot.news.paid.broadcast", "true"))).arrivalGuardLimitFor("news"))
-                .as("guard off").isZero();
+        assertThat(BudgetConfig.from(Settings.of(Map.of("bot.news.paid.broadcast", "true", "budget.arrival.guard.limit.per.s",
+                "0"))).arrivalGuardLimitFor("news")).as("guard off").isZero();
+    }
+
+    @Test
+    void the_guard_counts_a_bot_the_operator_configured_above_its_limit_against_the_limit() {
+        BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "30",
+                "bot.big.rate.per.s", "50", "budget.global.rate.per.s", "40", "budget.global.arrival.margin.ms", "50")));
+        // Telegram allows 30/s whatever the operator configures: only the provider's own rate (paid, HTTP) raises N
+        assertThat(c.arrivalGuardLimitFor("big")).as("bot.big.rate.per.s=50").isEqualTo(30);
+        assertThat(c.arrivalGuardLimitFor("any")).as("budget.global.rate.per.s=40").isEqualTo(30);
+        assertThat(c.arrivalSlack("big")).as("rate above N: every late answer is reported").isZero();
     }
 
     @Test
