@@ -69,6 +69,11 @@ final class ChatStatusProcessor<T> extends ContextualProcessor<byte[], byte[], V
                 return null;
             }
             String bot = ChatStatusTable.everyBot(e.getBotId()) ? null : e.getBotId().strip();
+            ChatEventValidator.Problem invalid = ChatEventValidator.problem(key, e);
+            if (invalid != null) {
+                log.warn("chat.events record skipped: {} (the rule sluice chat-event applies before writing)", invalid);
+                return null;
+            }
             long at = e.getAt().toEpochMilli();
             return switch (e.getType()) {
                 case ACTIVE -> new Change(chat, bot, true, null, "chat.events ACTIVE (the user wrote to the bot)", at);

@@ -2,6 +2,7 @@ package dev.sluice.topology;
 
 import dev.sluice.avro.EditPart;
 import dev.sluice.avro.Notification;
+import dev.sluice.chat.Identifiers;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
@@ -11,12 +12,16 @@ import java.util.Map;
  * The rules a notification must meet before it enters the pipeline. Pure, stateless (no thread owns state).
  * <ul>
  *   <li>{@code id} present and not blank (the idempotency key end to end)</li>
- *   <li>{@code bot_id} present and not blank</li>
- *   <li>{@code chat_id} present, not blank and without control characters (the chat-status store joins
- *       chat and bot with U+001F)</li>
+ *   <li>{@code bot_id} (and each {@code bot_pool} entry) present, not blank and a bot id by {@link Identifiers}' rule
+ *       (a name no sender can have a token for is never sent)</li>
+ *   <li>{@code chat_id} present, not blank and without control characters ({@link Identifiers}: the chat-status store
+ *       joins chat and bot with U+001F); nor have {@code id}, {@code kind}, {@code entity}, {@code user_id} (keys, not
+ *       text); a reason shows a value escaped ({@link Identifiers#escape})</li>
  *   <li>{@code text} present, not blank and at most {@value #MAX_TEXT_LENGTH} characters (Telegram Bot API
  *       sendMessage: "1-4096 characters"; counted in UTF-16 code units, which is never fewer than
  *       Telegram's count, so nothing we pass is refused for length)</li>
+ *   <li>{@code edit_part} only with {@code edit_of} (what an edit replaces; without it the notification would be sent
+ *       as a new message)</li>
  *   <li>with {@code media} the text is a caption: at most {@value #MAX_CAPTION_LENGTH} characters, may be empty; a
  *       delete's text (and a markup edit's) is not sent, only bounded; the extras by {@link RichMessageValidator}</li>
  *   <li>with {@code text.too.long=split} ({@link #validate(Notification, int)} with more than one part allowed) a longer
@@ -78,13 +83,17 @@ public final class NotificationValidator {
     public static void validate(Notification n, int maxParts) {
         requireText("id", n.getId());
         maxBytes("id", n.getId(), MAX_ID_BYTES);
+        requireNoControl("id", n.getId(), n.getId());
         requireText("bot_id", n.getBotId());
         maxBytes("bot_id", n.getBotId(), MAX_BOT_ID_BYTES);
+        requireBotId("bot_id", n.getBotId(), n.getId());
         requireText("chat_id", n.getChatId());
         maxBytes("chat_id", n.getChatId(), MAX_CHAT_ID_BYTES);
-        if (hasControlCharacter(n.getChatId())) {
-            throw new InvalidNotificationException("chat_id", "field chat_id contains a control character: '"
-                    + shortened(n.getChatId()).replaceAll("\\p{Cntrl}", "?") + "' (notification id " + shortened(n.getId()) + ")");
+        requireNoControl("chat_id", n.getChatId(), n.getId());
+        if (n.getEditPart() != null && n.getEditOf() == null) { // before the text rules: they depend on what is edited
+            throw new InvalidNotificationException("edit_part", "field edit_part " + n.getEditPart() + " is set without edit_of:"
+                    + " it says what an edit replaces; name the notification to edit in edit_of, or leave edit_part out"
+                    + " (notification id " + Identifiers.escape(shortened(n.getId())) + ")");
         }
         if (n.getText() == null) {
             throw new InvalidNotificationException("text", "field text is missing (null)");
@@ -107,8 +116,11 @@ public final class NotificationValidator {
         }
         RichMessageValidator.validate(n);
         maxBytes("kind", n.getKind(), MAX_KIND_BYTES);
+        requireNoControl("kind", n.getKind(), n.getId());
         maxBytes("entity", n.getEntity(), MAX_ENTITY_BYTES);
+        requireNoControl("entity", n.getEntity(), n.getId());
         maxBytes("user_id", n.getUserId(), MAX_USER_ID_BYTES);
+        requireNoControl("user_id", n.getUserId(), n.getId());
         maxBytes("parse_mode", n.getParseMode(), MAX_PARSE_MODE_BYTES);
         List<String> pool = n.getBotPool();
         if (pool.size() > MAX_BOT_POOL_ENTRIES) {
@@ -117,6 +129,7 @@ public final class NotificationValidator {
         }
         for (String bot : pool) {
             maxBytes("bot_pool", bot, MAX_BOT_ID_BYTES);
+            requireBotId("bot_pool", bot, n.getId());
         }
         long attributeBytes = 0;
         for (Map.Entry<String, String> e : n.getAttributes().entrySet()) {
@@ -185,7 +198,7 @@ public final class NotificationValidator {
             throw new InvalidNotificationException(field, "field " + field + " is missing (null)");
         }
         if (value.isBlank()) {
-            throw new InvalidNotificationException(field, "field " + field + " is blank: '" + value + "'");
+            throw new InvalidNotificationException(field, "field " + field + " is blank: '" + Identifiers.escape(value) + "'");
         }
     }
 
@@ -199,7 +212,7 @@ public final class NotificationValidator {
         long bytes = utf8Length(value);
         if (bytes > max) {
             throw new InvalidNotificationException(field, "field " + field + " has " + bytes + " bytes, more than " + max
-                    + " (UTF-8): '" + shortened(value) + "'");
+                    + " (UTF-8): '" + Identifiers.escape(shortened(value)) + "'");
         }
     }
 
@@ -211,14 +224,21 @@ public final class NotificationValidator {
         return value.length() <= 40 ? value : value.substring(0, 40) + "\u2026 (" + value.length() + " characters)";
     }
 
-    /** Whether any char of {@code s} is an ISO control character (a loop: no stream per notification, issue 21). */
-    private static boolean hasControlCharacter(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            if (Character.isISOControl(s.charAt(i))) {
-                return true;
-            }
+    /** {@code value} (an id, a key part: not the text) has no control character ({@link Identifiers}); null passes. */
+    private static void requireNoControl(String field, String value, String id) {
+        if (value != null && Identifiers.hasControlCharacter(value)) {
+            throw new InvalidNotificationException(field, "field " + field + " contains a control character: '"
+                    + Identifiers.escape(shortened(value)) + "' (notification id " + Identifiers.escape(shortened(id)) + ")");
         }
-        return false;
+    }
+
+    /** {@code value} is a bot id ({@link Identifiers#isBotId}); the reason shows it escaped. */
+    private static void requireBotId(String field, String value, String id) {
+        if (!Identifiers.isBotId(value)) {
+            throw new InvalidNotificationException(field, "field " + field + " '" + Identifiers.escape(shortened(value))
+                    + "' is not a bot id: expected " + Identifiers.BOT_ID_RULE + " (notification id "
+                    + Identifiers.escape(shortened(id)) + ")");
+        }
     }
 
     private static long utf8Length(String s) {

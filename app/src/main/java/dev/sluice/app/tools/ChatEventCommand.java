@@ -9,6 +9,7 @@ import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerializer;
+import dev.sluice.topology.ChatEventValidator;
 import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Instant;
@@ -118,6 +119,15 @@ public final class ChatEventCommand implements Callable<Integer> {
         }
         ChatEvent event = ChatEvent.newBuilder().setBotId(botId).setChatId(chatId).setType(ChatEventType.valueOf(type.name()))
                 .setNewChatId(to).setAt(when).build();
+        ChatEventValidator.Problem problem = ChatEventValidator.problem(chatId, event); // the topology's own rule
+        if (problem != null) {
+            String option = switch (problem.field()) {
+                case "bot_id" -> "--bot";
+                case "new_chat_id" -> "--new-chat";
+                default -> "--chat";
+            };
+            throw new ParameterException(spec.commandLine(), option + ": " + problem.message() + "; nothing was written");
+        }
         return new ProducerRecord<>(topics.chatEvents(), chatId, event);
     }
 

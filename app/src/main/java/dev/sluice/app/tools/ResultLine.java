@@ -97,38 +97,9 @@ public record ResultLine(String id, String status, String chat, String botId, St
         return sb.toString();
     }
 
-    /**
-     * For the one-line text: a control character (and a backslash, so the escape is unambiguous) written as an escape,
-     * backslash-n, -r, -t, two backslashes, else backslash-u and four hex digits (as JSON does); so an id or text cannot forge a second
-     * line or rewrite the terminal.
-     */
+    /** For the one-line text: {@link dev.sluice.chat.Identifiers#escape}, the one escaping rule of every tool's line. */
     static String escape(String text) {
-        if (text == null) {
-            return null;
-        }
-        StringBuilder sb = null;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            String rep = switch (c) {
-                case '\n' -> "\\n";
-                case '\r' -> "\\r";
-                case '\t' -> "\\t";
-                case '\\' -> "\\\\";
-                default -> Character.isISOControl(c) || c == '\u2028' || c == '\u2029'
-                        ? String.format(Locale.ROOT, "\\u%04X", (int) c) : null;
-            };
-            if (rep != null && sb == null) {
-                sb = new StringBuilder(text.length() + 8).append(text, 0, i);
-            }
-            if (sb != null) {
-                if (rep != null) {
-                    sb.append(rep);
-                } else {
-                    sb.append(c);
-                }
-            }
-        }
-        return sb == null ? text : sb.toString();
+        return dev.sluice.chat.Identifiers.escape(text);
     }
 
     /**

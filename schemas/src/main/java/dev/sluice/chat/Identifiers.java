@@ -1,0 +1,87 @@
+package dev.sluice.chat;
+
+import java.util.Locale;
+
+/**
+ * The rules for the ids a record names, defined once for everything that checks them: the topology's
+ * {@code NotificationValidator} (dead letter and FAILED result), its chat-status readers (a chat event that breaks them
+ * is logged and skipped), {@code sluice produce} and {@code sluice chat-event} (refused before anything is written).
+ * <ul>
+ *   <li>a bot id is {@value #BOT_ID_PATTERN}: a logical name, as the senders' {@code bot.<id>.token} keys and budget keys
+ *       spell it (the sender's {@code BudgetKeys.BOT_ID} is the same pattern: {@code IdRulesToolsTest} checks); a
+ *       bot id no sender can have a token for is never sent;</li>
+ *   <li>a chat id has no control character (nor U+2028 / U+2029): the chat-status store joins chat and bot with
+ *       U+001F, and ids are printed one per line.</li>
+ * </ul>
+ * Pure and stateless.
+ */
+public final class Identifiers {
+    /** A bot id, as the senders' config keys allow it. */
+    public static final String BOT_ID_PATTERN = "[A-Za-z0-9_.:-]{1,64}";
+    /** How {@link #botIdProblem} describes {@link #BOT_ID_PATTERN}. */
+    public static final String BOT_ID_RULE = "1 to 64 of A-Z a-z 0-9 _ . : - (" + BOT_ID_PATTERN + ", as in bot.<id>.token)";
+
+    private Identifiers() {
+    }
+
+    /** Whether {@code botId} matches {@link #BOT_ID_PATTERN} (a loop, no regex per record). */
+    public static boolean isBotId(String botId) {
+        if (botId == null || botId.isEmpty() || botId.length() > 64) {
+            return false;
+        }
+        for (int i = 0; i < botId.length(); i++) {
+            char c = botId.charAt(i);
+            boolean ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                    || c == '_' || c == '.' || c == ':' || c == '-';
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether {@code s} has an ISO control character, U+2028 or U+2029 (a loop: no stream per record). */
+    public static boolean hasControlCharacter(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@code text} for a one-line message: a control character (and a backslash, so the escape is unambiguous) written
+     * as an escape, backslash-n, -r, -t, two backslashes, else backslash-u and four hex digits (as JSON does), so a
+     * value cannot forge a second line or rewrite the terminal.
+     */
+    public static String escape(String text) {
+        if (text == null) {
+            return null;
+        }
+        StringBuilder sb = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            String rep = switch (c) {
+                case '\n' -> "\\n";
+                case '\r' -> "\\r";
+                case '\t' -> "\\t";
+                case '\\' -> "\\\\";
+                default -> Character.isISOControl(c) || c == '\u2028' || c == '\u2029'
+                        ? String.format(Locale.ROOT, "\\u%04X", (int) c) : null;
+            };
+            if (rep != null && sb == null) {
+                sb = new StringBuilder(text.length() + 8).append(text, 0, i);
+            }
+            if (sb != null) {
+                if (rep != null) {
+                    sb.append(rep);
+                } else {
+                    sb.append(c);
+                }
+            }
+        }
+        return sb == null ? text : sb.toString();
+    }
+}
