@@ -6,7 +6,6 @@ import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +30,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * {@code sluice produce --file events.jsonl}: writes Notification records from JSON lines (one object per line,
  * fields as in {@code Notification.avsc}, see {@link NotificationJson}), keyed by chat id, Avro in the Confluent
  * wire format. Bad lines are reported (line, field, value) and skipped, or stop the run with
- * {@code --fail-fast} before anything is sent. Exit code 0 when every line was written, 1 when some were
+ * {@code --fail-fast} before anything is sent; a line over {@link BoundedLines#MAX_LINE_BYTES} is a bad line naming that
+ * bound, never read whole. Exit code 0 when every line was written, 1 when some were
  * skipped, 2 on a failure to write.
  */
 @Command(name = "produce", mixinStandardHelpOptions = true,
@@ -81,13 +81,11 @@ public final class ProduceCommand implements Callable<Integer> {
         long lines = countLines();
         if (failFast) {
             // Validate everything first: a half-written file is worse than none.
-            try (BufferedReader in = open()) {
-                long n = 0;
-                for (String line = in.readLine(); line != null; line = in.readLine()) {
-                    n++;
-                    if (!skip(line)) {
+            try (BoundedLines in = open()) {
+                for (BoundedLines.Line line = in.next(); line != null; line = in.next()) {
+                    if (line.tooLong() || !skip(line.text())) {
                         try {
-                            parser.parse(n, line);
+                            parse(parser, line);
                         } catch (InvalidLineException e) {
                             err.println("produce: " + e.getMessage());
                             err.println("produce: --fail-fast: nothing was written to " + target);
@@ -109,18 +107,16 @@ public final class ProduceCommand implements Callable<Integer> {
         try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(producerProps,
                 new StringSerializer(), new SpecificAvroSerde<>(registry, Notification.class).serializer());
              Progress bar = Progress.open(progress, "produce", lines, err);
-             BufferedReader in = open()) {
-            long n = 0;
-            for (String line = in.readLine(); line != null && sendError.get() == null; line = in.readLine()) {
-                n++;
+             BoundedLines in = open()) {
+            for (BoundedLines.Line line = in.next(); line != null && sendError.get() == null; line = in.next()) {
                 bar.step(1);
-                if (skip(line)) {
+                if (!line.tooLong() && skip(line.text())) {
                     continue;
                 }
                 total++;
                 Notification notification;
                 try {
-                    notification = parser.parse(n, line);
+                    notification = parse(parser, line);
                 } catch (InvalidLineException e) {
                     bad++;
                     err.println("produce: skipped " + e.getMessage());
@@ -149,6 +145,13 @@ public final class ProduceCommand implements Callable<Integer> {
         return bad == 0 ? 0 : 1;
     }
 
+    private static Notification parse(NotificationJson parser, BoundedLines.Line line) {
+        if (line.tooLong()) {
+            throw BoundedLines.tooLong(line, BoundedLines.MAX_LINE_BYTES);
+        }
+        return parser.parse(line.number(), line.text());
+    }
+
     private static boolean skip(String line) {
         String t = line.strip();
         return t.isEmpty() || t.startsWith("//");
@@ -158,22 +161,27 @@ public final class ProduceCommand implements Callable<Integer> {
         if (isStdin()) {
             return 0;
         }
-        try (var stream = Files.lines(file, StandardCharsets.UTF_8)) {
-            return stream.count();
+        long n = 0;
+        try (BoundedLines in = new BoundedLines(Files.newBufferedReader(file, StandardCharsets.UTF_8), 0)) {
+            while (in.next() != null) {
+                n++; // counted without holding any line
+            }
         }
+        return n;
     }
 
     private boolean isStdin() {
         return "-".equals(file.toString());
     }
 
-    private BufferedReader open() throws IOException {
+    /** The input's lines, each at most {@link BoundedLines#MAX_LINE_BYTES}: a longer one is reported, never held. */
+    private BoundedLines open() throws IOException {
         if (isStdin()) {
             if (failFast) {
                 throw new IllegalArgumentException("--fail-fast reads the input twice: give a file, not '-'");
             }
-            return new BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+            return new BoundedLines(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8), BoundedLines.MAX_LINE_BYTES);
         }
-        return Files.newBufferedReader(file, StandardCharsets.UTF_8);
+        return new BoundedLines(Files.newBufferedReader(file, StandardCharsets.UTF_8), BoundedLines.MAX_LINE_BYTES);
     }
 }

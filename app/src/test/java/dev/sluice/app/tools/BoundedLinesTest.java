@@ -1,0 +1,81 @@
+package dev.sluice.app.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * Lines read with a bound: the line ends {@code readLine} knows, a line over the bound counted and never held, and
+ * {@code sluice produce} on a 50 MB line (what a newcomer fed it: reported as "not JSON" before, by the JSON parser's
+ * own string-length limit) names the line, its size and the bound.
+ */
+class BoundedLinesTest {
+    @TempDir
+    Path dir;
+
+    private static List<String> read(String text, int max) throws IOException {
+        List<String> out = new ArrayList<>();
+        try (BoundedLines in = new BoundedLines(new StringReader(text), max)) {
+            for (BoundedLines.Line l = in.next(); l != null; l = in.next()) {
+                out.add(l.number() + ":" + (l.tooLong() ? "TOO LONG " + l.bytes() : l.text()));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void lineEndsAreThoseOfReadLine() throws IOException {
+        assertThat(read("a\nb\r\nc\rd", 10)).containsExactly("1:a", "2:b", "3:c", "4:d");
+        assertThat(read("a\n\n", 10)).containsExactly("1:a", "2:");
+        assertThat(read("", 10)).isEmpty();
+        assertThat(read("\r\n\r\n", 10)).containsExactly("1:", "2:");
+    }
+
+    @Test
+    void aLineOverTheBoundIsCountedInUtf8BytesAndNotHeld() throws IOException {
+        assertThat(read("abcd\nabcde\nok", 4)).containsExactly("1:abcd", "2:TOO LONG 5", "3:ok");
+        // ä is 2 bytes, € 3, an emoji (a surrogate pair) 4
+        assertThat(read("\u00e4\u20ac\nx\uD83D\uDE00", 5)).containsExactly("1:\u00e4\u20ac", "2:x\uD83D\uDE00");
+        assertThat(read("\u00e4\u20ac\u00e4\n", 6)).containsExactly("1:TOO LONG 7");
+    }
+
+    @Test
+    void produceNamesTheLineItsSizeAndTheBoundForAFiftyMegabyteLine() throws IOException {
+        Path file = dir.resolve("big.jsonl");
+        int textBytes = 50 * 1024 * 1024;
+        String first = "{\"id\":\"ok\",\"bot_id\":\"alerts\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\"}\n";
+        try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            w.write(first);
+            w.write("{\"id\":\"big\",\"bot_id\":\"alerts\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"");
+            char[] chunk = "x".repeat(1 << 16).toCharArray();
+            for (int i = 0; i < textBytes / chunk.length; i++) {
+                w.write(chunk);
+            }
+            w.write("\"}\n");
+        }
+        long lineBytes = Files.size(file) - first.length() - 1; // the first line, then this one's newline
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        // --fail-fast checks every line before it connects to anything: nothing listens on port 1
+        int exit = new CommandLine(new ProduceCommand()).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+                .execute("--file", file.toString(), "--fail-fast", "--progress", "NONE",
+                        "-D", "bootstrap.servers=127.0.0.1:1", "-D", "schema.registry.url=http://127.0.0.1:1");
+        assertThat(exit).as(err.toString()).isEqualTo(1);
+        assertThat(err.toString().lines()).containsExactly(
+                "produce: line 2, field '(line)': " + lineBytes + " bytes, more than the 1048576 bytes a line may have (1 MiB;"
+                        + " a notification is at most about 32 KiB, 240 KiB of split text); not read as JSON",
+                "produce: --fail-fast: nothing was written to notifications");
+    }
+}
