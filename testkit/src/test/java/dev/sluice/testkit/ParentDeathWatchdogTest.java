@@ -36,9 +36,11 @@ class ParentDeathWatchdogTest {
 
     @Test
     void aChildThatIgnoresSigtermGetsSigkill() throws Exception {
-        child = new ProcessBuilder("sh", "-c", "trap '' TERM; while :; do sleep 1; done").start();
+        child = new ProcessBuilder("sh", "-c", "trap '' TERM; echo trapped; while :; do sleep 1; done").start();
         ParentDeathWatchdog dog = ParentDeathWatchdog.watch(child).orElseThrow();
-        Thread.sleep(300); // let the child install its trap before the TERM (a fixed head start, not a wait for a result)
+        try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream()))) {
+            assertThat(lines.readLine()).as("the child ignores SIGTERM from here on").isEqualTo("trapped");
+        }
         dog.shell.getOutputStream().close();
         await().atMost(BOUND).until(() -> !child.isAlive());
     }
