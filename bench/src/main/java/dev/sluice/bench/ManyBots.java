@@ -3,6 +3,7 @@ package dev.sluice.bench;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.schemas.SpecificAvroSerde;
+import dev.sluice.sender.budget.BudgetConfig;
 import dev.sluice.testkit.FakeTelegram;
 import dev.sluice.testkit.FakeTelegramLimits;
 import dev.sluice.testkit.RedisCluster;
@@ -27,8 +28,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * Cluster (no replicas: the same work per primary as a standalone server), each bot routed to the primary of its
  * slot, with redis-server CPU per delivered message measured per shard; {@code --redis both} runs one after the other
  * in the same invocation and prints them side by side. Single-threaded: each mode's parts are closed before the next.
- * {@code --arrival-guard N} runs the senders with {@code budget.arrival.guard.limit.per.s=N} (default 0: the sender's
- * default configuration, guard off; 30 = FakeTelegram's calls per sliding second, as utilisation runs).
+ * {@code --arrival-guard N} runs the senders with {@code budget.arrival.guard.limit.per.s=N} (default: the sender's
+ * default, 30 since session 13, FakeTelegram's calls per sliding second; 0 = off). Other budget keys come from the
+ * environment ({@code SLUICE_BUDGET_RESERVATION_MAX_MS=0} and {@code --arrival-guard 0}: the defaults before session
+ * 13); the output's note prints the configuration the senders ran with.
  *
  * <p>Issue 19: after the real senders stop, a bare baseline ({@link BareSender}, {@link ManyBotsBaseline}: the same
  * number of JVMs doing only consume, decode, one provider call, produce the result; no Redis) drains the same backlog
@@ -252,15 +255,13 @@ public final class ManyBots {
             }
             Map<String, String> settings = infra.senderSettings(infra.telegram.apiUrl());
             settings.put("budget.chat.burst", "2");
-            // FakeTelegram counts a bot's calls in a sliding second, as Telegram does; a bot running at exactly its
-            // 30/s with burst 1 can get a 429 when the first of 31 calls arrives later than the 31st (seen: 2 x 429 in
-            // one smoke run of 3 bots). Sluice's setting for such a provider is the arrival guard (--arrival-guard 30,
-            // as utilisation runs); it costs a round trip per late answer, so the default here stays the sender's
-            // default configuration (guard off), comparable with the figures recorded before.
-            int arrivalGuard = args.integer("arrival-guard", 0);
-            if (arrivalGuard > 0) {
+            // FakeTelegram counts a bot's calls in a sliding second, as Telegram does; the senders run with their
+            // defaults (reservations, the arrival guard at 30, the global margin) unless told otherwise
+            int arrivalGuard = args.integer("arrival-guard", -1);
+            if (arrivalGuard >= 0) {
                 settings.put("budget.arrival.guard.limit.per.s", Integer.toString(arrivalGuard));
             }
+            BudgetConfig budget = BudgetConfig.from(dev.sluice.config.Settings.of(settings).withEnvironment(System.getenv()));
             List<RedisProbe> shards = new ArrayList<>();
             if (mode.equals("cluster")) {
                 RedisCluster cluster = infra.track(RedisCluster.start(3, 0));
@@ -308,9 +309,11 @@ public final class ManyBots {
                     perShard.add(delivered == 0 ? 0 : (redisCpu1[i] - redisCpu0[i]) * 1e6 / delivered);
                 }
                 String note = String.format(java.util.Locale.ROOT, "%d sender JVMs (-Xmx512m, defaults: sender.max.in.flight=16, "
-                                + "8 per bot; budget.arrival.guard.limit.per.s=%d), %d s warm-up, %d s window, %d s MONITOR sample on %d "
+                                + "8 per bot; budget.reservation.max.ms=%d, budget.arrival.guard.limit.per.s=%d, "
+                                + "budget.global.arrival.margin.ms=%d), %d s warm-up, %d s window, %d s MONITOR sample on %d "
                                 + "node(s) (%d client commands, %d script-internal calls, %d messages accepted in it)",
-                        senders, arrivalGuard, warmup, seconds, sample, shards.size(), clientCommands, scriptCalls, inSample)
+                        senders, budget.reservationMax().toMillis(), budget.arrivalGuardLimitPerS(),
+                        budget.globalArrivalMargin().toMillis(), warmup, seconds, sample, shards.size(), clientCommands, scriptCalls, inSample)
                         + "; provider 429s over the whole run, by scope: " + ProviderTrace.of429s(infra.telegram, 5);
                 List<MarkMemory.Marks> marks = new ArrayList<>();
                 for (RedisProbe p : shards) {

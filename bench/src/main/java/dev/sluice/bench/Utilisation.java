@@ -124,9 +124,7 @@ public final class Utilisation {
         settings.put("budget.chat.burst", "2");
         settings.put("budget.reservation.max.ms", Long.toString(reservationMs));
         settings.put("budget.global.arrival.margin.ms", Long.toString(marginMs));
-        if (arrivalGuard > 0) {
-            settings.put("budget.arrival.guard.limit.per.s", Integer.toString(arrivalGuard));
-        }
+        settings.put("budget.arrival.guard.limit.per.s", Integer.toString(arrivalGuard)); // 0: off (the default is 30)
         if (lateMaxMs >= 0) {
             settings.put("budget.reservation.late.max.ms", Long.toString(lateMaxMs));
         }

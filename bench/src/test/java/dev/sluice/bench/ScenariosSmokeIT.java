@@ -79,10 +79,9 @@ class ScenariosSmokeIT {
         // 20 s of backlog at 30/s: the MONITOR sample (after 8 + 4 s) falls inside it
         JsonNode j = run(ManyBots::run, "many-bots-both", "--redis", "both", "--bots", "3", "--senders", "1",
                 "--warmup-seconds", "8", "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "600",
-                "--chats-per-bot", "30", "--no-baseline",
-                // the provider-safe setting for FakeTelegram's sliding second: with the guard off, bots at exactly 30/s
-                // got 2 x 429 in one full verify (a call arriving late makes 31 in a second)
-                "--arrival-guard", "30");
+                "--chats-per-bot", "30", "--no-baseline");
+                // the senders' defaults: reservations, the arrival guard at FakeTelegram's 30 and the global margin (with
+                // the guard off and no margin, bots at exactly 30/s got 2 x 429 in one full verify)
         assertThat(j.has("baseline_cpu_ms_per_msg")).as("--no-baseline").isFalse();
         for (String mode : new String[] {"standalone", "cluster"}) {
             JsonNode m = j.get(mode);
@@ -92,7 +91,8 @@ class ScenariosSmokeIT {
             assertThat(m.get("delivered_per_s").asDouble()).as(mode).isPositive();
             assertThat(m.get("sent_marks").get("marks").asLong()).as(mode).isPositive();
             assertThat(m.get("sent_marks").get("done_memory_usage_bytes").asDouble()).as(mode).isPositive();
-            assertThat(m.get("redis_round_trips_per_msg").asDouble()).as(mode).isGreaterThanOrEqualTo(1.0);
+            // reservations decide several messages per EVALSHA: below one round trip per message, but some
+            assertThat(m.get("redis_round_trips_per_msg").asDouble()).as(mode).isPositive();
             assertThat(m.get("provider_429").asLong()).as(mode).isZero();
         }
         assertThat(j.get("standalone").get("redis_cpu_us_per_msg_per_shard")).hasSize(1);

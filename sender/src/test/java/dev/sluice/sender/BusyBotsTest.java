@@ -157,14 +157,14 @@ class BusyBotsTest {
         busy.learn("bot", 2001, List.of(Decision.refused(5, Limit.GATE_BOT)));
         assertThat(busy.notBeforeMs("bot", 2001)).as("a bot-wide gate governs instead").isZero();
 
-        BusyBots reserving = new BusyBots(Fakes.config().budgetConfig(), 500);
+        BusyBots reserving = new BusyBots(Fakes.config("budget.arrival.guard.limit.per.s", "0").budgetConfig(), 500);
         reserving.learn("bot", 1000, List.of(Decision.refused(700, Limit.GLOBAL)));
         assertThat(reserving.notBeforeMs("bot", 1000)).as("a reservation may take a slot up to the horizon ahead")
                 .isEqualTo(1200);
         reserving.learn("b1", 1000, List.of(Decision.refused(400, Limit.GLOBAL)));
         assertThat(reserving.notBeforeMs("b1", 1000)).isZero();
 
-        BusyBots guarded = new BusyBots(Fakes.config("budget.arrival.guard.limit.per.s", "30").budgetConfig(), 500);
+        BusyBots guarded = new BusyBots(Fakes.config().budgetConfig(), 500); // the guard is on (30) by default
         guarded.learn("bot", 1000, List.of(Decision.refused(900, Limit.GLOBAL)));
         assertThat(guarded.notBeforeMs("bot", 1000)).as("guard floors lengthen the wait: nothing learned").isZero();
     }

@@ -12,8 +12,8 @@ import java.util.Set;
  * per-bot rate ({@code bot.<id>.rate.per.s}) over the defaults. No thread owns it: immutable after construction, read freely.
  */
 final class BotLimitTable {
-    /** One bot's resolved entry: what the budget grants at (margin applied) and its provider's own N (0: the key's). */
-    private record Entry(BudgetLimits granted, int providerLimitPerS) {}
+    /** One bot's resolved entry: what the budget grants at (margin applied) and its configured rate, rounded down. */
+    private record Entry(BudgetLimits granted, int configuredLimitPerS) {}
 
     private final Entry defaults;
     private final Map<String, Entry> byBot = new HashMap<>();
@@ -25,24 +25,20 @@ final class BotLimitTable {
      */
     BotLimitTable(BudgetLimits defaults, Map<String, Double> botRates, Set<String> paidBroadcastBots, double paidRatePerS,
             Map<String, BudgetLimits> botLimits, int guardLimitPerS, Duration margin) {
-        this.defaults = entry(defaults, 0, margin);
-        // later puts win: the precedence, lowest first; a provider's own rate (paid broadcast, limits set whole) may
-        // raise the guard's N, the operator's rates may not (bot.<id>.rate.per.s above Telegram's 30 is not Telegram's)
-        botRates.forEach((bot, r) -> byBot.put(bot, entry(defaults.withGlobalRate(r), 0, margin)));
-        paidBroadcastBots.forEach(bot -> byBot.put(bot, entry(defaults.withGlobalRate(paidRatePerS), paidRatePerS, margin)));
-        botLimits.forEach((bot, l) -> byBot.put(bot, entry(l, l.globalRatePerS(), margin)));
+        this.defaults = entry(defaults, margin);
+        // later puts win: the precedence, lowest first
+        botRates.forEach((bot, r) -> byBot.put(bot, entry(defaults.withGlobalRate(r), margin)));
+        paidBroadcastBots.forEach(bot -> byBot.put(bot, entry(defaults.withGlobalRate(paidRatePerS), margin)));
+        botLimits.forEach((bot, l) -> byBot.put(bot, entry(l, margin)));
         this.guardLimitPerS = guardLimitPerS;
     }
 
-    /**
-     * @param providerRatePerS the rate the provider itself allows this bot (a paid broadcast bot: Telegram counts it
-     *                         against the paid rate; an HTTP provider: its own limit), 0 when it is the guard's N
-     */
-    private static Entry entry(BudgetLimits configured, double providerRatePerS, Duration margin) {
+    /** A bot configured at {@code configured}: granted at it less the margin; its own N is its configured rate. */
+    private static Entry entry(BudgetLimits configured, Duration margin) {
         long ms = margin.toMillis();
         BudgetLimits granted = ms == 0 ? configured
                 : configured.withGlobalRate(configured.globalRatePerS() * 1000.0 / (1000.0 + ms));
-        return new Entry(granted, (int) Math.min(1_000_000, Math.floor(providerRatePerS)));
+        return new Entry(granted, (int) Math.min(1_000_000, Math.floor(configured.globalRatePerS())));
     }
 
     private Entry of(String botId) {
@@ -55,12 +51,14 @@ final class BotLimitTable {
     }
 
     /**
-     * The guard's N: {@code budget.arrival.guard.limit.per.s}, or the bot's provider's own rate when that is higher (a
-     * paid broadcast bot met a floor at every 30th grant after a late answer when counted against Telegram's 30); 0 =
-     * the guard is off.
+     * The guard's N: {@code budget.arrival.guard.limit.per.s}, or the bot's configured rate (before the margin, rounded
+     * down) when that is higher; 0 = the guard is off. A rate above N says N is not this bot's provider's limit (a
+     * paid broadcast bot, an HTTP provider, a bot or a whole deployment configured for another provider): counted
+     * against N, such a bot's slack is 0 and it met a floor at every N-th grant after any late answer, its rate cut
+     * to N per second by a guard on by default.
      */
     int arrivalGuardLimitFor(String botId) {
-        return guardLimitPerS <= 0 ? 0 : Math.max(guardLimitPerS, of(botId).providerLimitPerS());
+        return guardLimitPerS <= 0 ? 0 : Math.max(guardLimitPerS, of(botId).configuredLimitPerS());
     }
 
     /** See {@link BudgetConfig#arrivalSlack}. */

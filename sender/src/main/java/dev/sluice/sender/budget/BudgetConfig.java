@@ -231,11 +231,10 @@ public final class BudgetConfig {
     }
 
     /**
-     * The guard's N for {@code botId}: {@code budget.arrival.guard.limit.per.s}, except for a bot whose provider allows
-     * it more: a paid broadcast bot (Telegram counts it against {@code budget.paid.broadcast.rate.per.s}) and an HTTP
-     * provider (limits set whole, another provider's) take their own rate, rounded down, when that is higher; 0 when
-     * the guard is off. A bot given a higher {@code bot.<id>.rate.per.s} is still counted against N: the operator's
-     * rate is not the provider's limit.
+     * The guard's N for {@code botId}: {@code budget.arrival.guard.limit.per.s}, or the bot's own configured global
+     * rate (before the margin, rounded down) when that is higher: a paid broadcast bot, an HTTP provider (limits set
+     * whole) or a bot or deployment configured above N is counted against its configured rate; 0 when the guard is
+     * off. With one N for every bot, such a bot met a floor at every N-th grant after a late answer.
      */
     public int arrivalGuardLimitFor(String botId) {
         return table.arrivalGuardLimitFor(botId);

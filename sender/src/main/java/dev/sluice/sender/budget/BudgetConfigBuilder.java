@@ -3,7 +3,6 @@ package dev.sluice.sender.budget;
 import static dev.sluice.sender.budget.BudgetConfigKeys.AIMD_DECREASE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.AIMD_FLOOR;
 import static dev.sluice.sender.budget.BudgetConfigKeys.AIMD_INCREASE;
-import static dev.sluice.sender.budget.BudgetConfigKeys.ARRIVAL_GUARD_LIMIT;
 import static dev.sluice.sender.budget.BudgetConfigKeys.BACKFILL_HEADROOM;
 import static dev.sluice.sender.budget.BudgetConfigKeys.CIRCUIT_MINIMUM_CALLS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.GROUP_ARRIVAL_MARGIN_MS;
@@ -12,7 +11,6 @@ import static dev.sluice.sender.budget.BudgetConfigKeys.OUTAGE_MODE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.PAID_RATE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.PROBE_INTERVAL_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_LATE_MAX_MS;
-import static dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_MAX_MS;
 
 import dev.sluice.sender.budget.BudgetConfig.EvictionCheck;
 import dev.sluice.sender.budget.BudgetConfig.FailoverPolicy;
@@ -43,13 +41,17 @@ public final class BudgetConfigBuilder {
     EvictionCheck evictionCheck = BudgetConfigKeys.EVICTION_CHECK.defaultValue();
     int maxReplicas = Math.toIntExact(MAX_REPLICAS.defaultValue());
     Duration probeInterval = PROBE_INTERVAL_MS.defaultValue();
-    Duration reservationMax = RESERVATION_MAX_MS.defaultValue();
+    /*
+     * Off here, unlike the keys' defaults (reservations 500 ms, the arrival guard at 30, the global margin 50 ms): a
+     * config built in code decides exactly as told, with limits granted as given and every refusal a refusal;
+     * {@link BudgetConfig#from} sets the keys' defaults.
+     */
+    Duration reservationMax = Duration.ZERO;
+    int arrivalGuardLimitPerS = 0;
+    Duration globalArrivalMargin = Duration.ZERO;
     Duration reservationLateMax = RESERVATION_LATE_MAX_MS.defaultValue();
-    int arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.defaultValue());
     int circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.defaultValue());
     Duration groupArrivalMargin = GROUP_ARRIVAL_MARGIN_MS.defaultValue();
-    /** Zero here, unlike the key's default: limits passed in code are granted as given; {@link BudgetConfig#from} sets the key's. */
-    Duration globalArrivalMargin = Duration.ZERO;
 
     BudgetConfigBuilder(BudgetLimits defaults) {
         this.defaults = Objects.requireNonNull(defaults, "defaults");

@@ -97,12 +97,13 @@ public final class BudgetConfigKeys {
     public static final ConfigKey<Long> CIRCUIT_MINIMUM_CALLS = ConfigKey.integer("budget.circuit.minimum.calls", 3L,
             n -> n >= 1 && n <= Integer.MAX_VALUE, "an integer >= 1", "failed calls in a row that open the circuit");
     public static final ConfigKey<Duration> RESERVATION_MAX_MS = ConfigKey.millis("budget.reservation.max.ms",
-            Duration.ZERO, d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
+            Duration.ofMillis(500), d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
             "how far ahead the sender may take the bot's next global slot instead of a refusal (live messages whose "
                     + "chat and group limits pass now; see budget.lua), so replicas asking for the same bot do not "
-                    + "collide and waiting lanes are decided in batches; 0 = never reserve. With reservations the bot "
-                    + "runs at exactly its configured rate: configure it with a margin below the provider's limit "
-                    + "(the demo: 25 of 30/s), or turn on the arrival guard");
+                    + "collide and waiting lanes are decided in batches (about one Redis round trip per several "
+                    + "messages instead of a refused call per message); 0 = never reserve. A reserved send may leave "
+                    + "up to budget.reservation.late.max.ms after its slot: budget.global.arrival.margin.ms and the "
+                    + "arrival guard (both on by default) keep that from becoming a 31st call in the provider's second");
     public static final ConfigKey<Duration> RESERVATION_LATE_MAX_MS = ConfigKey.millis("budget.reservation.late.max.ms",
             null, d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
             "how late after its reserved slot a send may still go out; later, the slot passes unused and the lane "
@@ -110,13 +111,13 @@ public final class BudgetConfigKeys {
                     + "refuses the 31st call in any second, so a send later than the window's slack, 30 x (1000/rate "
                     + "- 1000/30) ms, costs a bot-wide 429: set about half that slack near the limit. Default: one "
                     + "interval of the bot's rate");
-    public static final ConfigKey<Long> ARRIVAL_GUARD_LIMIT = ConfigKey.integer("budget.arrival.guard.limit.per.s", 0L,
+    public static final ConfigKey<Long> ARRIVAL_GUARD_LIMIT = ConfigKey.integer("budget.arrival.guard.limit.per.s", 30L,
             n -> n >= 0 && n <= 1_000_000, "0 (off) <= N <= 1000000",
             "the arrival guard, for a provider that counts calls as they arrive in a sliding second (Telegram: 30 "
-                    + "per bot): set it to that limit N, and a call answered later after its slot than the window's "
+                    + "per bot; the default): N, and a call answered later after its slot than the window's "
                     + "slack makes the bot's N-th grant after it wait until one second after the answer "
-                    + "(BudgetPort.reportLateAnswer). A paid broadcast bot and an HTTP provider are counted against their "
-                    + "own rate when it is higher. Costs one Redis round trip per late answer. 0 = off");
+                    + "(BudgetPort.reportLateAnswer). A bot configured above N (paid broadcast, an HTTP provider, "
+                    + "bot.<id>.rate.per.s or budget.global.rate.per.s) is counted against its configured rate. Costs one Redis round trip per late answer. 0 = off");
     /** Every budget key and the per-bot families ({@code bot.<id>.rate.per.s}, {@code bot.<id>.paid.broadcast}). */
     public static final ConfigKeySet ALL = ConfigKeySet.of(List.of(GLOBAL_RATE, GLOBAL_BURST, CHAT_RATE, CHAT_BURST,
             GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, GLOBAL_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,

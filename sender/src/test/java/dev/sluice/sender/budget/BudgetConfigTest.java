@@ -84,8 +84,13 @@ class BudgetConfigTest {
     }
 
     @Test
-    void the_arrival_guard_is_off_by_default_and_its_slack_follows_the_rate_burst_and_limit() {
-        assertThat(BudgetConfig.from(Settings.of(Map.of())).arrivalGuardLimitPerS()).isZero();
+    void the_arrival_guard_is_on_at_telegrams_30_by_default_and_its_slack_follows_the_rate_burst_and_limit() {
+        assertThat(BudgetConfig.from(Settings.of(Map.of())).arrivalGuardLimitPerS()).isEqualTo(30);
+        assertThat(BudgetConfig.from(Settings.of(Map.of())).reservationMax()).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(BudgetConfig.of(BudgetLimits.telegramDefaults()).arrivalGuardLimitPerS()).as("off in code").isZero();
+        assertThat(BudgetConfig.of(BudgetLimits.telegramDefaults()).reservationMax()).as("off in code").isZero();
+        assertThat(BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "0",
+                "budget.reservation.max.ms", "0"))).arrivalGuardLimitPerS()).as("0 turns it off").isZero();
         BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "30",
                 "budget.global.rate.per.s", "29.8", "bot.fast.rate.per.s", "30", "budget.global.arrival.margin.ms", "0")));
         assertThat(c.arrivalGuardLimitPerS()).isEqualTo(30);
@@ -116,13 +121,16 @@ class BudgetConfigTest {
     }
 
     @Test
-    void the_guard_counts_a_bot_the_operator_configured_above_its_limit_against_the_limit() {
+    void the_guard_counts_a_bot_configured_above_its_limit_against_its_configured_rate() {
         BudgetConfig c = BudgetConfig.from(Settings.of(Map.of("budget.arrival.guard.limit.per.s", "30",
-                "bot.big.rate.per.s", "50", "budget.global.rate.per.s", "40", "budget.global.arrival.margin.ms", "50")));
-        // Telegram allows 30/s whatever the operator configures: only the provider's own rate (paid, HTTP) raises N
-        assertThat(c.arrivalGuardLimitFor("big")).as("bot.big.rate.per.s=50").isEqualTo(30);
-        assertThat(c.arrivalGuardLimitFor("any")).as("budget.global.rate.per.s=40").isEqualTo(30);
-        assertThat(c.arrivalSlack("big")).as("rate above N: every late answer is reported").isZero();
+                "bot.big.rate.per.s", "50.9", "budget.global.arrival.margin.ms", "50")));
+        // counted against 30, a bot granted 48.5/s had a slack of 0 and met a floor at every 30th grant after any late
+        // answer: a guard on by default would cut every bot configured above Telegram's 30 to 30 per second
+        assertThat(c.arrivalGuardLimitFor("big")).as("bot.big.rate.per.s=50.9").isEqualTo(50);
+        assertThat(c.arrivalSlack("big").toMillis()).as("the margin, less the rounding of 50.9 down").isBetween(28L, 32L);
+        BudgetConfig fast = BudgetConfig.from(Settings.of(Map.of("budget.global.rate.per.s", "270")));
+        assertThat(fast.arrivalGuardLimitFor("any")).as("every bot's rate above the key's 30").isEqualTo(270);
+        assertThat(fast.arrivalSlack("any").toMillis()).isBetween(49L, 50L);
     }
 
     @Test

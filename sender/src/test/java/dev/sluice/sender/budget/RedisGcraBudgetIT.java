@@ -242,7 +242,7 @@ class RedisGcraBudgetIT extends BudgetContract {
     @Test
     void with_the_arrival_guard_a_reservation_takes_its_slot_at_the_floor_instead_of_a_refusal() {
         String g = bot + "-guard";
-        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100)).arrivalGuardLimitPerS(2).build();
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(2, 100, 1000, 100)).arrivalGuardLimitPerS(2).build();
         try (RedisGcraBudget b = new RedisGcraBudget(redis.url(), config, Duration.ofSeconds(2))) {
             long late = b.tryAcquire(g, "1").grantSeq();
             b.reportLateAnswer(g, late);

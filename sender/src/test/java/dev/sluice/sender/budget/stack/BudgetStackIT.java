@@ -116,7 +116,7 @@ class BudgetStackIT {
 
     @Test
     void a_late_answer_of_a_telegram_bot_holds_back_its_nth_grant_after_it() {
-        BudgetConfig guarded = BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100)).arrivalGuardLimitPerS(3).build();
+        BudgetConfig guarded = BudgetConfig.builder(new BudgetLimits(3, 100, 1000, 100)).arrivalGuardLimitPerS(3).build();
         try (BudgetPort b = stack(guarded)) {
             for (String bot : telegramBots()) {
                 long late = b.tryAcquire(bot, "1").grantSeq();
@@ -133,7 +133,7 @@ class BudgetStackIT {
 
     @Test
     void a_late_answer_of_a_provider_is_reported_under_its_limit_key() {
-        BudgetConfig guarded = BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100)).arrivalGuardLimitPerS(2).build();
+        BudgetConfig guarded = BudgetConfig.builder(new BudgetLimits(2, 100, 1000, 100)).arrivalGuardLimitPerS(2).build();
         try (BudgetPort b = stack(guarded)) {
             long late = b.tryAcquire(provider, "1").grantSeq();
             assertThat(late).isPositive();
