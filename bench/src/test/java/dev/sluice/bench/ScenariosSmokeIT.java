@@ -53,8 +53,9 @@ class ScenariosSmokeIT {
         assertThat(j.get("bots").asInt()).isEqualTo(3);
         assertThat(j.get("delivered_per_s").asDouble()).isPositive();
         assertThat(j.get("cpu_ms_per_msg").asDouble()).isPositive();
-        // at least the budget decision per message goes to Redis
-        assertThat(j.get("redis_round_trips_per_msg").asDouble()).isGreaterThanOrEqualTo(1.0);
+        // the budget decides in Redis; with reservations (the default) one EVALSHA reserves the slots of several
+        // messages of a bot (0.14 per message in this smoke run), so some but fewer than one per message
+        assertThat(j.get("redis_round_trips_per_msg").asDouble()).isPositive();
         assertThat(j.get("redis_cpu_us_per_msg").asDouble()).isPositive();
         assertThat(j.get("provider_429").asLong()).isZero();
         // issue 19: every client command counts, by command; they add up to the round trips per message
