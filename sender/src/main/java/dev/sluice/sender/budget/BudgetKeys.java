@@ -2,6 +2,7 @@ package dev.sluice.sender.budget;
 
 import dev.sluice.chat.ChatIds;
 
+import dev.sluice.chat.Identifiers;
 import java.util.regex.Pattern;
 
 /**
@@ -25,7 +26,7 @@ public final class BudgetKeys {
      * Bot ids are logical names; braces would break the hash tag. Colons are allowed so that the limit key of
      * an HTTP provider ({@code ext:sms-api:prod}: the provider plus its API key or plan) is a budget key too.
      */
-    public static final Pattern BOT_ID = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
+    public static final Pattern BOT_ID = Pattern.compile(Identifiers.BOT_ID_PATTERN);
     public static final String PREFIX = "sluice:";
     static final String BOT_STATE = ":bot";
     static final String CHAT = ":chat:";
@@ -107,20 +108,10 @@ public final class BudgetKeys {
 
     /**
      * Whether {@code botId} matches {@link #BOT_ID}, checked without a regex matcher: every budget request validates its
-     * bot id (issue 19: a {@code Matcher} and its arrays per request on the sending threads).
+     * bot id (issue 19: a {@code Matcher} and its arrays per request on the sending threads). The one rule the topology
+     * and the tools check too ({@link Identifiers#isBotId}).
      */
     public static boolean isBotId(String botId) {
-        if (botId == null || botId.isEmpty() || botId.length() > 64) {
-            return false;
-        }
-        for (int i = 0; i < botId.length(); i++) {
-            char c = botId.charAt(i);
-            boolean ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-                    || c == '_' || c == '.' || c == ':' || c == '-';
-            if (!ok) {
-                return false;
-            }
-        }
-        return true;
+        return Identifiers.isBotId(botId);
     }
 }
