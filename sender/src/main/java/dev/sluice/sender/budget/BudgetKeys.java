@@ -1,7 +1,6 @@
 package dev.sluice.sender.budget;
 
 import dev.sluice.chat.ChatIds;
-
 import dev.sluice.chat.Identifiers;
 import java.util.regex.Pattern;
 
