@@ -91,7 +91,8 @@ class UnknownKeysTest {
         // the keys the bench hands its `sluice sender` children with -D (SenderProcess)
         for (String key : java.util.List.of("budget.arrival.guard.limit.per.s", "budget.chat.burst", "budget.chat.rate.per.s",
                 "budget.global.burst", "budget.max.replicas", "budget.mode", "budget.redis.outage.mode",
-                "budget.reservation.late.max.ms", "budget.reservation.max.ms", "sender.commit.interval.ms", "sender.group.id",
+                "budget.reservation.late.max.ms", "budget.reservation.max.ms", "budget.reservation.routine.max.ms",
+                "sender.commit.interval.ms", "sender.group.id",
                 "sender.instance.id", "sender.status.interval.ms", "topic.outbox.live", "topic.outbox.backfill",
                 "topic.delivery.results", "topic.sender.status", "kafka.session.timeout.ms", "edit.wait.max.ms")) {
             assertThat(UnknownKeys.isKnown(key)).as(key).isTrue();

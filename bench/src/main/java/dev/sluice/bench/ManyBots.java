@@ -309,10 +309,12 @@ public final class ManyBots {
                     perShard.add(delivered == 0 ? 0 : (redisCpu1[i] - redisCpu0[i]) * 1e6 / delivered);
                 }
                 String note = String.format(java.util.Locale.ROOT, "%d sender JVMs (-Xmx512m, defaults: sender.max.in.flight=16, "
-                                + "8 per bot; budget.reservation.max.ms=%d, budget.arrival.guard.limit.per.s=%d, "
+                                + "8 per bot; budget.reservation.max.ms=%d, budget.reservation.routine.max.ms=%d, "
+                                + "budget.arrival.guard.limit.per.s=%d, "
                                 + "budget.global.arrival.margin.ms=%d), %d s warm-up, %d s window, %d s MONITOR sample on %d "
                                 + "node(s) (%d client commands, %d script-internal calls, %d messages accepted in it)",
-                        senders, budget.reservationMax().toMillis(), budget.arrivalGuardLimitPerS(),
+                        senders, budget.reservationMax().toMillis(), budget.reservationRoutineMax().toMillis(),
+                        budget.arrivalGuardLimitPerS(),
                         budget.globalArrivalMargin().toMillis(), warmup, seconds, sample, shards.size(), clientCommands, scriptCalls, inSample)
                         + "; provider 429s over the whole run, by scope: " + ProviderTrace.of429s(infra.telegram, 5);
                 List<MarkMemory.Marks> marks = new ArrayList<>();

@@ -17,8 +17,9 @@ import java.util.Map;
  * {@code outbox.live} before the senders start. Measures what FakeTelegram (Telegram's limits) accepted per
  * second in the steady part of the drain, against the allowed 30/s, and its 429s.
  *
- * <p>Sluice runs by default at the provider's 30/s with reservations ({@code budget.reservation.max.ms=500}) and
- * the arrival guard ({@code budget.arrival.guard.limit.per.s=30}), no global arrival margin (the guard absorbs late
+ * <p>Sluice runs by default at the provider's 30/s with reservations ({@code budget.reservation.max.ms=500}; the
+ * workload is routine, so its lanes reserve over {@code budget.reservation.routine.max.ms}, 100 ms unless
+ * {@code --routine-reservation-ms}) and the arrival guard ({@code budget.arrival.guard.limit.per.s=30}), no global arrival margin (the guard absorbs late
  * arrivals); {@code --budget-rate}, {@code --reservation-ms}, {@code --arrival-guard 0} (then the key's default margin,
  * 50 ms) and {@code --margin-ms} give the other configurations of BENCHMARKS.md.
  *
@@ -47,6 +48,9 @@ public final class Utilisation {
         double budgetRate = args.dbl("budget-rate", ALLOWED_PER_S);
         // Defaults: the configuration that keeps a bot at its limit without a 429 (BENCHMARKS.md, session 4)
         long reservationMs = (long) args.dbl("reservation-ms", 500);
+        // routine lanes' horizon (the workload is routine): the sender's default unless told
+        long routineReservationMs = (long) args.dbl("routine-reservation-ms",
+                dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_ROUTINE_MAX_MS.defaultValue().toMillis());
         long lateMaxMs = (long) args.dbl("late-max-ms", -1);
         int warmupSeconds = args.integer("warmup-seconds", 0);
         int arrivalGuard = args.integer("arrival-guard", ALLOWED_PER_S);
@@ -58,10 +62,11 @@ public final class Utilisation {
         boolean baseline = !args.flag("no-baseline");
         try (Infra infra = Infra.start(FakeTelegramLimits.telegram())) {
             ResultCollector collector = infra.collector();
-            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, lateMaxMs, arrivalGuard,
+            Drain sluice = drain(infra, collector, "util", "u1", "redis", budgetRate, reservationMs, routineReservationMs, lateMaxMs,
+                    arrivalGuard,
                     marginMs, warmupSeconds, senders, backlogSeconds * ALLOWED_PER_S, chats);
             Drain naive = baseline
-                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, -1, 0, 0, 0, senders, baselineSeconds * ALLOWED_PER_S, chats)
+                    ? drain(infra, collector, "naive", "u2", "local", ALLOWED_PER_S, 0, 0, -1, 0, 0, 0, senders, baselineSeconds * ALLOWED_PER_S, chats)
                     : null;
 
             BenchResult out = new BenchResult("utilisation", "run", "messages", "accepted", "accepted/s (steady)",
@@ -84,8 +89,8 @@ public final class Utilisation {
                 out.put("baseline", Map.of("accepted_per_s", round(naive.acceptedPerS()), "ratio",
                         round(naive.acceptedPerS() / ALLOWED_PER_S), "provider_429", naive.provider429()));
             }
-            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.late.max.ms=%s, budget.arrival.guard.limit.per.s=%d, budget.global.arrival.margin.ms=%d; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
-                    senders, budgetRate, reservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs), arrivalGuard, marginMs);
+            out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.routine.max.ms=%d, budget.reservation.late.max.ms=%s, budget.arrival.guard.limit.per.s=%d, budget.global.arrival.margin.ms=%d; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
+                    senders, budgetRate, reservationMs, Math.min(routineReservationMs, reservationMs), lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs), arrivalGuard, marginMs);
             if (warmupSeconds > 0) {
                 out.note("warm-up: the senders first drained %d s of sends of another bot (warm JVMs, open connections); the measured backlog was written after that",
                         warmupSeconds);
@@ -99,7 +104,7 @@ public final class Utilisation {
     }
 
     static Drain drain(Infra infra, ResultCollector collector, String tag, String botId, String budgetMode, double rate,
-                       long reservationMs, long lateMaxMs, int arrivalGuard, long marginMs, int warmupSeconds, int senders, int messages,
+                       long reservationMs, long routineReservationMs, long lateMaxMs, int arrivalGuard, long marginMs, int warmupSeconds, int senders, int messages,
                        int chats)
             throws Exception {
         int chatCount = Math.min(chats, Math.max(1, messages / 3));
@@ -123,6 +128,7 @@ public final class Utilisation {
         settings.put("budget.global.rate.per.s", Double.toString(rate));
         settings.put("budget.chat.burst", "2");
         settings.put("budget.reservation.max.ms", Long.toString(reservationMs));
+        settings.put("budget.reservation.routine.max.ms", Long.toString(routineReservationMs));
         settings.put("budget.global.arrival.margin.ms", Long.toString(marginMs));
         settings.put("budget.arrival.guard.limit.per.s", Integer.toString(arrivalGuard)); // 0: off (the default is 30)
         if (lateMaxMs >= 0) {

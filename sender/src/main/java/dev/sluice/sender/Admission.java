@@ -175,7 +175,7 @@ final class Admission {
             request = request.markingInFlight(m.getId(), RedisSentMarks.inFlight(now, ChatIds.normalise(m.getChatId())));
         }
         if (policy.reserves()) {
-            request = request.reservingUpTo(policy.reservationMax());
+            request = request.reservingUpTo(policy.reservationMax(pacer.asksAhead(p)));
         }
         // The breaker's permit last: nothing after it can fail and leave it taken.
         if (!breakers.tryAcquire(bot)) {

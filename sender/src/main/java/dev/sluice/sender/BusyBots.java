@@ -44,7 +44,8 @@ final class BusyBots {
 
     /**
      * @param config        whether the arrival guard is on
-     * @param reservationMs the reservation horizon live requests carry (0: none)
+     * @param reservationMs the longest reservation horizon a live request carries (a critical one; 0: none): the hint
+     *                      is the earliest any lane of the bot could be granted, a lower bound for routine lanes too
      */
     BusyBots(BudgetConfig config, long reservationMs) {
         this.reservationMs = reservationMs;

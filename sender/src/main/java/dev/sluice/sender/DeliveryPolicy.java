@@ -12,8 +12,9 @@ import java.util.random.RandomGenerator;
  * connect errors ({@code sender.max.attempts}, full-jitter backoff from {@code sender.retry.backoff.ms} to
  * {@code sender.retry.backoff.max.ms}), how many provider-forced waits it may take ({@code sender.max.reschedules}),
  * which classes are resent after a read timeout ({@code sender.resend.uncertain.classes}), the one-sided jitter
- * after a 429's retry_after ({@code sender.retry.after.jitter.ms}), and the reservation horizon
- * ({@code budget.reservation.max.ms}, {@code budget.reservation.late.max.ms}).
+ * after a 429's retry_after ({@code sender.retry.after.jitter.ms}), and the reservation horizons
+ * ({@code budget.reservation.max.ms}, {@code budget.reservation.routine.max.ms},
+ * {@code budget.reservation.late.max.ms}).
  *
  * <p>Immutable: built once by {@link DeliveryProcessor} and read by any thread. The random source is passed in by
  * the caller, which owns it.
@@ -24,17 +25,21 @@ import java.util.random.RandomGenerator;
  * @param backoff          the 5xx/connect-error backoff
  * @param retryAfterJitter the largest one-sided jitter added to a 429's retry_after (zero: none)
  * @param reservationMax   how far ahead a live message may take the bot's next budget slot (zero: no reservations)
+ * @param routineReservationMax the same for a routine lane (one not asking ahead): at most {@code reservationMax}
  * @param lateSlotMaxMs    how late a reserved slot may still be used, -1 for one interval of the bot's rate
  */
 record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass> resendUncertain,
                       FullJitterBackoff backoff, Duration retryAfterJitter, Duration reservationMax,
-                      long lateSlotMaxMs) {
+                      Duration routineReservationMax, long lateSlotMaxMs) {
 
     DeliveryPolicy {
         resendUncertain = Set.copyOf(resendUncertain);
         Objects.requireNonNull(backoff);
         Objects.requireNonNull(retryAfterJitter);
         Objects.requireNonNull(reservationMax);
+        if (routineReservationMax.compareTo(reservationMax) > 0) {
+            routineReservationMax = reservationMax;
+        }
     }
 
     /**
@@ -45,6 +50,7 @@ record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass
         return new DeliveryPolicy(config.maxAttempts(), config.maxReschedules(), config.resendUncertainClasses(),
                 new FullJitterBackoff(config.retryBackoff(), config.retryBackoffMax()), config.retryAfterJitter(),
                 budgetReserves ? config.budgetConfig().reservationMax() : Duration.ZERO,
+                budgetReserves ? config.budgetConfig().reservationRoutineMax() : Duration.ZERO,
                 config.budgetConfig().reservationLateMax().map(Duration::toMillis).orElse(-1L));
     }
 
@@ -83,9 +89,21 @@ record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass
         return !reservationMax.isZero();
     }
 
-    /** Half the reservation horizon (0: none): the window waiting live lanes of a bot are aligned to. */
+    /**
+     * The horizon of a request: the full one for a lane that asks ahead of routine work (a CRITICAL message or the
+     * head before one), the routine one otherwise. Routine reservations are the slots a critical message arriving
+     * later must wait behind, so they stay short.
+     */
+    Duration reservationMax(boolean asksAhead) {
+        return asksAhead ? reservationMax : routineReservationMax;
+    }
+
+    /**
+     * Half the routine reservation horizon (0: none): the window waiting routine lanes of a bot are aligned to (lanes
+     * that ask ahead are never aligned).
+     */
     long batchWindowMs() {
-        return reservationMax.toMillis() / 2;
+        return routineReservationMax.toMillis() / 2;
     }
 
     /** {@code atMs} moved up to the next multiple of the batch window (unchanged without one). */

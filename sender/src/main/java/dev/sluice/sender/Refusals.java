@@ -86,7 +86,8 @@ final class Refusals {
             boolean reserving = policy.reserves() && pacer.laneOf(p) != Lane.BACKFILL
                     && decision.limit() == Limit.GLOBAL;
             pacer.deferTo(bot, p, reserving
-                    ? DeliveryPolicy.reservingAskAgainAtMs(now, waitMs, policy.reservationMax().toMillis())
+                    ? DeliveryPolicy.reservingAskAgainAtMs(now, waitMs,
+                            policy.reservationMax(pacer.asksAhead(p)).toMillis())
                     : now + waitMs);
             p.holdAttemptSlot();
             p.keptTurn(false);

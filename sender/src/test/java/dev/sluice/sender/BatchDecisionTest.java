@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.NotificationClass;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
@@ -39,7 +40,8 @@ class BatchDecisionTest {
     private final TopicPartition tp = new TopicPartition("outbox.live", 0);
     private final DeliveryProcessor processor = new DeliveryProcessor(Fakes.config("budget.global.rate.per.s", "1000",
             "budget.global.burst", "1000", "budget.chat.rate.per.s", "1000", "budget.chat.burst", "1000",
-            "budget.reservation.max.ms", "500"), budget, transport, sink, marks, Fakes.metrics(registry), clock,
+            "budget.reservation.max.ms", "500", "budget.reservation.routine.max.ms", "500"), budget, transport, sink,
+            marks, Fakes.metrics(registry), clock,
             new SplittableRandom(7), new BotSlots(8), new ChatRegistry(1000));
 
     /** Decides like budget.lua: one call per batch; a request naming its message gets its mark checked. */
@@ -156,6 +158,22 @@ class BatchDecisionTest {
     }
 
     @Test
+    void a_critical_message_reserves_over_the_full_horizon_and_a_routine_one_over_the_routine_horizon() {
+        DeliveryProcessor defaults = tenPerSecond("budget.reservation.routine.max.ms", "100");
+        PendingMessage critical = new PendingMessage(tp, 0, Fakes.message("c", "1", clock.instant().minusMillis(50),
+                null));
+        critical.message().setEventClass(NotificationClass.CRITICAL);
+        defaults.processBatch("bot", List.of(critical, pending("r", "2")));
+        assertThat(budget.batches).hasSize(1);
+        assertThat(budget.batches.get(0)).extracting(BudgetRequest::reserveUpTo)
+                .containsExactly(Duration.ofMillis(500), Duration.ofMillis(100));
+
+        DeliveryProcessor noRoutine = tenPerSecond("budget.reservation.routine.max.ms", "0");
+        noRoutine.processBatch("bot", List.of(pending("r2", "3")));
+        assertThat(budget.batches.get(1).get(0).reserveUpTo()).as("routine lanes never reserve").isEqualTo(Duration.ZERO);
+    }
+
+    @Test
     void a_reserved_slot_is_waited_for_then_used_without_asking_the_budget_again() {
         PendingMessage p = pending("r", "1");
         budget.decisions.add(Decision.reserved(300));
@@ -186,7 +204,8 @@ class BatchDecisionTest {
     /** A processor at 10 msg/s (one interval = 100 ms) with reservations and these extra settings. */
     private DeliveryProcessor tenPerSecond(String... extra) {
         List<String> kv = new ArrayList<>(List.of("budget.global.rate.per.s", "10", "budget.chat.rate.per.s", "1000",
-                "budget.chat.burst", "1000", "budget.reservation.max.ms", "500"));
+                "budget.chat.burst", "1000", "budget.reservation.max.ms", "500",
+                "budget.reservation.routine.max.ms", "500"));
         kv.addAll(List.of(extra));
         return new DeliveryProcessor(Fakes.config(kv.toArray(String[]::new)), budget, transport, sink, marks,
                 Fakes.metrics(registry), clock, new SplittableRandom(7), new BotSlots(8), new ChatRegistry(1000));

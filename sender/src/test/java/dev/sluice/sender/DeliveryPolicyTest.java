@@ -59,7 +59,7 @@ class DeliveryPolicyTest {
             assertThat(policy.jitterMs(random)).isBetween(0L, 200L);
         }
         DeliveryPolicy noJitter = new DeliveryPolicy(3, 4, Set.of(), policy.backoff(), Duration.ZERO, Duration.ZERO,
-                -1);
+                Duration.ZERO, -1);
         assertThat(noJitter.jitterMs(random)).isZero();
     }
 
@@ -71,6 +71,24 @@ class DeliveryPolicyTest {
         assertThat(local.reserves()).isFalse();
         assertThat(local.batchWindowMs()).isZero();
         assertThat(local.alignedMs(1_234)).as("no window: unchanged").isEqualTo(1_234);
+    }
+
+    @Test
+    void routine_lanes_reserve_over_their_own_horizon_never_longer_than_the_full_one() {
+        DeliveryPolicy defaults = DeliveryPolicy.of(Fakes.config(), true);
+        assertThat(defaults.reservationMax(true)).as("critical: budget.reservation.max.ms")
+                .isEqualTo(Duration.ofMillis(500));
+        assertThat(defaults.reservationMax(false)).as("routine: budget.reservation.routine.max.ms")
+                .isEqualTo(Duration.ofMillis(100));
+        assertThat(defaults.batchWindowMs()).as("routine lanes are the ones aligned").isEqualTo(50);
+        assertThat(policy.reservationMax(false)).as("routine 100 capped by the full 40").isEqualTo(Duration.ofMillis(40));
+        DeliveryPolicy noRoutine = DeliveryPolicy.of(Fakes.config("budget.reservation.routine.max.ms", "0"), true);
+        assertThat(noRoutine.reserves()).as("critical lanes still reserve").isTrue();
+        assertThat(noRoutine.reservationMax(false)).isZero();
+        assertThat(noRoutine.batchWindowMs()).isZero();
+        DeliveryPolicy local = DeliveryPolicy.of(Fakes.config(), false);
+        assertThat(local.reservationMax(true)).isZero();
+        assertThat(local.reservationMax(false)).isZero();
     }
 
     @Test

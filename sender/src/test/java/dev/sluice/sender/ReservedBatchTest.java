@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
 class ReservedBatchTest {
     private static final long INTERVAL_US = 33_334;
     private static final String[] CONFIG = {"budget.global.rate.per.s", "30", "budget.global.burst", "1",
-            "budget.reservation.max.ms", "500", "sender.max.in.flight", "1"};
+            "budget.reservation.max.ms", "500", "budget.reservation.routine.max.ms", "500",
+            "sender.max.in.flight", "1"};
 
     private final ManualClock clock = new ManualClock(); // 2026-01-01T00:00:00Z: a multiple of the 250 ms window
     private final Fakes.ScriptedTransport transport = new Fakes.ScriptedTransport();

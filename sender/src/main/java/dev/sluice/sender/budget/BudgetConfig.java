@@ -65,6 +65,8 @@ public final class BudgetConfig {
     private final int maxReplicas;
     private final Duration probeInterval;
     private final Duration reservationMax;
+    /** As configured (null: the same as {@link #reservationMax}); {@link #reservationRoutineMax} caps it. */
+    private final Duration reservationRoutineMax;
     private final Duration reservationLateMax;
     private final int arrivalGuardLimitPerS;
     private final int circuitMinimumCalls;
@@ -89,12 +91,16 @@ public final class BudgetConfig {
         this.maxReplicas = b.maxReplicas;
         this.probeInterval = b.probeInterval;
         this.reservationMax = b.reservationMax;
+        this.reservationRoutineMax = b.reservationRoutineMax;
         this.reservationLateMax = b.reservationLateMax;
         this.arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.check((long) b.arrivalGuardLimitPerS));
         if (reservationLateMax != null) {
             RESERVATION_LATE_MAX_MS.check(reservationLateMax);
         }
         RESERVATION_MAX_MS.check(reservationMax);
+        if (reservationRoutineMax != null) {
+            BudgetConfigKeys.RESERVATION_ROUTINE_MAX_MS.check(reservationRoutineMax);
+        }
         this.circuitMinimumCalls = Math.toIntExact(CIRCUIT_MINIMUM_CALLS.check((long) b.circuitMinimumCalls));
         this.groupArrivalMargin = GROUP_ARRIVAL_MARGIN_MS.check(b.groupArrivalMargin);
         this.globalArrivalMargin = GLOBAL_ARRIVAL_MARGIN_MS.check(b.globalArrivalMargin);
@@ -136,6 +142,7 @@ public final class BudgetConfig {
                 .evictionCheck(evictionCheck).maxReplicas(maxReplicas).groupArrivalMargin(groupArrivalMargin)
                 .globalArrivalMargin(globalArrivalMargin)
                 .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
+                .reservationRoutineMax(reservationRoutineMax)
                 .reservationLateMax(reservationLateMax).arrivalGuardLimitPerS(arrivalGuardLimitPerS);
     }
 
@@ -211,6 +218,17 @@ public final class BudgetConfig {
     /** {@code budget.reservation.max.ms}: how far ahead a live message may take the bot's next global slot. */
     public Duration reservationMax() {
         return reservationMax;
+    }
+
+    /**
+     * {@code budget.reservation.routine.max.ms}, at most {@link #reservationMax}: the horizon of routine lanes. A
+     * config built in code without it uses {@link #reservationMax} for every lane.
+     */
+    public Duration reservationRoutineMax() {
+        if (reservationRoutineMax == null || reservationRoutineMax.compareTo(reservationMax) > 0) {
+            return reservationMax;
+        }
+        return reservationRoutineMax;
     }
 
     /**

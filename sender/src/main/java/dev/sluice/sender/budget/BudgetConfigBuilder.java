@@ -47,6 +47,8 @@ public final class BudgetConfigBuilder {
      * {@link BudgetConfig#from} sets the keys' defaults.
      */
     Duration reservationMax = Duration.ZERO;
+    /** Null: routine lanes reserve as far as {@link #reservationMax} (a config built in code decides as told). */
+    Duration reservationRoutineMax = null;
     int arrivalGuardLimitPerS = 0;
     Duration globalArrivalMargin = Duration.ZERO;
     Duration reservationLateMax = RESERVATION_LATE_MAX_MS.defaultValue();
@@ -118,6 +120,12 @@ public final class BudgetConfigBuilder {
 
     public BudgetConfigBuilder reservationMax(Duration d) {
         this.reservationMax = Objects.requireNonNull(d, "reservationMax");
+        return this;
+    }
+
+    /** The reservation horizon of routine lanes, capped by {@link #reservationMax}; null: the same. */
+    public BudgetConfigBuilder reservationRoutineMax(Duration d) {
+        this.reservationRoutineMax = d;
         return this;
     }
 

@@ -104,6 +104,14 @@ public final class BudgetConfigKeys {
                     + "messages instead of a refused call per message); 0 = never reserve. A reserved send may leave "
                     + "up to budget.reservation.late.max.ms after its slot: budget.global.arrival.margin.ms and the "
                     + "arrival guard (both on by default) keep that from becoming a 31st call in the provider's second");
+    public static final ConfigKey<Duration> RESERVATION_ROUTINE_MAX_MS = ConfigKey.millis(
+            "budget.reservation.routine.max.ms", Duration.ofMillis(100),
+            d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
+            "the reservation horizon of routine lanes (not CRITICAL, not ahead of a CRITICAL message), at most "
+                    + "budget.reservation.max.ms: the global slots a bot's routine work may hold ahead are the ones "
+                    + "a critical message arriving meanwhile waits behind (at 30/s, 100 ms is 3 slots, 500 ms 15). "
+                    + "A shorter horizon costs more budget round trips per routine message; 0 = routine lanes never "
+                    + "reserve");
     public static final ConfigKey<Duration> RESERVATION_LATE_MAX_MS = ConfigKey.millis("budget.reservation.late.max.ms",
             null, d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
             "how late after its reserved slot a send may still go out; later, the slot passes unused and the lane "
@@ -122,7 +130,8 @@ public final class BudgetConfigKeys {
     public static final ConfigKeySet ALL = ConfigKeySet.of(List.of(GLOBAL_RATE, GLOBAL_BURST, CHAT_RATE, CHAT_BURST,
             GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, GLOBAL_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
             FAILOVER_POLICY, EVICTION_CHECK,
-            MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_LATE_MAX_MS,
+            MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_ROUTINE_MAX_MS,
+            RESERVATION_LATE_MAX_MS,
             ARRIVAL_GUARD_LIMIT), List.of(
             ConfigFamily.perId("bot.", BudgetKeys.BOT_ID.pattern(), BOT_RATE_SUFFIX,
                     "this bot's global rate, overriding budget.global.rate.per.s"),

@@ -21,6 +21,7 @@ import static dev.sluice.sender.budget.BudgetConfigKeys.PAID_RATE;
 import static dev.sluice.sender.budget.BudgetConfigKeys.PROBE_INTERVAL_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_LATE_MAX_MS;
 import static dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_MAX_MS;
+import static dev.sluice.sender.budget.BudgetConfigKeys.RESERVATION_ROUTINE_MAX_MS;
 
 import dev.sluice.config.Settings;
 
@@ -56,6 +57,7 @@ final class BudgetConfigReader {
                 .maxReplicas(Math.toIntExact(MAX_REPLICAS.read(s)))
                 .probeInterval(PROBE_INTERVAL_MS.read(s))
                 .reservationMax(RESERVATION_MAX_MS.read(s))
+                .reservationRoutineMax(RESERVATION_ROUTINE_MAX_MS.read(s))
                 .reservationLateMax(RESERVATION_LATE_MAX_MS.read(s))
                 .circuitMinimumCalls(Math.toIntExact(CIRCUIT_MINIMUM_CALLS.read(s)))
                 .arrivalGuardLimitPerS(Math.toIntExact(ARRIVAL_GUARD_LIMIT.read(s)))

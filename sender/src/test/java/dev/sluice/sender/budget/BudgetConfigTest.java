@@ -174,4 +174,24 @@ class BudgetConfigTest {
         assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.group.arrival.margin.ms", "60001"))))
                 .hasMessageContaining("budget.group.arrival.margin.ms");
     }
+
+    @Test
+    void routine_reservation_horizon_defaults_to_100_ms_is_capped_by_the_full_one_and_survives_a_rebuild() {
+        BudgetConfig defaults = BudgetConfig.from(Settings.of(Map.of()));
+        assertThat(defaults.reservationRoutineMax()).isEqualTo(java.time.Duration.ofMillis(100));
+        BudgetConfig capped = BudgetConfig.from(Settings.of(Map.of("budget.reservation.max.ms", "60",
+                "budget.reservation.routine.max.ms", "300")));
+        assertThat(capped.reservationRoutineMax()).as("never beyond budget.reservation.max.ms")
+                .isEqualTo(java.time.Duration.ofMillis(60));
+        BudgetConfig set = BudgetConfig.from(Settings.of(Map.of("budget.reservation.routine.max.ms", "20")));
+        assertThat(set.reservationRoutineMax()).isEqualTo(java.time.Duration.ofMillis(20));
+        assertThat(set.toBuilder().build().reservationRoutineMax()).isEqualTo(java.time.Duration.ofMillis(20));
+        assertThat(set.fallbackShare().reservationRoutineMax()).isEqualTo(java.time.Duration.ofMillis(20));
+        BudgetConfig inCode = BudgetConfig.builder(BudgetLimits.telegramDefaults())
+                .reservationMax(java.time.Duration.ofMillis(400)).build();
+        assertThat(inCode.reservationRoutineMax()).as("built in code without it: the full horizon for every lane")
+                .isEqualTo(java.time.Duration.ofMillis(400));
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.reservation.routine.max.ms", "-5"))))
+                .hasMessageContaining("budget.reservation.routine.max.ms").hasMessageContaining("-5");
+    }
 }
