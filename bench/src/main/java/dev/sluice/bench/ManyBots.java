@@ -18,7 +18,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * Issue 7, scenario {@code many-bots}: 200 bots, each with a backlog of a minute at its 30 msg/s (60 chats per
- * bot) in {@code outbox.live}, drained by 3 sender processes sharing one Redis. After a warm-up it measures,
+ * bot) in {@code outbox.live}, drained by 3 sender processes sharing one Redis. After a warm-up (120 s unless
+ * {@code --warmup-seconds}: a sender's JIT compiler threads were still a third of its CPU 80 s after start in session
+ * 14, so a 15 s warm-up measured the compiler; the output prints the compiler threads' share of the window) it measures,
  * over a window: messages FakeTelegram accepted per second (all bots), sender CPU per delivered message (the
  * children's user+system CPU from the OS), redis-server CPU per delivered message (INFO cpu), and, in a
  * MONITOR sample after the window, Redis round trips per delivered message (client commands, script-internal
@@ -51,7 +53,7 @@ public final class ManyBots {
     private record Measured(String mode, int shards, double perS, double cpuMsPerMsg, double cpuCores, double roundTrips,
                             double evalPerMsg, List<Double> redisUsPerMsgPerShard, long p429, String note,
                             MarkFigures marks, Map<String, Double> commandsPerMsg, double callsInclScriptsPerMsg,
-                            ManyBotsBaseline.Figures baseline) {
+                            ManyBotsBaseline.Figures baseline, double jitCpuShare) {
         double redisUsPerMsgTotal() {
             return redisUsPerMsgPerShard.stream().mapToDouble(Double::doubleValue).sum();
         }
@@ -115,6 +117,9 @@ public final class ManyBots {
                 out.note("sender CPU per delivered message: %.2f x the bare baseline's", m.cpuMsPerMsg() / b.cpuMsPerMsg());
                 out.note("bare baseline: %d x 429 over its whole run, by scope %s", b.p429(), b.p429ByScope());
             }
+            out.note("%s: JIT compiler threads used %.1f%% of the senders' CPU in the window%s (a lower bound, threads alive "
+                    + "at its ends; high: the JIT has not settled, lengthen --warmup-seconds)", mode, 100 * m.jitCpuShare(),
+                    b == null ? "" : String.format(java.util.Locale.ROOT, ", the baseline's %.1f%%", 100 * b.jitCpuShare()));
             out.note("%s: %s", mode, m.note());
             out.note("%s: client commands per delivered message in the MONITOR sample, by command: %s; INFO commandstats "
                     + "over the window, client and script-internal calls together: %.2f per message", mode,
@@ -129,6 +134,7 @@ public final class ManyBots {
             j.put("provider_429", m.p429());
             j.put("redis_commands_per_msg_by_command", roundAll(m.commandsPerMsg()));
             j.put("redis_calls_incl_script_per_msg", Utilisation.round(m.callsInclScriptsPerMsg()));
+            j.put("jit_cpu_share", Utilisation.round(m.jitCpuShare()));
             if (b != null) {
                 j.put("baseline", baselineJson(b));
             }
@@ -158,6 +164,7 @@ public final class ManyBots {
                 .put("redis_round_trips_per_msg", Utilisation.round(first.roundTrips()))
                 .put("redis_cpu_us_per_msg", Utilisation.round(first.redisUsPerMsgTotal()))
                 .put("provider_429", first.p429())
+                .put("jit_cpu_share", Utilisation.round(first.jitCpuShare()))
                 .put("redis_commands_per_msg_by_command", roundAll(first.commandsPerMsg()));
         ManyBotsBaseline.Figures b = first.baseline();
         if (b != null) { // absent with --no-baseline
@@ -166,6 +173,7 @@ public final class ManyBots {
                     .put("baseline_redis_round_trips_per_msg", Utilisation.round(b.redisCommandsPerMsg()))
                     .put("baseline_redis_cpu_us_per_msg", Utilisation.round(b.redisUsPerMsg()))
                     .put("baseline_provider_429", b.p429())
+                    .put("baseline_jit_cpu_share", Utilisation.round(b.jitCpuShare()))
                     .put("cpu_vs_baseline", Utilisation.round(b.cpuMsPerMsg() == 0 ? 0 : first.cpuMsPerMsg() / b.cpuMsPerMsg()));
         }
         out.note("redis-server CPU per message: INFO used_cpu_user+used_cpu_sys over the window / messages accepted in it,"
@@ -184,6 +192,7 @@ public final class ManyBots {
         j.put("redis_cpu_us_per_msg", Utilisation.round(b.redisUsPerMsg()));
         j.put("provider_429", b.p429());
         j.put("provider_429_by_scope", b.p429ByScope());
+        j.put("jit_cpu_share", Utilisation.round(b.jitCpuShare()));
         return j;
     }
 
@@ -227,7 +236,8 @@ public final class ManyBots {
     private static Measured measure(BenchArgs args, String mode, int bots, boolean baseline) throws Exception {
         java.nio.file.Path jfr = jfrDir(args);
         int seconds = args.scaled("seconds", 60, 5);
-        int warmup = args.scaled("warmup-seconds", 15, 3);
+        // long enough for C2 to settle (session 14: 15 s gave 0.72 ms CPU/msg, 120 s 0.22 on the same code)
+        int warmup = args.scaled("warmup-seconds", 120, 3);
         int sample = args.scaled("monitor-seconds", 10, 2);
         int senders = args.integer("senders", 3);
         int perBot = args.integer("backlog-per-bot", 30 * (warmup + seconds + sample + 10));
@@ -283,6 +293,7 @@ public final class ManyBots {
                 Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot's lanes filled
                 long accepted0 = infra.telegram.accepted().size();
                 long cpu0 = s.cpu().toMillis();
+                long jit0 = JitCpu.of(s.pids()).toMillis();
                 double[] redisCpu0 = cpuOf(shards);
                 long evalsha0 = RedisProbe.evalCalls(shards);
                 long calls0 = RedisProbe.totalCalls(shards);
@@ -291,6 +302,7 @@ public final class ManyBots {
                 Thread.sleep(seconds * 1000L); // the measured window
                 long accepted1 = infra.telegram.accepted().size();
                 long cpu1 = s.cpu().toMillis();
+                long jit1 = JitCpu.of(s.pids()).toMillis();
                 double[] redisCpu1 = cpuOf(shards);
                 long evalsha1 = RedisProbe.evalCalls(shards);
                 long calls1 = RedisProbe.totalCalls(shards);
@@ -329,7 +341,8 @@ public final class ManyBots {
                         inSample == 0 ? 0 : (double) clientCommands / inSample,
                         delivered == 0 ? 0 : (double) (evalsha1 - evalsha0) / delivered, perShard,
                         infra.telegram.rejected429Count(), note, MarkFigures.of(marks, usedBefore), byCommand,
-                        delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered, null);
+                        delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered, null,
+                        cpu1 == cpu0 ? 0 : (double) (jit1 - jit0) / (cpu1 - cpu0));
             }
             summariseJfr(jfr, "many-" + mode, windowStart, windowEnd);
             long stateChanges = budgetStateChanges(infra.workDir, "many-" + mode, senders);
@@ -339,7 +352,7 @@ public final class ManyBots {
                     + "; budget state changes in the senders' logs over the whole run (a Redis call that failed or timed "
                     + "out leaves SHARED): " + stateChanges + ", Redis budget clients rebuilt: " + rebuilt, real.marks(),
                     real.commandsPerMsg(),
-                    real.callsInclScriptsPerMsg(), null);
+                    real.callsInclScriptsPerMsg(), null, real.jitCpuShare());
             if (!baseline) {
                 return real;
             }
@@ -349,7 +362,7 @@ public final class ManyBots {
             summariseJfr(jfr, "bare", b.windowStartMs(), b.windowEndMs());
             return new Measured(real.mode(), real.shards(), real.perS(), real.cpuMsPerMsg(), real.cpuCores(),
                     real.roundTrips(), real.evalPerMsg(), real.redisUsPerMsgPerShard(), real.p429(), real.note(),
-                    real.marks(), real.commandsPerMsg(), real.callsInclScriptsPerMsg(), b);
+                    real.marks(), real.commandsPerMsg(), real.callsInclScriptsPerMsg(), b, real.jitCpuShare());
         }
     }
 

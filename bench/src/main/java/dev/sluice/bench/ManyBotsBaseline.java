@@ -21,7 +21,8 @@ final class ManyBotsBaseline {
     /** What the baseline measured; {@code windowStartMs..windowEndMs} is its window (epoch ms, for JFR). */
     record Figures(int processes, double ratePerBot, double perS, double cpuMsPerMsg, double cpuCores,
                    double redisCommandsPerMsg, double redisUsPerMsg, long p429,
-                   Map<TelegramLimiter.Scope, Long> p429ByScope, long windowStartMs, long windowEndMs) {
+                   Map<TelegramLimiter.Scope, Long> p429ByScope, long windowStartMs, long windowEndMs,
+                   double jitCpuShare) {
     }
 
     private ManyBotsBaseline() {
@@ -44,6 +45,7 @@ final class ManyBotsBaseline {
             Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot paced
             long accepted0 = infra.telegram.accepted().size();
             long cpu0 = s.cpu().toMillis();
+            long jit0 = JitCpu.of(s.pids()).toMillis();
             double redisCpu0 = RedisProbe.cpuSeconds(shards);
             long calls0 = RedisProbe.totalCalls(shards);
             long start = System.currentTimeMillis();
@@ -51,6 +53,7 @@ final class ManyBotsBaseline {
             Thread.sleep(seconds * 1000L); // the measured window
             long accepted1 = infra.telegram.accepted().size();
             long cpu1 = s.cpu().toMillis();
+            long jit1 = JitCpu.of(s.pids()).toMillis();
             double redisCpu1 = RedisProbe.cpuSeconds(shards);
             long calls1 = RedisProbe.totalCalls(shards);
             double window = (System.nanoTime() - t0) / 1e9;
@@ -59,7 +62,7 @@ final class ManyBotsBaseline {
                     delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
                     delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered,
                     delivered == 0 ? 0 : (redisCpu1 - redisCpu0) * 1e6 / delivered, 0, Map.of(), start,
-                    System.currentTimeMillis());
+                    System.currentTimeMillis(), cpu1 == cpu0 ? 0 : (double) (jit1 - jit0) / (cpu1 - cpu0));
         }
         Map<TelegramLimiter.Scope, Long> byScope = new java.util.EnumMap<>(TelegramLimiter.Scope.class);
         infra.telegram.rejected429ByScope().forEach((scope, n) -> {
@@ -70,6 +73,6 @@ final class ManyBotsBaseline {
         });
         return new Figures(f.processes(), f.ratePerBot(), f.perS(), f.cpuMsPerMsg(), f.cpuCores(),
                 f.redisCommandsPerMsg(), f.redisUsPerMsg(), infra.telegram.rejected429Count() - p429Before, byScope,
-                f.windowStartMs(), f.windowEndMs());
+                f.windowStartMs(), f.windowEndMs(), f.jitCpuShare());
     }
 }

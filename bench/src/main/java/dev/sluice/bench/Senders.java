@@ -82,6 +82,11 @@ public final class Senders implements AutoCloseable {
         return processes;
     }
 
+    /** The PIDs of the senders running now. */
+    public List<Long> pids() {
+        return processes.stream().map(SenderProcess::pid).toList();
+    }
+
     /** CPU time of every sender started so far (a killed or stopped one counts what it used until then). */
     public Duration cpu() {
         Duration d = cpuOfStopped;

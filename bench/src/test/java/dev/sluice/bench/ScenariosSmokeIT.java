@@ -47,9 +47,10 @@ class ScenariosSmokeIT {
                 "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "360", "--chats-per-bot", "30",
                 "--baseline-senders", "3", "--arrival-guard", "30");
         assertThat(j.fieldNames()).toIterable().containsExactly("bots", "delivered_per_s", "cpu_ms_per_msg",
-                "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "provider_429", "redis_commands_per_msg_by_command",
-                "baseline_delivered_per_s", "baseline_cpu_ms_per_msg", "baseline_redis_round_trips_per_msg",
-                "baseline_redis_cpu_us_per_msg", "baseline_provider_429", "cpu_vs_baseline");
+                "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "provider_429", "jit_cpu_share",
+                "redis_commands_per_msg_by_command", "baseline_delivered_per_s", "baseline_cpu_ms_per_msg",
+                "baseline_redis_round_trips_per_msg", "baseline_redis_cpu_us_per_msg", "baseline_provider_429",
+                "baseline_jit_cpu_share", "cpu_vs_baseline");
         assertThat(j.get("bots").asInt()).isEqualTo(3);
         assertThat(j.get("delivered_per_s").asDouble()).isPositive();
         assertThat(j.get("cpu_ms_per_msg").asDouble()).isPositive();
@@ -72,6 +73,9 @@ class ScenariosSmokeIT {
         assertThat(j.get("baseline_redis_round_trips_per_msg").asDouble()).isZero();
         assertThat(j.get("baseline_provider_429").asLong()).isZero();
         assertThat(j.get("cpu_vs_baseline").asDouble()).isPositive();
+        // the JIT compiler threads' share of the senders' CPU: a share, and 5 s after start the compiler is busy
+        assertThat(j.get("jit_cpu_share").asDouble()).isGreaterThan(0).isLessThanOrEqualTo(1);
+        assertThat(j.get("baseline_jit_cpu_share").asDouble()).isGreaterThan(0).isLessThanOrEqualTo(1);
     }
 
     @Test
@@ -88,7 +92,7 @@ class ScenariosSmokeIT {
             JsonNode m = j.get(mode);
             assertThat(m.fieldNames()).toIterable().as(mode).containsExactly("delivered_per_s", "cpu_ms_per_msg",
                     "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "redis_cpu_us_per_msg_per_shard", "provider_429",
-                    "redis_commands_per_msg_by_command", "redis_calls_incl_script_per_msg", "sent_marks");
+                    "redis_commands_per_msg_by_command", "redis_calls_incl_script_per_msg", "jit_cpu_share", "sent_marks");
             assertThat(m.get("delivered_per_s").asDouble()).as(mode).isPositive();
             assertThat(m.get("sent_marks").get("marks").asLong()).as(mode).isPositive();
             assertThat(m.get("sent_marks").get("done_memory_usage_bytes").asDouble()).as(mode).isPositive();

@@ -36,7 +36,8 @@ class ReservedBatchIT {
     private static final int CHATS = 24;
     private static final String[] CONFIG = {"budget.global.rate.per.s", "30", "budget.global.burst", "1",
             "budget.chat.rate.per.s", "1", "budget.chat.burst", "1", "budget.reservation.max.ms", "500",
-            "sender.max.in.flight", "2"};
+            // the routine messages here reserve over the full horizon too (the routine default, 100 ms, is 3 slots)
+            "budget.reservation.routine.max.ms", "500", "sender.max.in.flight", "2"};
 
     /** Sends recorded with their wall-clock time; any sending thread calls it. */
     private static final class Recording extends Fakes.ScriptedTransport {

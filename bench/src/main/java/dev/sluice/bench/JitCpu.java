@@ -1,0 +1,65 @@
+package dev.sluice.bench;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * CPU time the JIT compiler threads (HotSpot's {@code C1 CompilerThreadN}, {@code C2 CompilerThreadN}) of some
+ * processes have used, read from Linux's {@code /proc/<pid>/task/<tid>/comm} and {@code stat} (utime + stime, in
+ * USER_HZ ticks of 10 ms). A lower bound: HotSpot starts and stops compiler threads as the queue grows and shrinks,
+ * and a thread that ended is no longer listed. Session 14's profile of a sender under {@code many-bots} found those
+ * threads at a third of its CPU 80 s after start: a window measured before the JIT settles measures the compiler.
+ *
+ * <p>Stateless; any thread. Without {@code /proc} (not Linux) it reads zero.
+ */
+final class JitCpu {
+    /** USER_HZ: Linux reports task times in 1/100 s on every architecture the JDK runs on. */
+    private static final long MS_PER_TICK = 10;
+
+    private JitCpu() {
+    }
+
+    /** The compiler threads' CPU of the processes {@code pids}, summed over the threads alive now. */
+    static Duration of(List<Long> pids) {
+        long ms = 0;
+        for (long pid : pids) {
+            ms += ofProcess(pid);
+        }
+        return Duration.ofMillis(ms);
+    }
+
+    private static long ofProcess(long pid) {
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        long ms = 0;
+        try (DirectoryStream<Path> dir = Files.newDirectoryStream(tasks)) {
+            for (Path task : dir) {
+                ms += ofThread(task);
+            }
+        } catch (NoSuchFileException gone) {
+            return 0; // the process ended (or no /proc): nothing to count
+        } catch (IOException e) {
+            return 0;
+        }
+        return ms;
+    }
+
+    private static long ofThread(Path task) {
+        try {
+            String comm = Files.readString(task.resolve("comm")).trim();
+            if (!comm.startsWith("C1 Compiler") && !comm.startsWith("C2 Compiler")) {
+                return 0;
+            }
+            String stat = Files.readString(task.resolve("stat"));
+            // fields after the command, which is in parentheses and may hold spaces: state is field 3, utime 14, stime 15
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * MS_PER_TICK;
+        } catch (IOException | RuntimeException e) {
+            return 0; // the thread ended between listing and reading
+        }
+    }
+}
