@@ -37,6 +37,7 @@ record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass
         Objects.requireNonNull(backoff);
         Objects.requireNonNull(retryAfterJitter);
         Objects.requireNonNull(reservationMax);
+        Objects.requireNonNull(routineReservationMax);
         if (routineReservationMax.compareTo(reservationMax) > 0) {
             routineReservationMax = reservationMax;
         }
