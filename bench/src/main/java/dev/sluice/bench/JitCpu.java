@@ -3,7 +3,6 @@ package dev.sluice.bench;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,6 +32,11 @@ final class JitCpu {
         return Duration.ofMillis(ms);
     }
 
+    /** The compiler threads' share of a window's CPU: their CPU over it / all CPU over it (0 when none was used). */
+    static double share(long jitMs, long cpuMs) {
+        return cpuMs == 0 ? 0 : (double) jitMs / cpuMs;
+    }
+
     private static long ofProcess(long pid) {
         Path tasks = Path.of("/proc", Long.toString(pid), "task");
         long ms = 0;
@@ -40,10 +44,8 @@ final class JitCpu {
             for (Path task : dir) {
                 ms += ofThread(task);
             }
-        } catch (NoSuchFileException gone) {
+        } catch (IOException gone) {
             return 0; // the process ended (or no /proc): nothing to count
-        } catch (IOException e) {
-            return 0;
         }
         return ms;
     }

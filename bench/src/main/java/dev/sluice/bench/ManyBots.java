@@ -342,7 +342,7 @@ public final class ManyBots {
                         delivered == 0 ? 0 : (double) (evalsha1 - evalsha0) / delivered, perShard,
                         infra.telegram.rejected429Count(), note, MarkFigures.of(marks, usedBefore), byCommand,
                         delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered, null,
-                        cpu1 == cpu0 ? 0 : (double) (jit1 - jit0) / (cpu1 - cpu0));
+                        JitCpu.share(jit1 - jit0, cpu1 - cpu0));
             }
             summariseJfr(jfr, "many-" + mode, windowStart, windowEnd);
             long stateChanges = budgetStateChanges(infra.workDir, "many-" + mode, senders);

@@ -62,7 +62,7 @@ final class ManyBotsBaseline {
                     delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
                     delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered,
                     delivered == 0 ? 0 : (redisCpu1 - redisCpu0) * 1e6 / delivered, 0, Map.of(), start,
-                    System.currentTimeMillis(), cpu1 == cpu0 ? 0 : (double) (jit1 - jit0) / (cpu1 - cpu0));
+                    System.currentTimeMillis(), JitCpu.share(jit1 - jit0, cpu1 - cpu0));
         }
         Map<TelegramLimiter.Scope, Long> byScope = new java.util.EnumMap<>(TelegramLimiter.Scope.class);
         infra.telegram.rejected429ByScope().forEach((scope, n) -> {

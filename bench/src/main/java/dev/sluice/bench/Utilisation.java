@@ -90,7 +90,7 @@ public final class Utilisation {
                         round(naive.acceptedPerS() / ALLOWED_PER_S), "provider_429", naive.provider429()));
             }
             out.note("%d sender processes; Sluice budget %.2f msg/s (burst 1), chat 1/s burst 2, budget.reservation.max.ms=%d, budget.reservation.routine.max.ms=%d, budget.reservation.late.max.ms=%s, budget.arrival.guard.limit.per.s=%d, budget.global.arrival.margin.ms=%d; FakeTelegram: 30/s per bot in any sliding 1 s, 1/s per chat burst 3",
-                    senders, budgetRate, reservationMs, Math.min(routineReservationMs, reservationMs), lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs), arrivalGuard, marginMs);
+                    senders, budgetRate, reservationMs, routineReservationMs, lateMaxMs < 0 ? "(one interval)" : Long.toString(lateMaxMs), arrivalGuard, marginMs);
             if (warmupSeconds > 0) {
                 out.note("warm-up: the senders first drained %d s of sends of another bot (warm JVMs, open connections); the measured backlog was written after that",
                         warmupSeconds);

@@ -25,7 +25,8 @@ import java.util.random.RandomGenerator;
  * @param backoff          the 5xx/connect-error backoff
  * @param retryAfterJitter the largest one-sided jitter added to a 429's retry_after (zero: none)
  * @param reservationMax   how far ahead a live message may take the bot's next budget slot (zero: no reservations)
- * @param routineReservationMax the same for a routine lane (one not asking ahead): at most {@code reservationMax}
+ * @param routineReservationMax the same for a routine lane (one not asking ahead; capped by
+ *                         {@link dev.sluice.sender.budget.BudgetConfig#reservationRoutineMax})
  * @param lateSlotMaxMs    how late a reserved slot may still be used, -1 for one interval of the bot's rate
  */
 record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass> resendUncertain,
@@ -38,9 +39,6 @@ record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass
         Objects.requireNonNull(retryAfterJitter);
         Objects.requireNonNull(reservationMax);
         Objects.requireNonNull(routineReservationMax);
-        if (routineReservationMax.compareTo(reservationMax) > 0) {
-            routineReservationMax = reservationMax;
-        }
     }
 
     /**
