@@ -45,7 +45,7 @@ class ConfigKeysTest {
     void the_keys_documented_for_the_sender_are_accepted_from_a_deploy_file_or_the_environment() {
         // issue 15 item 4: these were documented in the README but missing from the list
         for (String key : List.of("budget.reservation.max.ms", "budget.reservation.late.max.ms",
-                "budget.reservation.routine.max.ms",
+                "budget.reservation.routine.max.ms", "budget.reservation.critical.memory.ms",
                 "budget.arrival.guard.limit.per.s", "quota.jdbc.url", "quota.lease.size", "quota.sms-api.limit",
                 "quota.llm.window.ms", "provider.sms.url.template", "provider.sms.header.Authorization",
                 "bot.fast.rate.per.s", "bot.fast.paid.broadcast")) {

@@ -152,7 +152,7 @@ final class Admission {
             p.holdAttemptSlot();
             if (slot > now) {
                 p.waitsForTurnOnly(true);
-                return new Prepared.Known(retryAt(pacer.aligned(p, slot), expiresAt));
+                return new Prepared.Known(retryAt(pacer.aligned(bot, p, slot), expiresAt));
             }
         }
         // The shared budget's last answers say it grants this bot nothing before then: asking would be a round trip
@@ -175,7 +175,12 @@ final class Admission {
             request = request.markingInFlight(m.getId(), RedisSentMarks.inFlight(now, ChatIds.normalise(m.getChatId())));
         }
         if (policy.reserves()) {
-            request = request.reservingUpTo(policy.reservationMax(pacer.asksAhead(p)));
+            // every lane asks with the full horizon; the budget holds a routine one to the routine horizon while the
+            // bot serves critical work (a recent urgent grant, on any sender), and an urgent grant starts that
+            request = request.reservingUpTo(policy.reservationMax());
+            if (pacer.asksAhead(p)) {
+                request = request.asUrgent();
+            }
         }
         // The breaker's permit last: nothing after it can fail and leave it taken.
         if (!breakers.tryAcquire(bot)) {

@@ -89,25 +89,27 @@ record DeliveryPolicy(int maxAttempts, int maxReschedules, Set<NotificationClass
     }
 
     /**
-     * The horizon of a request: the full one for a lane that asks ahead of routine work (a CRITICAL message or the
-     * head before one), the routine one otherwise. Routine reservations are the slots a critical message arriving
-     * later must wait behind, so they stay short.
+     * The horizon a request gets from the budget: the full one for a lane that asks ahead of routine work (a CRITICAL
+     * message or the head before one) and for a routine lane of a bot not serving critical work
+     * ({@code routineShort} false: {@link dev.sluice.sender.budget.BudgetPort#routineHorizonShort}), the routine one
+     * otherwise. Routine reservations are the slots a critical message arriving later must wait behind, so they stay
+     * short while the bot sends critical messages ({@code budget.lua} applies it; this says what the lane got).
      */
-    Duration reservationMax(boolean asksAhead) {
-        return asksAhead ? reservationMax : routineReservationMax;
+    Duration reservationMax(boolean asksAhead, boolean routineShort) {
+        return asksAhead || !routineShort ? reservationMax : routineReservationMax;
     }
 
     /**
-     * Half the routine reservation horizon (0: none): the window waiting routine lanes of a bot are aligned to (lanes
-     * that ask ahead are never aligned).
+     * Half the horizon a waiting routine lane gets ({@link #reservationMax(boolean, boolean)}; 0: none): the window
+     * waiting routine lanes of a bot are aligned to (lanes that ask ahead are never aligned).
      */
-    long batchWindowMs() {
-        return routineReservationMax.toMillis() / 2;
+    long batchWindowMs(boolean routineShort) {
+        return reservationMax(false, routineShort).toMillis() / 2;
     }
 
     /** {@code atMs} moved up to the next multiple of the batch window (unchanged without one). */
-    long alignedMs(long atMs) {
-        long window = batchWindowMs();
+    long alignedMs(long atMs, boolean routineShort) {
+        long window = batchWindowMs(routineShort);
         return window <= 0 ? atMs : Math.floorDiv(atMs + window - 1, window) * window;
     }
 

@@ -90,7 +90,8 @@ public final class DeliveryProcessor {
                 config.botPenaltyMinChats());
         this.breakers = new ProviderBreakers(config.breakerFailureRatePercent(), config.breakerWindowCalls(),
                 config.breakerOpen(), config.breakerHalfOpenCalls());
-        this.pacer = new LanePacer(config.budgetConfig(), config.topics().outboxBackfill(), policy);
+        this.pacer = new LanePacer(config.budgetConfig(), config.topics().outboxBackfill(), policy,
+                budget::routineHorizonShort);
         this.outcomes = new Outcomes(results, sentMarks, chats, metrics, clock, config.instanceId());
         this.tokens = new TokenRejections(config.tokenRecheck());
         // Issue 19: the grant writes the message's in-flight mark when the sent-mark writes ride on the budget's calls
@@ -300,7 +301,7 @@ public final class DeliveryProcessor {
             return Next.call(() -> provider.call(p, bot, a.target(), a.expiresAt()));
         }
         breakers.release(bot);
-        return Next.of(retryAt(pacer.aligned(p, refusals.refused(p, bot, decision, now, true)), a.expiresAt()));
+        return Next.of(retryAt(pacer.aligned(bot, p, refusals.refused(p, bot, decision, now, true)), a.expiresAt()));
     }
 
     /**

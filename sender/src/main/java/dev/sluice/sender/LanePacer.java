@@ -20,10 +20,14 @@ final class LanePacer {
     private final BotPacer pacer;
     private final String backfillTopic;
     private final DeliveryPolicy policy;
+    /** Whether a bot's routine lanes get the short horizon now (the budget's last word, thread-safe). */
+    private final java.util.function.Predicate<String> routineShort;
 
-    LanePacer(BudgetConfig budgetConfig, String backfillTopic, DeliveryPolicy policy) {
+    LanePacer(BudgetConfig budgetConfig, String backfillTopic, DeliveryPolicy policy,
+              java.util.function.Predicate<String> routineShort) {
         this.backfillTopic = backfillTopic;
         this.policy = policy;
+        this.routineShort = routineShort;
         this.pacer = new BotPacer(key -> {
             if (!key.endsWith(BACKFILL_PACER)) {
                 return budgetConfig.limitsFor(key);
@@ -85,16 +89,21 @@ final class LanePacer {
 
     /**
      * A live lane that must wait (a pacer slot, a refusal) with reservations on waits until the next multiple of
-     * the batch window instead: the lanes of a bot that wait meanwhile become ready at the same instant and are
+     * the bot's batch window (half the horizon its routine lanes get now) instead: the lanes of a bot that wait meanwhile become ready at the same instant and are
      * decided together, several per budget round trip ({@link DeliveryProcessor#processBatch}), and a refused one
      * costs a share of a round trip instead of one of its own. Later is always safe; the wait grows by less than
      * one window.
      */
-    long aligned(PendingMessage p, long atMs) {
-        if (policy.batchWindowMs() <= 0 || laneOf(p) == Lane.BACKFILL || asksAhead(p)) {
+    long aligned(String bot, PendingMessage p, long atMs) {
+        if (laneOf(p) == Lane.BACKFILL || asksAhead(p)) {
             return atMs;
         }
-        return policy.alignedMs(atMs);
+        return policy.alignedMs(atMs, routineShort.test(bot));
+    }
+
+    /** The horizon the lane's request gets from the budget ({@link DeliveryPolicy#reservationMax(boolean, boolean)}). */
+    java.time.Duration horizon(String bot, PendingMessage p) {
+        return policy.reservationMax(asksAhead(p), routineShort.test(bot));
     }
 
     private String key(String bot, PendingMessage p) {

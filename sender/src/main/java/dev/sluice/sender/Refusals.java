@@ -87,7 +87,7 @@ final class Refusals {
                     && decision.limit() == Limit.GLOBAL;
             pacer.deferTo(bot, p, reserving
                     ? DeliveryPolicy.reservingAskAgainAtMs(now, waitMs,
-                            policy.reservationMax(pacer.asksAhead(p)).toMillis())
+                            pacer.horizon(bot, p).toMillis())
                     : now + waitMs);
             p.holdAttemptSlot();
             p.keptTurn(false);

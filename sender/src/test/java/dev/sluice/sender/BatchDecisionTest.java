@@ -48,6 +48,12 @@ class BatchDecisionTest {
     private static final class RedisLikeBudget extends Fakes.SharedBudgetFake {
         final Deque<Decision> decisions = new ArrayDeque<>();
         final List<List<BudgetRequest>> batches = new ArrayList<>();
+        boolean routineShort = true;
+
+        @Override
+        public boolean routineHorizonShort(String botId) {
+            return routineShort;
+        }
 
         @Override
         public Decision tryAcquire(BudgetRequest request) {
@@ -158,19 +164,33 @@ class BatchDecisionTest {
     }
 
     @Test
-    void a_critical_message_reserves_over_the_full_horizon_and_a_routine_one_over_the_routine_horizon() {
+    void a_critical_message_asks_as_urgent_and_every_live_lane_carries_the_full_horizon() {
         DeliveryProcessor defaults = tenPerSecond("budget.reservation.routine.max.ms", "100");
         PendingMessage critical = new PendingMessage(tp, 0, Fakes.message("c", "1", clock.instant().minusMillis(50),
                 null));
         critical.message().setEventClass(NotificationClass.CRITICAL);
         defaults.processBatch("bot", List.of(critical, pending("r", "2")));
         assertThat(budget.batches).hasSize(1);
+        // the budget holds the routine one to 100 ms while the bot serves critical work (budget.lua, BudgetRedisIT)
         assertThat(budget.batches.get(0)).extracting(BudgetRequest::reserveUpTo)
-                .containsExactly(Duration.ofMillis(500), Duration.ofMillis(100));
+                .containsExactly(Duration.ofMillis(500), Duration.ofMillis(500));
+        assertThat(budget.batches.get(0)).extracting(BudgetRequest::urgent).containsExactly(true, false);
+    }
 
-        DeliveryProcessor noRoutine = tenPerSecond("budget.reservation.routine.max.ms", "0");
-        noRoutine.processBatch("bot", List.of(pending("r2", "3")));
-        assertThat(budget.batches.get(1).get(0).reserveUpTo()).as("routine lanes never reserve").isEqualTo(Duration.ZERO);
+    @Test
+    void a_routine_lane_refused_by_the_global_limit_waits_for_the_window_of_the_horizon_its_bot_gets() {
+        for (boolean shortHorizon : new boolean[] {true, false}) {
+            budget.routineShort = shortHorizon;
+            DeliveryProcessor defaults = tenPerSecond("budget.reservation.routine.max.ms", "100");
+            budget.decisions.add(Decision.refused(1_000, Limit.GLOBAL)); // all slots within the horizon taken
+            Step step = defaults.process(pending("r-" + shortHorizon, "1"));
+            long readyAt = ((Step.RetryAt) step).readyAtMs();
+            long window = shortHorizon ? 50 : 250;
+            assertThat(readyAt % window).as("aligned to half the horizon (short %s)", shortHorizon).isZero();
+            // asks again once the horizon it gets reaches the slot: 1000 - 100 (short) or 1000 - 500
+            long askAgain = clock.millis() + 1_000 - (shortHorizon ? 100 : 500);
+            assertThat(readyAt).isBetween(askAgain, askAgain + window);
+        }
     }
 
     @Test

@@ -66,36 +66,45 @@ class DeliveryPolicyTest {
     @Test
     void reservations_only_where_the_budget_reserves() {
         assertThat(policy.reserves()).isTrue();
-        assertThat(policy.batchWindowMs()).isEqualTo(20);
+        assertThat(policy.batchWindowMs(true)).isEqualTo(20);
         DeliveryPolicy local = DeliveryPolicy.of(Fakes.config("budget.reservation.max.ms", "40"), false);
         assertThat(local.reserves()).isFalse();
-        assertThat(local.batchWindowMs()).isZero();
-        assertThat(local.alignedMs(1_234)).as("no window: unchanged").isEqualTo(1_234);
+        assertThat(local.batchWindowMs(true)).isZero();
+        assertThat(local.batchWindowMs(false)).isZero();
+        assertThat(local.alignedMs(1_234, false)).as("no window: unchanged").isEqualTo(1_234);
     }
 
     @Test
-    void routine_lanes_reserve_over_their_own_horizon_never_longer_than_the_full_one() {
+    void routine_lanes_of_a_bot_serving_critical_work_get_their_own_horizon_never_longer_than_the_full_one() {
         DeliveryPolicy defaults = DeliveryPolicy.of(Fakes.config(), true);
-        assertThat(defaults.reservationMax(true)).as("critical: budget.reservation.max.ms")
+        assertThat(defaults.reservationMax(true, true)).as("critical: budget.reservation.max.ms")
                 .isEqualTo(Duration.ofMillis(500));
-        assertThat(defaults.reservationMax(false)).as("routine: budget.reservation.routine.max.ms")
-                .isEqualTo(Duration.ofMillis(100));
-        assertThat(defaults.batchWindowMs()).as("routine lanes are the ones aligned").isEqualTo(50);
-        assertThat(policy.reservationMax(false)).as("routine 100 capped by the full 40").isEqualTo(Duration.ofMillis(40));
+        assertThat(defaults.reservationMax(false, true)).as("routine of a bot sending critical messages: "
+                + "budget.reservation.routine.max.ms").isEqualTo(Duration.ofMillis(100));
+        assertThat(defaults.reservationMax(false, false)).as("routine of a bot sending none: the full horizon")
+                .isEqualTo(Duration.ofMillis(500));
+        assertThat(defaults.batchWindowMs(true)).as("half the horizon the routine lanes get").isEqualTo(50);
+        assertThat(defaults.batchWindowMs(false)).isEqualTo(250);
+        assertThat(policy.reservationMax(false, true)).as("routine 100 capped by the full 40")
+                .isEqualTo(Duration.ofMillis(40));
         DeliveryPolicy noRoutine = DeliveryPolicy.of(Fakes.config("budget.reservation.routine.max.ms", "0"), true);
         assertThat(noRoutine.reserves()).as("critical lanes still reserve").isTrue();
-        assertThat(noRoutine.reservationMax(false)).isZero();
-        assertThat(noRoutine.batchWindowMs()).isZero();
+        assertThat(noRoutine.reservationMax(false, true)).isZero();
+        assertThat(noRoutine.batchWindowMs(true)).isZero();
+        assertThat(noRoutine.batchWindowMs(false)).isEqualTo(250);
         DeliveryPolicy local = DeliveryPolicy.of(Fakes.config(), false);
-        assertThat(local.reservationMax(true)).isZero();
-        assertThat(local.reservationMax(false)).isZero();
+        assertThat(local.reservationMax(true, true)).isZero();
+        assertThat(local.reservationMax(false, false)).isZero();
     }
 
     @Test
     void waits_are_aligned_up_to_the_batch_window_never_earlier() {
-        assertThat(policy.alignedMs(1_000)).isEqualTo(1_000);
-        assertThat(policy.alignedMs(1_001)).isEqualTo(1_020);
-        assertThat(policy.alignedMs(1_019)).isEqualTo(1_020);
+        assertThat(policy.alignedMs(1_000, true)).isEqualTo(1_000);
+        assertThat(policy.alignedMs(1_001, true)).isEqualTo(1_020);
+        assertThat(policy.alignedMs(1_019, true)).isEqualTo(1_020);
+        DeliveryPolicy defaults = DeliveryPolicy.of(Fakes.config(), true);
+        assertThat(defaults.alignedMs(1_001, true)).isEqualTo(1_050);
+        assertThat(defaults.alignedMs(1_001, false)).isEqualTo(1_250);
     }
 
     @Test

@@ -67,6 +67,7 @@ public final class BudgetConfig {
     private final Duration reservationMax;
     /** As configured (null: the same as {@link #reservationMax}); {@link #reservationRoutineMax} caps it. */
     private final Duration reservationRoutineMax;
+    private final Duration reservationCriticalMemory;
     private final Duration reservationLateMax;
     private final int arrivalGuardLimitPerS;
     private final int circuitMinimumCalls;
@@ -92,6 +93,8 @@ public final class BudgetConfig {
         this.probeInterval = b.probeInterval;
         this.reservationMax = b.reservationMax;
         this.reservationRoutineMax = b.reservationRoutineMax;
+        this.reservationCriticalMemory = BudgetConfigKeys.RESERVATION_CRITICAL_MEMORY_MS.check(
+                b.reservationCriticalMemory);
         this.reservationLateMax = b.reservationLateMax;
         this.arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.check((long) b.arrivalGuardLimitPerS));
         if (reservationLateMax != null) {
@@ -142,7 +145,7 @@ public final class BudgetConfig {
                 .evictionCheck(evictionCheck).maxReplicas(maxReplicas).groupArrivalMargin(groupArrivalMargin)
                 .globalArrivalMargin(globalArrivalMargin)
                 .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
-                .reservationRoutineMax(reservationRoutineMax)
+                .reservationRoutineMax(reservationRoutineMax).reservationCriticalMemory(reservationCriticalMemory)
                 .reservationLateMax(reservationLateMax).arrivalGuardLimitPerS(arrivalGuardLimitPerS);
     }
 
@@ -229,6 +232,22 @@ public final class BudgetConfig {
             return reservationMax;
         }
         return reservationRoutineMax;
+    }
+
+    /**
+     * Whether the routine horizon was given (always when read from settings: the key has a default); a config built
+     * in code without it lets routine requests reserve as far as they ask, as urgent ones.
+     */
+    boolean reservationRoutineMaxSet() {
+        return reservationRoutineMax != null;
+    }
+
+    /**
+     * {@code budget.reservation.critical.memory.ms}: how long a CRITICAL grant of a bot holds its routine lanes to
+     * {@link #reservationRoutineMax} (on every sender, through Redis); {@link Duration#ZERO}: always.
+     */
+    public Duration reservationCriticalMemory() {
+        return reservationCriticalMemory;
     }
 
     /**

@@ -49,6 +49,7 @@ public final class BudgetConfigBuilder {
     Duration reservationMax = Duration.ZERO;
     /** Null: routine lanes reserve as far as {@link #reservationMax} (a config built in code decides as told). */
     Duration reservationRoutineMax = null;
+    Duration reservationCriticalMemory = BudgetConfigKeys.RESERVATION_CRITICAL_MEMORY_MS.defaultValue();
     int arrivalGuardLimitPerS = 0;
     Duration globalArrivalMargin = Duration.ZERO;
     Duration reservationLateMax = RESERVATION_LATE_MAX_MS.defaultValue();
@@ -126,6 +127,12 @@ public final class BudgetConfigBuilder {
     /** The reservation horizon of routine lanes, capped by {@link #reservationMax}; null: the same. */
     public BudgetConfigBuilder reservationRoutineMax(Duration d) {
         this.reservationRoutineMax = d;
+        return this;
+    }
+
+    /** How long a CRITICAL grant holds the bot's routine lanes to the routine horizon (0: always). */
+    public BudgetConfigBuilder reservationCriticalMemory(Duration d) {
+        this.reservationCriticalMemory = Objects.requireNonNull(d, "reservationCriticalMemory");
         return this;
     }
 

@@ -112,6 +112,14 @@ public final class BudgetConfigKeys {
                     + "a critical message arriving meanwhile waits behind (at 30/s, 100 ms is 3 slots, 500 ms 15). "
                     + "A shorter horizon costs more budget round trips per routine message; 0 = routine lanes never "
                     + "reserve");
+    public static final ConfigKey<Duration> RESERVATION_CRITICAL_MEMORY_MS = ConfigKey.millis(
+            "budget.reservation.critical.memory.ms", Duration.ofMinutes(10),
+            d -> !d.isNegative() && d.toMillis() <= 604_800_000L, "0 <= ms <= 604800000 (7 days)",
+            "how long a CRITICAL grant of a bot (on any sender: the mark is in Redis, sluice:{bot}:critical) holds "
+                    + "the bot's routine lanes to budget.reservation.routine.max.ms; a bot with no CRITICAL grant "
+                    + "that recent lets routine lanes reserve as far as budget.reservation.max.ms (fewer budget "
+                    + "calls per message), and its first CRITICAL message may wait up to that horizon behind them. "
+                    + "0 = routine lanes always use budget.reservation.routine.max.ms");
     public static final ConfigKey<Duration> RESERVATION_LATE_MAX_MS = ConfigKey.millis("budget.reservation.late.max.ms",
             null, d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
             "how late after its reserved slot a send may still go out; later, the slot passes unused and the lane "
@@ -131,7 +139,7 @@ public final class BudgetConfigKeys {
             GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, GLOBAL_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
             FAILOVER_POLICY, EVICTION_CHECK,
             MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_ROUTINE_MAX_MS,
-            RESERVATION_LATE_MAX_MS,
+            RESERVATION_CRITICAL_MEMORY_MS, RESERVATION_LATE_MAX_MS,
             ARRIVAL_GUARD_LIMIT), List.of(
             ConfigFamily.perId("bot.", BudgetKeys.BOT_ID.pattern(), BOT_RATE_SUFFIX,
                     "this bot's global rate, overriding budget.global.rate.per.s"),

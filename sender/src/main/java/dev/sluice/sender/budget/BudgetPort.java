@@ -121,6 +121,17 @@ public interface BudgetPort extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Whether the bot's routine requests are held to the short routine horizon
+     * ({@link BudgetConfig#reservationRoutineMax()}) as of this budget's last decision for it: a CRITICAL grant of the
+     * bot within {@link BudgetConfig#reservationCriticalMemory()} (on any sender), or a memory of 0. The sender aligns
+     * and paces waiting routine lanes to the horizon they get. True for a bot not decided yet, and for a budget
+     * without reservations (nothing to hold).
+     */
+    default boolean routineHorizonShort(String botId) {
+        return true;
+    }
+
     /** Redis round trips (script calls) made so far; 0 for a budget without Redis. */
     default long redisRoundTrips() {
         return 0;

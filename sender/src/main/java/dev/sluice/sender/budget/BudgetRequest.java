@@ -20,9 +20,14 @@ import java.util.Objects;
  * @param inFlight    the in-flight mark a budget that carries sent-mark writes ({@link BudgetPort#foldMarkWrites})
  *                    writes in the same call when, and only when, it grants ({@link Decision#inFlightMarked()});
  *                    null: none. Same message as {@code sentMarkId} when both are given.
+ * @param urgent      the message goes ahead of routine work (CRITICAL, or the head of a lane holding one): it may
+ *                    reserve as far as {@code reserveUpTo}, and its grant holds the bot's routine requests, on every
+ *                    sender, to {@link BudgetConfig#reservationRoutineMax()} for
+ *                    {@link BudgetConfig#reservationCriticalMemory()}; a routine request reserves up to
+ *                    {@code reserveUpTo} otherwise. Only the Redis budget reads it.
  */
 public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo,
-                            InFlight inFlight) {
+                            InFlight inFlight, boolean urgent) {
 
     /** The in-flight mark a grant writes: message {@code messageId}'s sent mark becomes {@code value}. */
     public record InFlight(String messageId, String value) {
@@ -52,7 +57,7 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
     }
 
     public BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo) {
-        this(botId, chatId, lane, sentMarkId, reserveUpTo, null);
+        this(botId, chatId, lane, sentMarkId, reserveUpTo, null, false);
     }
 
     /** A request that does not look at sent marks and never takes a reservation. */
@@ -72,12 +77,12 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
 
     /** This request, also asking whether message {@code messageId} was already sent. */
     public BudgetRequest checkingSentMark(String messageId) {
-        return new BudgetRequest(botId, chatId, lane, messageId, reserveUpTo, inFlight);
+        return new BudgetRequest(botId, chatId, lane, messageId, reserveUpTo, inFlight, urgent);
     }
 
     /** This request, also writing message {@code messageId}'s in-flight mark {@code value} if granted. */
     public BudgetRequest markingInFlight(String messageId, String value) {
-        return new BudgetRequest(botId, chatId, lane, sentMarkId, reserveUpTo, new InFlight(messageId, value));
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, reserveUpTo, new InFlight(messageId, value), urgent);
     }
 
     /** The message whose sent mark this request reads or writes, or null. */
@@ -87,7 +92,13 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
 
     /** This request, also accepting a slot of the bot's global limit up to {@code horizon} ahead (live only). */
     public BudgetRequest reservingUpTo(Duration horizon) {
-        return new BudgetRequest(botId, chatId, lane, sentMarkId, lane == Lane.LIVE ? horizon : Duration.ZERO, inFlight);
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, lane == Lane.LIVE ? horizon : Duration.ZERO, inFlight,
+                urgent);
+    }
+
+    /** This request, from a live lane that goes ahead of routine work (see {@code urgent}); backfill never is. */
+    public BudgetRequest asUrgent() {
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, reserveUpTo, inFlight, lane == Lane.LIVE);
     }
 
     /**

@@ -69,6 +69,11 @@ public abstract class ForwardingBudget implements BudgetPort {
     }
 
     @Override
+    public boolean routineHorizonShort(String botId) {
+        return delegate.routineHorizonShort(botId);
+    }
+
+    @Override
     public long redisRoundTrips() {
         return delegate.redisRoundTrips();
     }

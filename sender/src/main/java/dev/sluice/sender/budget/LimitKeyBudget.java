@@ -41,10 +41,20 @@ public final class LimitKeyBudget extends ForwardingBudget {
         return keyByBot.getOrDefault(botId, botId);
     }
 
-    /** The request under its budget key; a re-keyed one keeps its reservation horizon but not its sent-mark id. */
+    /**
+     * The request under its budget key; a re-keyed one keeps its reservation horizon and urgency but not its sent-mark
+     * id.
+     */
     private BudgetRequest rekey(BudgetRequest r) {
         String key = keyOf(r.botId());
-        return key.equals(r.botId()) ? r : new BudgetRequest(key, r.chatId(), r.lane(), null, r.reserveUpTo());
+        return key.equals(r.botId()) ? r
+                : new BudgetRequest(key, r.chatId(), r.lane(), null, r.reserveUpTo(), null, r.urgent());
+    }
+
+    /** The routine horizon state of the bot's budget key (its requests are decided under that key). */
+    @Override
+    public boolean routineHorizonShort(String botId) {
+        return delegate.routineHorizonShort(keyOf(botId));
     }
 
     @Override

@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
-    private static final int FIXED_ARGS = 13;
+    private static final int FIXED_ARGS = 15;
     /** The provider's window the arrival guard protects: Telegram counts a bot's messages per second. */
     static final long GUARD_WINDOW_MICROS = 1_000_000;
     /**
@@ -72,7 +72,7 @@ public final class RedisGcraBudget implements BudgetPort {
      */
     static final Duration RECENT_429_LOOKBACK = Duration.ofSeconds(1);
     /** The candidate flags 0..31 as arguments, encoded once. */
-    private static final byte[][] FLAG_ARGS = new byte[32][];
+    private static final byte[][] FLAG_ARGS = new byte[64][];
     private static final byte[] ZERO = ascii("0");
 
     static {
@@ -179,7 +179,7 @@ public final class RedisGcraBudget implements BudgetPort {
         List<byte[]> args = new ArrayList<>(FIXED_ARGS + 2 + p + 2 * n);
         args.addAll(Arrays.asList(bot.fixed));
         args.add(p == 0 ? ZERO : ascii(Integer.toString(p)));
-        args.add(pending == null ? ZERO : ascii(Long.toString(pending.ttlMs()))); // ARGV[15]: the marks' TTL
+        args.add(pending == null ? ZERO : ascii(Long.toString(pending.ttlMs()))); // ARGV[17]: the marks' TTL
         List<byte[]> keys = new ArrayList<>(2 + p + 3 * n);
         keys.add(bot.botKey);
         for (Map.Entry<String, List<MarkWrites.Write>> e : marks.entrySet()) {
@@ -207,7 +207,7 @@ public final class RedisGcraBudget implements BudgetPort {
             }
             boolean reserve = !r.reserveUpTo().isZero();
             int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0)
-                    | (r.sentMarkId() != null ? 4 : 0) | (reserve ? 8 : 0) | (flight ? 16 : 0);
+                    | (r.sentMarkId() != null ? 4 : 0) | (reserve ? 8 : 0) | (flight ? 16 : 0) | (r.urgent() ? 32 : 0);
             if (reserve) {
                 horizonMicros = Math.max(horizonMicros, r.reserveUpTo().toNanos() / 1000);
             }
@@ -218,16 +218,50 @@ public final class RedisGcraBudget implements BudgetPort {
         }
         boolean guard = config.arrivalGuardLimitPerS() > 0;
         if (guard) {
-            keys.add(bot.arrivalsKey); // the arrivals key goes last
+            keys.add(bot.arrivalsKey); // the arrivals key goes last, but for the critical key
+        }
+        if (bot.criticalKey != null) {
+            keys.add(bot.criticalKey);
         }
         args.set(HORIZON_ARG, horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros)));
         List<Object> reply = call(keys.toArray(new byte[0][]), args.toArray(new byte[0][]));
+        bot.routineShort = (Long) reply.get(reply.size() - 1) != 0;
         return BudgetReply.decisions(reply, requests, guard, pending != null);
     }
 
-    /** A bot's keys and fixed acquire arguments, encoded once. */
-    private record BotArgs(byte[] botKey, byte[] chatPrefix, byte[] groupPrefix, byte[] sentPrefix, byte[] arrivalsKey,
-                           byte[][] fixed, java.util.concurrent.atomic.AtomicLong seenEpoch) {
+    /** The last reply's word for the bot (see {@code budget.lua}, the two horizons); true before its first call. */
+    @Override
+    public boolean routineHorizonShort(String botId) {
+        BotArgs bot = bots.get(botId);
+        return bot == null || bot.routineShort;
+    }
+
+    /**
+     * A bot's keys and fixed acquire arguments, encoded once, and whether its routine requests were last held to the
+     * routine horizon (written by any calling thread after its reply, read by any: volatile, last reply wins).
+     */
+    private static final class BotArgs {
+        final byte[] botKey;
+        final byte[] chatPrefix;
+        final byte[] groupPrefix;
+        final byte[] sentPrefix;
+        final byte[] arrivalsKey;
+        /** {@code sluice:{bot}:critical}; null with a critical memory of 0 (the script then reads no key). */
+        final byte[] criticalKey;
+        final byte[][] fixed;
+        final java.util.concurrent.atomic.AtomicLong seenEpoch = new java.util.concurrent.atomic.AtomicLong();
+        volatile boolean routineShort = true;
+
+        BotArgs(byte[] botKey, byte[] chatPrefix, byte[] groupPrefix, byte[] sentPrefix, byte[] arrivalsKey,
+                byte[] criticalKey, byte[][] fixed) {
+            this.botKey = botKey;
+            this.chatPrefix = chatPrefix;
+            this.groupPrefix = groupPrefix;
+            this.sentPrefix = sentPrefix;
+            this.arrivalsKey = arrivalsKey;
+            this.criticalKey = criticalKey;
+            this.fixed = fixed;
+        }
     }
 
     /** Index of the reservation horizon among the fixed arguments (ARGV[11]). */
@@ -245,14 +279,16 @@ public final class RedisGcraBudget implements BudgetPort {
                 Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
                 Long.toString(groupInterval), Long.toString((l.groupBurst() - 1L) * groupInterval),
                 Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0",
-                Integer.toString(config.arrivalGuardLimitFor(botId)), Long.toString(GUARD_WINDOW_MICROS)};
+                Integer.toString(config.arrivalGuardLimitFor(botId)), Long.toString(GUARD_WINDOW_MICROS),
+                config.reservationRoutineMaxSet() ? Long.toString(config.reservationRoutineMax().toNanos() / 1000) : "-1",
+                Long.toString(config.reservationCriticalMemory().toNanos() / 1000)};
         byte[][] encoded = new byte[FIXED_ARGS][];
         for (int i = 0; i < FIXED_ARGS; i++) {
             encoded[i] = ascii(fixed[i]);
         }
         return new BotArgs(utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.CHAT), utf8(tag + BudgetKeys.GROUP),
-                utf8(tag + BudgetKeys.SENT), utf8(tag + BudgetKeys.ARRIVALS), encoded,
-                new java.util.concurrent.atomic.AtomicLong());
+                utf8(tag + BudgetKeys.SENT), utf8(tag + BudgetKeys.ARRIVALS),
+                config.reservationCriticalMemory().isZero() ? null : utf8(tag + BudgetKeys.CRITICAL), encoded);
     }
 
     private static byte[] concat(byte[] a, byte[] b) {

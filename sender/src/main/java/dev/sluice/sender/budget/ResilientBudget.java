@@ -292,6 +292,19 @@ public final class ResilientBudget implements BudgetPort {
         return true;
     }
 
+    /**
+     * The Redis budget's answer while one is connected (its last decision for the bot); true without one (the local
+     * fallback reserves nothing, and the short horizon is the safe one to pace by when Redis comes back).
+     */
+    @Override
+    public boolean routineHorizonShort(String botId) {
+        BudgetPort s;
+        synchronized (this) {
+            s = shared;
+        }
+        return s == null || s.routineHorizonShort(botId);
+    }
+
     /** Calls made to the shared budget (each one Redis round trip), failed ones included. */
     @Override
     public long redisRoundTrips() {

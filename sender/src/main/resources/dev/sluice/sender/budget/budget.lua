@@ -33,20 +33,27 @@
 --   ARGV[9] backfill burst      ARGV[10] AIMD additive increase, ppm of the rate per second
 --   ARGV[11] reservation horizon us (see flag 8)
 --   ARGV[12] arrival guard: the provider's limit N per window (0 = off)   ARGV[13] the window, us
---   ARGV[14] P, the number of pending sent-mark writes riding on this call (see op 'marks')
---   ARGV[15] the sent marks' PX TTL, ms (these and the in-flight marks)   ARGV[16..15+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
---            (SET ... PX ARGV[15]) before any candidate is decided, whatever the decision
---   ARGV[16+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark,
---              8 = may reserve, 16 = write the in-flight mark on a grant (bits); with 16 the next ARGV is that mark's
---              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[15] when (and only when) the candidate is
+--   ARGV[14] the routine reservation horizon us (see flag 32); -1 = none (routine candidates as urgent ones)
+--   ARGV[15] the critical memory us: how long a grant of an urgent candidate (flag 32) keeps the bot's routine
+--            candidates on the routine horizon (its key sluice:{b}:critical, the very last key, lives that long);
+--            0 = routine candidates always use the routine horizon (no key)
+--   ARGV[16] P, the number of pending sent-mark writes riding on this call (see op 'marks')
+--   ARGV[17] the sent marks' PX TTL, ms (these and the in-flight marks)   ARGV[18..17+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
+--            (SET ... PX ARGV[17]) before any candidate is decided, whatever the decision
+--   ARGV[18+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark,
+--              8 = may reserve, 16 = write the in-flight mark on a grant, 32 = urgent (bits); with 16 the next ARGV is that mark's
+--              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[17] when (and only when) the candidate is
 --              granted, reservations included: a sender killed after the grant leaves the mark, and the message's
 --              next owner looks for its result before sending it (RedisSentMarks, Outcomes.replay)
---   -> {multiplier_ppm, r_1, r_2, ...}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
+--   -> {multiplier_ppm, r_1, r_2, ..., short}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
 --      granted (wait_ms 0, or the reservation's wait), else the limit that refused: 1 GLOBAL, 2 CHAT, 3 GROUP,
 --      4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM; or a string, the sent mark's value: ALREADY_SENT
 --      (code 10), nothing consumed. One integer per candidate keeps the reply small to encode and to parse.
+--   The last item, short, is 1 when the bot's routine candidates were held to the routine horizon (a grant of an
+--   urgent candidate within the critical memory, this call's included, or a memory of 0), else 0.
 --   Candidates are decided in order, each all or nothing: a refused one writes nothing.
---   With the arrival guard on (ARGV[12] = N > 0; its key sluice:{b}:arrivals is the LAST key) every grant of the
+--   With the arrival guard on (ARGV[12] = N > 0; its key sluice:{b}:arrivals is the last key, before
+--   the critical key) every grant of the
 --   bot gets the next grant sequence number, and the reply ends with one more item per candidate: its sequence
 --   number (0 when refused). A grant never comes before a floor recorded for its number (op 'late'); it is
 --   applied as a raised global TAT: a reservation whose GCRA wait is within the horizon takes the slot at the floor
@@ -56,6 +63,11 @@
 --   code 0 with wait_ms = ceil(w / 1000), and every TAT moves as for an arrival at now + w (the GCRA rule for
 --   an arrival at that instant). The caller must not send before the returned wait; sending later is safe.
 --   So N replicas asking for one bot's next slots do not collide: each call takes a slot instead of a refusal.
+--   Two horizons: an urgent candidate (flag 32: CRITICAL, or the head of a lane holding one) reserves up to
+--   ARGV[11]; a routine one too, unless the bot is serving urgent work (short, above): then up to
+--   min(ARGV[11], ARGV[14]). Reserved slots are the ones a critical message arriving later waits behind, so a bot
+--   that sends critical messages keeps its routine reservations short, and a bot that sends none (every replica
+--   sees it in the shared key) keeps the long horizon and its batches (fewer calls per message).
 --
 --   Effective global interval I = ceil(interval * 10^6 / m) (AIMD). Backfill (headroom h) passes only if
 --   (a) the global GCRA would still pass it with a reserve R = ceil(h * burst * I) taken off its tolerance:
@@ -106,7 +118,7 @@
 --   -> {global TAT ms from now}. The global TAT becomes at least now + ARGV[2]; nothing else changes.
 
 -- Cost: a decision is TIME and ONE MGET of every key it reads (bot, each candidate's chat[, group][, sent mark], the
--- arrivals key), after the pending sent-mark writes it carries (one SET each); a refusal writes nothing else, and a
+-- arrivals key, the critical key), after the pending sent-mark writes it carries (one SET each); a refusal writes nothing else, and a
 -- grant writes each key it changed once (and its in-flight mark) (the chat/group key at once, the bot key once per
 -- call). One message granted: TIME, MGET, SET chat, SET mark, SET bot (was 9 calls with a GET per key and a SENT). The acquire
 -- path below is written out inline, with locals instead of tables and closures: it is the hot path, and in
@@ -139,13 +151,15 @@ if op == 'acquire' then
   local inc = A[10] + 0
   local horizon = A[11] + 0
   local guard_n = A[12] + 0
+  local routine_horizon = A[14] + 0
+  local memory = A[15] + 0
 
   -- the pending sent-mark writes riding on this call (one SET each, before the decision)
-  local marks_n = A[14] + 0
+  local marks_n = A[16] + 0
   if marks_n > 0 then
-    local ttl = A[15]
+    local ttl = A[17]
     for j = 1, marks_n do
-      redis.call('SET', KEYS[1 + j], A[15 + j], 'PX', ttl)
+      redis.call('SET', KEYS[1 + j], A[17 + j], 'PX', ttl)
     end
   end
 
@@ -160,12 +174,26 @@ if op == 'acquire' then
   -- what this call wrote, by key: a batch naming a chat (or a message) twice reads its own earlier write
   local written = {}
 
+  -- the critical memory (ARGV[15] > 0: its key is the last one): routine candidates are held to the routine
+  -- horizon while the key lives (a grant of an urgent candidate within the memory), always with a memory of 0
+  local last_key = #KEYS
+  local last_pre = #pre
+  local short = true
+  local critical_key = nil
+  if memory > 0 then
+    critical_key = KEYS[last_key]
+    short = pre[last_pre] ~= false
+    last_key = last_key - 1
+    last_pre = last_pre - 1
+  end
+  local critical_granted = false
+
   -- the arrival guard (off unless ARGV[12] > 0): the bot's grant sequence number and the floors on later grants
   local guard_key, seq, fl_s, fl_t, seqs = nil, 0, nil, nil, nil
   if guard_n > 0 then
-    guard_key = KEYS[#KEYS]
+    guard_key = KEYS[last_key]
     fl_s, fl_t, seqs = {}, {}, {}
-    local gv = pre[#pre]
+    local gv = pre[last_pre]
     if gv then
       local bar = string.find(gv, '|', 1, true)
       seq = string.sub(gv, 1, bar - 1) + 0
@@ -221,17 +249,18 @@ if op == 'acquire' then
 
   local out = {m}
   local k = 2 + marks_n
-  local i = 16 + marks_n
+  local i = 18 + marks_n
   local n_args = #ARGV
   while i <= n_args do
-    local flags = A[i] + 0 -- 0..31, bits tested with % (no function calls)
+    local flags = A[i] + 0 -- 0..63, bits tested with % (no function calls)
     i = i + 1
     local backfill = flags % 2 == 1
     local group = flags % 4 >= 2
     local check = flags % 8 >= 4
     local may_reserve = flags % 16 >= 8 and not backfill
+    local urgent = flags >= 32
     local flight = nil
-    if flags >= 16 then
+    if flags % 32 >= 16 then
       flight = A[i]
       i = i + 1
     end
@@ -324,7 +353,9 @@ if op == 'acquire' then
         end
         w = g_now - g_tolerance - now
         if w < 0 then w = 0 end
-        if w > 0 and code == 0 and may_reserve and g_own_wait <= horizon then
+        local h = horizon
+        if short and not urgent and routine_horizon >= 0 and routine_horizon < h then h = routine_horizon end
+        if w > 0 and code == 0 and may_reserve and g_own_wait <= h then
           -- only the global limit refuses, and soon enough: take that slot now (an arrival at now + w)
           send_at = now + w
           if c_now < send_at then c_now = send_at end
@@ -377,8 +408,12 @@ if op == 'acquire' then
           redis.call('SET', group_key, w, 'PX', floor((last - now + 999) / 1000))
           written[group_key] = w
         end
+        if urgent and not backfill then
+          critical_granted = true
+          short = true -- the routine candidates after it in this call too
+        end
         if flight then
-          redis.call('SET', mark_key, flight, 'PX', A[15])
+          redis.call('SET', mark_key, flight, 'PX', A[17])
           written[mark_key] = flight
         end
         -- wait_ms * 16 + code 0; waits rounded up to whole ms: x - x % 1000 is exact on integers
@@ -439,6 +474,11 @@ if op == 'acquire' then
           'PX', floor((last - now + 999) / 1000))
     end
   end
+  if critical_granted and critical_key then
+    redis.call('SET', critical_key, '1', 'PX', floor((memory + 999) / 1000))
+    short = true
+  end
+  out[#out + 1] = short and 1 or 0
   return out
 end
 

@@ -194,4 +194,19 @@ class BudgetConfigTest {
         assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.reservation.routine.max.ms", "-5"))))
                 .hasMessageContaining("budget.reservation.routine.max.ms").hasMessageContaining("-5");
     }
+
+    @Test
+    void critical_memory_defaults_to_ten_minutes_survives_a_rebuild_and_a_bad_value_names_key_and_value() {
+        assertThat(BudgetConfig.from(Settings.of(Map.of())).reservationCriticalMemory())
+                .isEqualTo(java.time.Duration.ofMinutes(10));
+        assertThat(BudgetConfig.of(BudgetLimits.telegramDefaults()).reservationCriticalMemory()).as("in code too")
+                .isEqualTo(java.time.Duration.ofMinutes(10));
+        BudgetConfig zero = BudgetConfig.from(Settings.of(Map.of("budget.reservation.critical.memory.ms", "0")));
+        assertThat(zero.reservationCriticalMemory()).isZero();
+        assertThat(zero.toBuilder().build().reservationCriticalMemory()).isZero();
+        assertThat(zero.fallbackShare().reservationCriticalMemory()).isZero();
+        assertThatThrownBy(() -> BudgetConfig.from(Settings.of(Map.of("budget.reservation.critical.memory.ms",
+                "604800001")))).hasMessageContaining("budget.reservation.critical.memory.ms")
+                .hasMessageContaining("604800001");
+    }
 }

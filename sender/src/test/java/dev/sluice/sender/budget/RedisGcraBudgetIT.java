@@ -257,4 +257,97 @@ class RedisGcraBudgetIT extends BudgetContract {
                     .isEqualTo(Long.toString(late + 2) + "|");
         }
     }
+
+    /** 10/s (slots 100 ms apart), burst 1; horizons 500 ms (urgent, and routine of a bot sending no CRITICAL) and 100. */
+    private static BudgetConfig twoHorizons(Duration memory) {
+        return BudgetConfig.builder(new BudgetLimits(10, 1, 1000, 1000)).reservationMax(Duration.ofMillis(500))
+                .reservationRoutineMax(Duration.ofMillis(100)).reservationCriticalMemory(memory).build();
+    }
+
+    private static List<BudgetRequest> routine(String bot, String prefix, int n) {
+        List<BudgetRequest> batch = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            batch.add(BudgetRequest.live(bot, prefix + i).reservingUpTo(Duration.ofMillis(500)));
+        }
+        return batch;
+    }
+
+    private static long reservations(List<Decision> d) {
+        return d.stream().filter(Decision::isReservation).count();
+    }
+
+    @Test
+    void routine_requests_reserve_over_the_full_horizon_until_a_critical_grant_on_any_sender_holds_them_to_the_routine_one() {
+        String quiet = bot + "-no-critical";
+        String busy = bot + "-critical";
+        try (RedisGcraBudget a = new RedisGcraBudget(redis.url(), twoHorizons(Duration.ofMinutes(1)), Duration.ofSeconds(2));
+             RedisGcraBudget other = new RedisGcraBudget(redis.url(), twoHorizons(Duration.ofMinutes(1)),
+                     Duration.ofSeconds(2))) {
+            // a bot with no CRITICAL grant: routine candidates take slots up to 500 ms ahead (1 now + 5 reserved)
+            List<Decision> d = a.tryAcquireAll(quiet, routine(quiet, "c", 8));
+            assertThat(d.get(0).granted()).isTrue();
+            assertThat(reservations(d)).isEqualTo(5);
+            assertThat(a.routineHorizonShort(quiet)).isFalse();
+            assertThat(inspection.sync().exists("sluice:{" + quiet + "}:critical")).isZero();
+
+            // another sender grants a CRITICAL message of the other bot: this sender's routine candidates of that
+            // bot now reserve at most 100 ms ahead (one slot), though they ask for 500
+            Decision urgent = other.tryAcquire(BudgetRequest.live(busy, "u").reservingUpTo(Duration.ofMillis(500))
+                    .asUrgent());
+            assertThat(urgent.granted()).isTrue();
+            assertThat(inspection.sync().pttl("sluice:{" + busy + "}:critical")).isBetween(59_000L, 60_000L);
+            d = a.tryAcquireAll(busy, routine(busy, "c", 8));
+            assertThat(reservations(d)).as("one slot within 100 ms").isEqualTo(1);
+            assertThat(d.get(0).retryIn().toMillis()).isBetween(1L, 100L);
+            assertThat(d.get(1).limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(a.routineHorizonShort(busy)).isTrue();
+            // an urgent request of the same bot still reserves over the full horizon behind them
+            Decision next = a.tryAcquire(BudgetRequest.live(busy, "v").reservingUpTo(Duration.ofMillis(500)).asUrgent());
+            assertThat(next.isReservation()).isTrue();
+            assertThat(next.retryIn().toMillis()).isBetween(101L, 200L);
+            // and the quiet bot keeps its long horizon
+            assertThat(a.tryAcquireAll(quiet, routine(quiet, "d", 1)).size()).isEqualTo(1);
+            assertThat(a.routineHorizonShort(quiet)).isFalse();
+        }
+    }
+
+    @Test
+    void an_urgent_grant_holds_the_routine_candidates_after_it_in_the_same_call_and_the_memory_ends() {
+        String r = bot + "-same-call";
+        Duration memory = Duration.ofMillis(600);
+        try (RedisGcraBudget b = new RedisGcraBudget(redis.url(), twoHorizons(memory), Duration.ofSeconds(2))) {
+            List<BudgetRequest> batch = new java.util.ArrayList<>();
+            batch.add(BudgetRequest.live(r, "u").reservingUpTo(Duration.ofMillis(500)).asUrgent());
+            batch.addAll(routine(r, "c", 5));
+            List<Decision> d = b.tryAcquireAll(r, batch);
+            assertThat(d.get(0).granted()).isTrue();
+            assertThat(d.get(0).isReservation()).isFalse();
+            assertThat(reservations(d)).as("the routine ones after it: one slot within 100 ms").isEqualTo(1);
+            assertThat(b.routineHorizonShort(r)).isTrue();
+            long stamped = System.nanoTime();
+            // the memory runs out on Redis' clock: wait for the answer to change, bounded
+            long deadline = stamped + Duration.ofSeconds(5).toNanos();
+            int i = 0;
+            while (b.routineHorizonShort(r) && System.nanoTime() < deadline) {
+                b.tryAcquireAll(r, routine(r, "w" + i++, 1));
+                java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+            }
+            long afterMs = (System.nanoTime() - stamped) / 1_000_000;
+            assertThat(b.routineHorizonShort(r)).as("long horizon again after the memory").isFalse();
+            assertThat(afterMs).as("not before the memory ran out").isGreaterThanOrEqualTo(memory.toMillis() - 50);
+        }
+    }
+
+    @Test
+    void with_a_critical_memory_of_zero_routine_requests_always_get_the_routine_horizon_and_no_key_is_written() {
+        String r = bot + "-always-short";
+        try (RedisGcraBudget b = new RedisGcraBudget(redis.url(), twoHorizons(Duration.ZERO), Duration.ofSeconds(2))) {
+            List<Decision> d = b.tryAcquireAll(r, routine(r, "c", 5));
+            assertThat(d.get(0).granted()).isTrue();
+            assertThat(reservations(d)).isEqualTo(1);
+            assertThat(b.routineHorizonShort(r)).isTrue();
+            b.tryAcquire(BudgetRequest.live(r, "u").reservingUpTo(Duration.ofMillis(500)).asUrgent());
+            assertThat(inspection.sync().exists("sluice:{" + r + "}:critical")).isZero();
+        }
+    }
 }
