@@ -104,8 +104,9 @@ public final class Chaos {
                     SenderProcess victim = group.processes().get(0);
                     Infra.say("kill -9 %s (pid %d)", victim.instanceId(), victim.pid());
                     long at = System.currentTimeMillis();
-                    group.kill9(victim);
-                    return new Fault(at, at, victim.instanceId(), 0, 0);
+                    group.kill9(victim); // returns once the process is gone (it reads its CPU time first)
+                    // the end is its death: a call it made between the decision and the signal is its in flight
+                    return new Fault(at, System.currentTimeMillis(), victim.instanceId(), 0, 0);
                 }, faultAt));
                 group.add("chaos-4"); // the replacement, so the next faults start with 3 senders again
                 }

@@ -151,15 +151,16 @@ final class ChaosPhase {
     }
 
     /**
-     * Messages to the chats the killed sender owned with a provider call before the kill and no result
-     * decided before it in {@code delivery.results}: what it had in flight (called, result not yet decided, or
-     * decided but lost with the process), which a takeover may send again.
+     * Messages to the chats the killed sender owned with a provider call before it died ({@code f.endMs()}: the
+     * process was seen gone; the kill was decided at {@code f.startMs()}, a few ms earlier, and the sender kept
+     * calling until the signal landed) and no result decided before then in {@code delivery.results}: what it had in
+     * flight (called, result not yet decided, or decided but lost with the process), which a takeover may send again.
      */
     static long inFlightAtKill(List<FakeTelegramCall> calls, String prefix, List<DeliveryResult> results, Chaos.Fault f) {
         Set<String> itsChats = chatsOwnedAtKill(results, f);
         Set<String> calledBeforeKill = new HashSet<>();
         for (FakeTelegramCall c : calls) {
-            if (c.atMillis() <= f.startMs() && c.text() != null && c.text().startsWith(prefix) && itsChats.contains(c.chatId())) {
+            if (c.atMillis() <= f.endMs() && c.text() != null && c.text().startsWith(prefix) && itsChats.contains(c.chatId())) {
                 calledBeforeKill.add(c.chatId() + "|" + c.text());
             }
         }
@@ -167,7 +168,7 @@ final class ChaosPhase {
         // killed sender decided but never wrote is lost with it, so that message counts as in flight
         Set<String> resultBeforeKill = new HashSet<>();
         for (DeliveryResult r : results) {
-            if (r.getResultAt().toEpochMilli() <= f.startMs()) {
+            if (r.getResultAt().toEpochMilli() <= f.endMs()) {
                 resultBeforeKill.add(r.getMessageId());
             }
         }
