@@ -106,7 +106,10 @@ public final class Chaos {
                     long at = System.currentTimeMillis();
                     group.kill9(victim); // returns once the process is gone (it reads its CPU time first)
                     // the end is its death: a call it made between the decision and the signal is its in flight
-                    return new Fault(at, System.currentTimeMillis(), victim.instanceId(), 0, 0);
+                    long gone = System.currentTimeMillis();
+                    Infra.say("%s gone at %s (kill decided at %s)", victim.instanceId(),
+                            java.time.Instant.ofEpochMilli(gone), java.time.Instant.ofEpochMilli(at));
+                    return new Fault(at, gone, victim.instanceId(), 0, 0);
                 }, faultAt));
                 group.add("chaos-4"); // the replacement, so the next faults start with 3 senders again
                 }
