@@ -236,33 +236,6 @@ public final class RedisGcraBudget implements BudgetPort {
         return bot == null || bot.routineShort;
     }
 
-    /**
-     * A bot's keys and fixed acquire arguments, encoded once, and whether its routine requests were last held to the
-     * routine horizon (written by any calling thread after its reply, read by any: volatile, last reply wins).
-     */
-    private static final class BotArgs {
-        final byte[] botKey;
-        final byte[] chatPrefix;
-        final byte[] groupPrefix;
-        final byte[] sentPrefix;
-        final byte[] arrivalsKey;
-        /** {@code sluice:{bot}:critical}; null with a critical memory of 0 (the script then reads no key). */
-        final byte[] criticalKey;
-        final byte[][] fixed;
-        final java.util.concurrent.atomic.AtomicLong seenEpoch = new java.util.concurrent.atomic.AtomicLong();
-        volatile boolean routineShort = true;
-
-        BotArgs(byte[] botKey, byte[] chatPrefix, byte[] groupPrefix, byte[] sentPrefix, byte[] arrivalsKey,
-                byte[] criticalKey, byte[][] fixed) {
-            this.botKey = botKey;
-            this.chatPrefix = chatPrefix;
-            this.groupPrefix = groupPrefix;
-            this.sentPrefix = sentPrefix;
-            this.arrivalsKey = arrivalsKey;
-            this.criticalKey = criticalKey;
-            this.fixed = fixed;
-        }
-    }
 
     /** Index of the reservation horizon among the fixed arguments (ARGV[11]). */
     private static final int HORIZON_ARG = 10;

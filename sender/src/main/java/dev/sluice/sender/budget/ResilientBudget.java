@@ -292,17 +292,10 @@ public final class ResilientBudget implements BudgetPort {
         return true;
     }
 
-    /**
-     * The Redis budget's answer while one is connected (its last decision for the bot); true without one (the local
-     * fallback reserves nothing, and the short horizon is the safe one to pace by when Redis comes back).
-     */
+    /** The Redis budget's last word while one is connected; true without one (the fallback reserves nothing). */
     @Override
-    public boolean routineHorizonShort(String botId) {
-        BudgetPort s;
-        synchronized (this) {
-            s = shared;
-        }
-        return s == null || s.routineHorizonShort(botId);
+    public synchronized boolean routineHorizonShort(String botId) {
+        return shared == null || shared.routineHorizonShort(botId);
     }
 
     /** Calls made to the shared budget (each one Redis round trip), failed ones included. */
