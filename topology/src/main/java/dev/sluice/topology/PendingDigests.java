@@ -25,13 +25,17 @@ final class PendingDigests {
     private final Set<String> keys = new HashSet<>();
     /** Pending keys per chat ({@link DigestKey#chatOf} of each key in {@link #keys}). */
     private final Map<String, Integer> chats = new HashMap<>();
+    /** The highest {@code opened_seq} given (or read from the restored store). */
+    private long lastOpenedSeq;
 
     /** Reads the keys the store holds (entries a previous run left pending). */
     PendingDigests(KeyValueStore<String, DigestEntry> store) {
         this.store = store;
         try (KeyValueIterator<String, DigestEntry> it = store.all()) {
             while (it.hasNext()) {
-                added(it.next().key);
+                KeyValue<String, DigestEntry> kv = it.next();
+                lastOpenedSeq = Math.max(lastOpenedSeq, kv.value.getOpenedSeq());
+                added(kv.key);
             }
         }
     }
@@ -63,6 +67,45 @@ final class PendingDigests {
             chats.merge(DigestKey.chatOf(key), 1, Integer::sum);
         }
     }
+
+    /** The {@code opened_seq} of an entry opened now: higher than every entry pending or given before. */
+    long nextOpenedSeq() {
+        return ++lastOpenedSeq;
+    }
+
+    /**
+     * Every pending entry in the order digests must leave (a copy: the caller may delete while going through it): by
+     * {@code folded_at}, then {@code opened_seq}, then key; so a chat's entries leave in the order they were opened.
+     */
+    List<KeyValue<String, DigestEntry>> inOpeningOrder() {
+        List<KeyValue<String, DigestEntry>> all = all();
+        all.sort(OPENING_ORDER);
+        return all;
+    }
+
+    /**
+     * Removes the pending entries of {@code key}'s chat (the chat part of the key: after any migration) opened before
+     * {@code entry}, and returns them in opening order: they must leave before it.
+     */
+    List<KeyValue<String, DigestEntry>> removeOpenedBefore(String key, DigestEntry entry) {
+        String chat = DigestKey.chatOf(key);
+        List<KeyValue<String, DigestEntry>> older = new ArrayList<>();
+        if (!holdsChat(chat)) {
+            return older;
+        }
+        KeyValue<String, DigestEntry> it = KeyValue.pair(key, entry);
+        for (KeyValue<String, DigestEntry> kv : inOpeningOrder()) {
+            if (DigestKey.chatOf(kv.key).equals(chat) && OPENING_ORDER.compare(kv, it) < 0) {
+                delete(kv.key);
+                older.add(kv);
+            }
+        }
+        return older;
+    }
+
+    static final java.util.Comparator<KeyValue<String, DigestEntry>> OPENING_ORDER =
+            java.util.Comparator.comparing((KeyValue<String, DigestEntry> kv) -> kv.value.getFoldedAt())
+                    .thenComparingLong(kv -> kv.value.getOpenedSeq()).thenComparing(kv -> kv.key);
 
     /** Number of pending keys. */
     int size() {

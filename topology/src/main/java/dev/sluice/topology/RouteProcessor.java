@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Optional;
@@ -53,19 +52,21 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *       punctuator every {@code schedule.release.interval.ms}, scheduled only while the store holds one
  *       ({@link OnDemandPunctuator}), releases due notifications in that order back into this same routine (exactly
  *       once: the store delete and the output commit together);</li>
- *   <li>classify; CRITICAL → outbox now; COLLAPSIBLE → fold; ROUTINE → fold if its digest key has a pending
- *       entry (keeps per-key order), else sent on if the user opted out of digests, else fold if the bot is
+ *   <li>classify; CRITICAL → outbox now (ahead of what its chat has pending in digests, on purpose); COLLAPSIBLE →
+ *       fold; ROUTINE → fold if its chat has a pending entry (its own key's: per-key order; another key's: per-chat
+ *       order, it would overtake that digest), else sent on if the user opted out of digests, else fold if the bot is
  *       under pressure or the chat's policy GCRA refuses, else sent on.</li>
  * </ol>
  * Folding puts the notification in {@code <lane>-digest-store} (key {@link DigestKey}). Digests leave on a
  * wall-clock punctuator every {@code digest.flush.interval.ms} (a digest to a chat with a policy limit only
  * when its GCRA allows one more message; else it waits for a later flush), all at once when
- * {@code digest.max.keys} entries are pending, and an entry alone when it holds {@code digest.max.folded.ids}
- * ids; so every folded id is in exactly one digest. A later notification of the same key is processed after the flush and lands behind
- * the digest in the same outbox partition: per-key order holds.
+ * {@code digest.max.keys} entries are pending, and an entry when it holds {@code digest.max.folded.ids}
+ * ids (with the entries its chat opened before it); so every folded id is in exactly one digest. A chat's digests leave
+ * in the order their entries were opened ({@link PendingDigests#inOpeningOrder}), and a later routine notification of
+ * the chat is processed after the flush and lands behind them in the same outbox partition: per-chat order holds.
  *
- * <p>Two choices worth knowing: a pending digest key wins over the digest opt-out (a user who opts out while
- * entries are pending gets them in that digest, then one by one), because per-key order matters more; and a
+ * <p>Two choices worth knowing: a pending digest entry of the chat wins over the digest opt-out (a user who opts out
+ * while entries are pending gets them in digests, then one by one), because per-chat order matters more; and a
  * migration is followed through the statuses this task holds: the new id's own status usually lives in
  * another partition (where notifications that producers address to the new id are handled), so a
  * re-addressed notification is not checked against it.
@@ -236,10 +237,14 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
                 fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now, released);
             }
             case ROUTINE -> {
-                // the digest key is built only when the chat has a pending entry or the notification folds
-                String pendingKey = digests.holdsChat(chat) ? DigestKey.of(n, chat) : null;
+                // While the chat holds any pending entry, a routine notification folds too (into its own key's entry):
+                // sent on, it would reach the chat before the earlier notifications held in those digests (per-chat
+                // order; the demo's order_violations, session 17). The digest key is built only then or when it folds.
+                boolean chatPending = digests.holdsChat(chat);
+                String pendingKey = chatPending ? DigestKey.of(n, chat) : null;
                 DigestEntry pending = pendingKey == null ? null : digests.get(pendingKey);
                 FoldReason reason = pending != null ? FoldReason.PENDING_KEY
+                        : chatPending ? FoldReason.PENDING_CHAT
                         : preferences.optedOut(n.getUserId() != null ? n.getUserId() : chat) ? null
                         : pressure.underPressure(n.getBotId(), now) ? FoldReason.PRESSURE
                         : !policy.allows(chat, now) ? FoldReason.POLICY : null;
@@ -274,7 +279,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             e = DigestEntry.newBuilder().setBotId(n.getBotId()).setChatId(n.getChatId()).setKind(n.getKind())
                     .setEntity(n.getEntity()).setEventClass(eventClass).setCount(0).setFirstAt(n.getCreatedAt())
                     .setLastAt(n.getCreatedAt()).setFoldedAt(Instant.ofEpochMilli(now)).setLatest(n)
-                    .setFoldedIds(new ArrayList<>()).setDigestId(newDigestId(now, released)).build();
+                    .setFoldedIds(new ArrayList<>()).setDigestId(newDigestId(now, released))
+                    .setOpenedSeq(digests.nextOpenedSeq()).build();
         }
         List<String> ids = new ArrayList<>(e.getFoldedIds());
         ids.add(n.getId());
@@ -290,8 +296,12 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         }
         counters.folded(spec.lane(), eventClass, reason);
         if (ids.size() >= config.digestMaxFoldedIds()) {
-            // Full: it leaves now as its own digest, so the id list stays bounded and every id is in one digest.
+            // Full: it leaves now as its own digest, so the id list stays bounded and every id is in one digest; the
+            // entries its chat opened before it leave first (policy or not), so it does not overtake them.
             digests.delete(key);
+            for (KeyValue<String, DigestEntry> older : digests.removeOpenedBefore(key, e)) {
+                emitDigest(older.value, now, DigestTrigger.MAX_FOLDED_IDS);
+            }
             emitDigest(e, now, DigestTrigger.MAX_FOLDED_IDS);
         } else {
             digests.put(key, e);
@@ -351,9 +361,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
 
     /** {@code forced}: the {@code digest.max.keys} bound was reached; everything leaves, policy or not. */
     private void flush(long now, boolean forced) {
-        List<KeyValue<String, DigestEntry>> all = digests.all();
-        all.sort(Comparator.comparing((KeyValue<String, DigestEntry> kv) -> kv.value.getFoldedAt()).thenComparing(kv -> kv.key));
-        for (KeyValue<String, DigestEntry> kv : all) {
+        for (KeyValue<String, DigestEntry> kv : digests.inOpeningOrder()) {
             if (!forced && !policy.allows(kv.value.getChatId(), now)) {
                 continue;
             }

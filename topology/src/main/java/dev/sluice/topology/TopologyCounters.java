@@ -12,8 +12,11 @@ import dev.sluice.avro.NotificationClass;
  * {@link SluiceTopology}).
  */
 public interface TopologyCounters {
-    /** Why a notification was folded into a digest instead of sent on as itself. */
-    enum FoldReason { COLLAPSIBLE, PENDING_KEY, PRESSURE, POLICY }
+    /**
+     * Why a notification was folded into a digest instead of sent on as itself: its class, a pending entry of its own
+     * key, a pending entry of another key of its chat (it would overtake that digest), the bot's pressure, the chat's policy.
+     */
+    enum FoldReason { COLLAPSIBLE, PENDING_KEY, PENDING_CHAT, PRESSURE, POLICY }
 
     /**
      * What made a digest leave: the {@code digest.flush.interval.ms} punctuator, the {@code digest.max.keys}

@@ -93,4 +93,39 @@ class PendingDigestsTest {
         assertThat(digests.holdsChat("7")).isFalse();
         assertThat(digests.size()).isZero();
     }
+
+    /**
+     * Session 17: a chat's digests leave in the order their entries were opened. After a restart the store holds
+     * entries opened by the previous run; an entry opened now must sort after them even in the same millisecond, and
+     * entries of one millisecond leave by opening order, not key order.
+     */
+    @Test
+    void openingOrderContinuesAfterTheRestoredEntriesAndBeatsKeyOrderWithinAMillisecond() {
+        Notification restored = notification("7", "z.kind"); // key sorts last
+        DigestEntry old = entry(restored);
+        old.setOpenedSeq(41);
+        store.put(DigestKey.of(restored, "7"), old);
+        PendingDigests digests = new PendingDigests(store);
+        long seq = digests.nextOpenedSeq();
+        assertThat(seq).as("after the restored 41").isEqualTo(42);
+
+        Notification later = notification("7", "a.kind"); // key sorts first, same folded_at
+        DigestEntry opened = entry(later);
+        opened.setOpenedSeq(seq);
+        digests.put(DigestKey.of(later, "7"), opened);
+        Notification other = notification("8", "a.kind");
+        DigestEntry otherChat = entry(other);
+        otherChat.setOpenedSeq(digests.nextOpenedSeq());
+        digests.put(DigestKey.of(other, "8"), otherChat);
+        assertThat(digests.inOpeningOrder()).extracting(kv -> kv.value.getLatest().getId())
+                .containsExactly(restored.getId(), later.getId(), other.getId());
+
+        Notification full = notification("7", "m.kind");
+        DigestEntry fullEntry = entry(full);
+        fullEntry.setOpenedSeq(digests.nextOpenedSeq());
+        assertThat(digests.removeOpenedBefore(DigestKey.of(full, "7"), fullEntry)).extracting(kv -> kv.value.getLatest().getId())
+                .as("chat 7's older entries, in opening order; chat 8's stays").containsExactly(restored.getId(), later.getId());
+        assertThat(digests.holdsChat("7")).isFalse();
+        assertThat(digests.holdsChat("8")).isTrue();
+    }
 }

@@ -99,20 +99,60 @@ class RoutingTest extends HarnessTest {
         assertThat(out.get(0).getFoldedIds()).containsExactly("x-1", "x-2");
     }
 
+    /**
+     * The demo's order violations (session 17): a chat's first routine notification folded under pressure, the pressure
+     * ended, and the chat's next notification (another quake: another digest key) was sent on at once, reaching the
+     * chat a flush interval before the digest holding the first. Per-chat order: a routine notification to a chat with
+     * any pending entry folds too, into its own entry, and the chat's entries leave in the order they were opened.
+     */
     @Test
-    void aPendingKeyKeepsFoldingSoPerKeyOrderHoldsAndLaterMessagesComeAfterTheDigest() {
+    void aPendingEntryHoldsEveryLaterRoutineNotificationOfItsChatSoPerChatOrderHolds() {
         start(Map.of("pressure.status.max.age.ms", "5000"));
         pressureOn();
-        h.send(notification("k-1", "42", TEN).build());
+        h.send(notification("k-1", "42", TEN).build()); // folds: pressure
         h.advance(Duration.ofSeconds(10)); // the report is now stale: no pressure
         h.send(notification("k-2", "42", TEN).build()); // same key: folds behind k-1
-        h.send(notification("o-1", "42", TEN).setEntity("task-7").build()); // other key: goes on
+        h.send(notification("o-1", "42", TEN).setEntity("task-7").build()); // another key of that chat: folds, behind k-1
+        h.send(notification("p-1", "43", TEN).build()); // a chat with nothing pending: goes on
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("p-1");
         h.advance(Duration.ofSeconds(50));
-        h.send(notification("k-3", "42", TEN).build()); // after the flush: itself, behind the digest
+        h.send(notification("k-3", "42", TEN).build()); // after the flush: itself, behind the digests
 
         List<OutboundMessage> out = h.drainLive();
-        assertThat(out).extracting(OutboundMessage::getId).containsExactly("o-1", "live-digest-0-0-" + TEN.toEpochMilli(), "k-3");
-        assertThat(out.get(1).getFoldedIds()).containsExactly("k-1", "k-2");
+        assertThat(out).extracting(OutboundMessage::getFoldedIds)
+                .containsExactly(List.of("k-1", "k-2"), List.of("o-1"), List.of());
+        assertThat(out.get(1).getText()).as("a digest of one is its text").isEqualTo("Task 42: state o-1");
+        assertThat(out.get(2).getId()).isEqualTo("k-3");
+        assertThat(h.counts.get("live.folded.PENDING_KEY")).isEqualTo(1);
+        assertThat(h.counts.get("live.folded.PENDING_CHAT")).isEqualTo(1);
+    }
+
+    /** Entries opened in one millisecond leave in the order they were opened, not in key order (task-7 sorts first). */
+    @Test
+    void entriesOfOneChatOpenedInTheSameMillisecondLeaveInTheOrderTheyWereOpened() {
+        start(Map.of());
+        pressureOn();
+        h.send(notification("k-1", "42", TEN).build());
+        h.send(notification("o-1", "42", TEN).setEntity("task-7").build());
+        h.send(notification("k-2", "42", TEN).build());
+        h.advance(Duration.ofSeconds(60));
+        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds)
+                .containsExactly(List.of("k-1", "k-2"), List.of("o-1"));
+    }
+
+    /** A full entry leaves at once, and the entries its chat opened before it leave first. */
+    @Test
+    void aFullEntryTakesTheEntriesItsChatOpenedBeforeItAlong() {
+        start(Map.of("digest.max.folded.ids", "2"));
+        pressureOn();
+        h.send(notification("k-1", "42", TEN).build());
+        h.send(notification("o-1", "42", TEN).setEntity("task-7").build());
+        h.send(notification("q-1", "43", TEN).build()); // another chat's entry stays pending
+        h.send(notification("o-2", "42", TEN).setEntity("task-7").build()); // full
+        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds)
+                .containsExactly(List.of("k-1"), List.of("o-1", "o-2"));
+        h.advance(Duration.ofSeconds(60));
+        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("q-1"));
     }
 
     @Test
@@ -275,10 +315,11 @@ class RoutingTest extends HarnessTest {
         pressureOn();
         h.send(notification("r-1", "42", TEN).setUserId("u-2").setEntity("task-1").build()); // no preference: folds
         h.optOut("u-2", true);
-        h.send(notification("r-2", "42", TEN).setUserId("u-2").setEntity("task-2").build()); // another key: one by one
+        // (another chat of the user: in chat 42 it would fold behind r-1 whatever the preference, per-chat order)
+        h.send(notification("r-2", "44", TEN).setUserId("u-2").setEntity("task-2").build()); // one by one
         assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("r-2");
         h.optOut("u-2", false);
-        h.send(notification("r-3", "42", TEN).setUserId("u-2").setEntity("task-3").build()); // folds again
+        h.send(notification("r-3", "44", TEN).setUserId("u-2").setEntity("task-3").build()); // folds again
         assertThat(h.outboxLive.isEmpty()).isTrue();
         h.advance(Duration.ofSeconds(60));
         assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactlyInAnyOrder(List.of("r-1"), List.of("r-3"));
@@ -300,7 +341,8 @@ class RoutingTest extends HarnessTest {
         assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("p-3"));
         h.advance(Duration.ofMinutes(30), Duration.ofMinutes(1));
         assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("p-4"));
-        assertThat(h.counts.get("live.folded.POLICY")).isEqualTo(2);
+        assertThat(h.counts.get("live.folded.POLICY")).isEqualTo(1);
+        assertThat(h.counts.get("live.folded.PENDING_CHAT")).as("p-4 behind p-3's pending digest").isEqualTo(1);
         // Idle chats leave the policy store (their TAT is as good as never seen); 43 never had one (none).
         assertThat(h.driver.<String, String>getKeyValueStore("chat-policy-store").get("42")).isNotNull();
         h.advance(Duration.ofHours(2), Duration.ofMinutes(1));
