@@ -53,6 +53,20 @@ class ReportAnalyzerTest {
         assertThat(report.lagMs().max()).isEqualTo(30);
     }
 
+    /** A CRITICAL message may overtake what its chat has pending (DESIGN.md); anything else overtaking counts. */
+    @Test
+    void aCriticalMessageAheadOfEarlierOnesIsNotAViolationButOneBehindALaterOneIs() {
+        Notification routine = n("a", "1", "A");
+        Notification critical = n("c", "1", "C");
+        critical.setEventClass(NotificationClass.CRITICAL);
+        Notification later = n("z", "1", "Z");
+        List<Notification> in = List.of(routine, critical, later);
+        assertThat(ReportAnalyzer.orderViolations(in, List.of(new ProviderMessage("1", "C", 1), new ProviderMessage("1", "A", 2),
+                new ProviderMessage("1", "Z", 3)))).as("the critical one went first").isZero();
+        assertThat(ReportAnalyzer.orderViolations(in, List.of(new ProviderMessage("1", "Z", 1), new ProviderMessage("1", "C", 2),
+                new ProviderMessage("1", "A", 3)))).as("the critical and the routine one behind a later one").isEqualTo(2);
+    }
+
     @Test
     void deadLettersAndDigestsSettleTheirInputsOnce() {
         List<Notification> in = List.of(n("a", "1", "A"), n("b", "1", "B"), n("x", "1", "X"));
