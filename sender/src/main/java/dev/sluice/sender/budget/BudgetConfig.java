@@ -68,6 +68,7 @@ public final class BudgetConfig {
     /** As configured (null: the same as {@link #reservationMax}); {@link #reservationRoutineMax} caps it. */
     private final Duration reservationRoutineMax;
     private final Duration reservationCriticalMemory;
+    private final Duration penaltyProbeWindow;
     private final Duration reservationLateMax;
     private final int arrivalGuardLimitPerS;
     private final int circuitMinimumCalls;
@@ -95,6 +96,7 @@ public final class BudgetConfig {
         this.reservationRoutineMax = b.reservationRoutineMax;
         this.reservationCriticalMemory = BudgetConfigKeys.RESERVATION_CRITICAL_MEMORY_MS.check(
                 b.reservationCriticalMemory);
+        this.penaltyProbeWindow = BudgetConfigKeys.PENALTY_PROBE_WINDOW_MS.check(b.penaltyProbeWindow);
         this.reservationLateMax = b.reservationLateMax;
         this.arrivalGuardLimitPerS = Math.toIntExact(ARRIVAL_GUARD_LIMIT.check((long) b.arrivalGuardLimitPerS));
         if (reservationLateMax != null) {
@@ -146,6 +148,7 @@ public final class BudgetConfig {
                 .globalArrivalMargin(globalArrivalMargin)
                 .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
                 .reservationRoutineMax(reservationRoutineMax).reservationCriticalMemory(reservationCriticalMemory)
+                .penaltyProbeWindow(penaltyProbeWindow)
                 .reservationLateMax(reservationLateMax).arrivalGuardLimitPerS(arrivalGuardLimitPerS);
     }
 
@@ -248,6 +251,14 @@ public final class BudgetConfig {
      */
     public Duration reservationCriticalMemory() {
         return reservationCriticalMemory;
+    }
+
+    /**
+     * {@code budget.penalty.probe.window.ms}: after a bot gate lifts, how long every call of the bot but the first (the
+     * probe) waits after the probe's slot; {@link Duration#ZERO}: no probe.
+     */
+    public Duration penaltyProbeWindow() {
+        return penaltyProbeWindow;
     }
 
     /**

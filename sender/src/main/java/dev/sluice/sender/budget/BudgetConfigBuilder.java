@@ -50,6 +50,8 @@ public final class BudgetConfigBuilder {
     /** Null: routine lanes reserve as far as {@link #reservationMax} (a config built in code decides as told). */
     Duration reservationRoutineMax = null;
     Duration reservationCriticalMemory = BudgetConfigKeys.RESERVATION_CRITICAL_MEMORY_MS.defaultValue();
+    /** Off here (a config built in code decides as told); {@link BudgetConfig#from} sets the key's default. */
+    Duration penaltyProbeWindow = Duration.ZERO;
     int arrivalGuardLimitPerS = 0;
     Duration globalArrivalMargin = Duration.ZERO;
     Duration reservationLateMax = RESERVATION_LATE_MAX_MS.defaultValue();
@@ -133,6 +135,12 @@ public final class BudgetConfigBuilder {
     /** How long a CRITICAL grant holds the bot's routine lanes to the routine horizon (0: always). */
     public BudgetConfigBuilder reservationCriticalMemory(Duration d) {
         this.reservationCriticalMemory = Objects.requireNonNull(d, "reservationCriticalMemory");
+        return this;
+    }
+
+    /** After a bot gate lifts, how long every call but the first (the probe) waits after the probe's slot (0: off). */
+    public BudgetConfigBuilder penaltyProbeWindow(Duration d) {
+        this.penaltyProbeWindow = Objects.requireNonNull(d, "penaltyProbeWindow");
         return this;
     }
 

@@ -120,6 +120,14 @@ public final class BudgetConfigKeys {
                     + "that recent lets routine lanes reserve as far as budget.reservation.max.ms (fewer budget "
                     + "calls per message), and its first CRITICAL message may wait up to that horizon behind them. "
                     + "0 = routine lanes always use budget.reservation.routine.max.ms");
+    public static final ConfigKey<Duration> PENALTY_PROBE_WINDOW_MS = ConfigKey.millis(
+            "budget.penalty.probe.window.ms", Duration.ofSeconds(1),
+            d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
+            "after a bot-wide penalty (429) lifts, one call goes first (the probe, on any sender) and every other "
+                    + "call of the bot waits this long after the probe's slot, so the provider's answer to the probe "
+                    + "is known before anything else goes: a 429 closes the bot again, and no slot was handed out "
+                    + "into the renewed penalty (Telegram extends a penalty on every call made during it). Longer "
+                    + "than a provider round trip; 0 = off (every sender's next slots go out as the gate lifts)");
     public static final ConfigKey<Duration> RESERVATION_LATE_MAX_MS = ConfigKey.millis("budget.reservation.late.max.ms",
             null, d -> !d.isNegative() && d.toMillis() <= 60_000, "0 <= ms <= 60000",
             "how late after its reserved slot a send may still go out; later, the slot passes unused and the lane "
@@ -139,7 +147,7 @@ public final class BudgetConfigKeys {
             GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, GLOBAL_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
             FAILOVER_POLICY, EVICTION_CHECK,
             MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_ROUTINE_MAX_MS,
-            RESERVATION_CRITICAL_MEMORY_MS, RESERVATION_LATE_MAX_MS,
+            RESERVATION_CRITICAL_MEMORY_MS, RESERVATION_LATE_MAX_MS, PENALTY_PROBE_WINDOW_MS,
             ARRIVAL_GUARD_LIMIT), List.of(
             ConfigFamily.perId("bot.", BudgetKeys.BOT_ID.pattern(), BOT_RATE_SUFFIX,
                     "this bot's global rate, overriding budget.global.rate.per.s"),

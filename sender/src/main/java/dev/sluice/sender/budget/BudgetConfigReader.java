@@ -59,6 +59,7 @@ final class BudgetConfigReader {
                 .reservationMax(RESERVATION_MAX_MS.read(s))
                 .reservationRoutineMax(RESERVATION_ROUTINE_MAX_MS.read(s))
                 .reservationCriticalMemory(BudgetConfigKeys.RESERVATION_CRITICAL_MEMORY_MS.read(s))
+                .penaltyProbeWindow(BudgetConfigKeys.PENALTY_PROBE_WINDOW_MS.read(s))
                 .reservationLateMax(RESERVATION_LATE_MAX_MS.read(s))
                 .circuitMinimumCalls(Math.toIntExact(CIRCUIT_MINIMUM_CALLS.read(s)))
                 .arrivalGuardLimitPerS(Math.toIntExact(ARRIVAL_GUARD_LIMIT.read(s)))

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
  * sluice:{bot}:arrivals          "grant seq|seq:floor,..." the arrival guard's numbering and floors
  * sluice:{bot}:recent429         "end|reported at" the latest-ending chat 429 of the last second
  * sluice:{bot}:critical          "1" while a CRITICAL grant is recent (budget.reservation.critical.memory.ms)
+ * sluice:{bot}:probe             "gate end" the bot gate that closed behind a penalty probe (budget.penalty.probe.window.ms)
  * </pre>
  *
  * The {@code tat:*} and {@code gate:*} names below name the tables of the in-process {@link LocalGcraBudget}.
@@ -34,6 +35,7 @@ public final class BudgetKeys {
     static final String SENT = ":sent:";
     static final String ARRIVALS = ":arrivals";
     static final String CRITICAL = ":critical";
+    static final String PROBE = ":probe";
     static final String RECENT_429 = ":recent429";
     static final String GLOBAL_TAT = ":tat:global";
     static final String BACKFILL_TAT = ":tat:backfill";

@@ -55,6 +55,8 @@ public final class LocalGcraBudget implements BudgetPort {
         long recent429AtMs;
         /** The arrival guard: the last grant's number and the floors (grant number → epoch ms) of later grants. */
         long grantSeq;
+        /** The end of the bot gate that closed behind the last penalty probe, epoch ms (0: none): not probed again. */
+        long probeGateEndMs;
         final java.util.TreeMap<Long, Long> floors = new java.util.TreeMap<>();
 
         Bot(BudgetLimits limits) {
@@ -145,6 +147,10 @@ public final class LocalGcraBudget implements BudgetPort {
         if (limit != Limit.NONE) {
             return Decision.refused(wait, limit);
         }
+        // as budget.lua: the first grant in the second after a bot gate lifted is the probe (not after a probe's gate)
+        Long botGateEnd = gates.get(BudgetKeys.botGate(botId));
+        boolean probe = !config.penaltyProbeWindow().isZero() && botGateEnd != null && botGateEnd <= now
+                && now - botGateEnd < RedisGcraBudget.RECENT_429_LOOKBACK.toMillis() && botGateEnd != bot.probeGateEndMs;
 
         // 2. every GCRA decided before anything is stored: all or nothing
         long m = bot.multiplier(now);
@@ -196,6 +202,11 @@ public final class LocalGcraBudget implements BudgetPort {
         store(globalKey, g.tat(), global, now);
         if (bf != null) {
             store(backfillKey, bf.tat(), backfillPolicy, now);
+        }
+        if (probe) {
+            // every other call waits for the probe's answer: a 429 moves this gate on (penalize while it is up)
+            bot.probeGateEndMs = now + config.penaltyProbeWindow().toMillis();
+            gates.put(BudgetKeys.botGate(botId), bot.probeGateEndMs);
         }
         if (config.arrivalGuardLimitPerS() > 0) {
             bot.grantSeq++;

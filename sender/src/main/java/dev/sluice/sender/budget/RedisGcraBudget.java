@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
-    private static final int FIXED_ARGS = 15;
+    private static final int FIXED_ARGS = 16;
     /** The provider's window the arrival guard protects: Telegram counts a bot's messages per second. */
     static final long GUARD_WINDOW_MICROS = 1_000_000;
     /**
@@ -179,7 +179,7 @@ public final class RedisGcraBudget implements BudgetPort {
         List<byte[]> args = new ArrayList<>(FIXED_ARGS + 2 + p + 2 * n);
         args.addAll(Arrays.asList(bot.fixed));
         args.add(p == 0 ? ZERO : ascii(Integer.toString(p)));
-        args.add(pending == null ? ZERO : ascii(Long.toString(pending.ttlMs()))); // ARGV[17]: the marks' TTL
+        args.add(pending == null ? ZERO : ascii(Long.toString(pending.ttlMs()))); // ARGV[18]: the marks' TTL
         List<byte[]> keys = new ArrayList<>(2 + p + 3 * n);
         keys.add(bot.botKey);
         for (Map.Entry<String, List<MarkWrites.Write>> e : marks.entrySet()) {
@@ -223,6 +223,9 @@ public final class RedisGcraBudget implements BudgetPort {
         if (bot.criticalKey != null) {
             keys.add(bot.criticalKey);
         }
+        if (bot.probeKey != null) {
+            keys.add(bot.probeKey); // the very last: the script reads it only in the second after a bot gate lifted
+        }
         args.set(HORIZON_ARG, horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros)));
         List<Object> reply = call(keys.toArray(new byte[0][]), args.toArray(new byte[0][]));
         bot.routineShort = (Long) reply.get(reply.size() - 1) != 0;
@@ -254,14 +257,16 @@ public final class RedisGcraBudget implements BudgetPort {
                 Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0",
                 Integer.toString(config.arrivalGuardLimitFor(botId)), Long.toString(GUARD_WINDOW_MICROS),
                 config.reservationRoutineMaxSet() ? Long.toString(config.reservationRoutineMax().toNanos() / 1000) : "-1",
-                Long.toString(config.reservationCriticalMemory().toNanos() / 1000)};
+                Long.toString(config.reservationCriticalMemory().toNanos() / 1000),
+                Long.toString(config.penaltyProbeWindow().toNanos() / 1000)};
         byte[][] encoded = new byte[FIXED_ARGS][];
         for (int i = 0; i < FIXED_ARGS; i++) {
             encoded[i] = ascii(fixed[i]);
         }
         return new BotArgs(utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.CHAT), utf8(tag + BudgetKeys.GROUP),
                 utf8(tag + BudgetKeys.SENT), utf8(tag + BudgetKeys.ARRIVALS),
-                config.reservationCriticalMemory().isZero() ? null : utf8(tag + BudgetKeys.CRITICAL), encoded);
+                config.reservationCriticalMemory().isZero() ? null : utf8(tag + BudgetKeys.CRITICAL),
+                config.penaltyProbeWindow().isZero() ? null : utf8(tag + BudgetKeys.PROBE), encoded);
     }
 
     private static byte[] concat(byte[] a, byte[] b) {

@@ -20,7 +20,7 @@
 --
 -- op 'acquire'
 --   KEYS[1] sluice:{b}:bot
---   KEYS[2..1+P] the sent marks of the pending mark writes (ARGV[14] = P, below): the bot's own and, on one node,
+--   KEYS[2..1+P] the sent marks of the pending mark writes (ARGV[17] = P, below): the bot's own and, on one node,
 --               any other bot's (sluice:{other}:sent:<id>); on a Redis Cluster only keys of KEYS[1]'s slot
 --   then per candidate: sluice:{b}:chat:<id>; for groups also sluice:{b}:group:<id>; with flag 4 or 16 also the
 --   sent mark sluice:{b}:sent:<message id> (the idempotency key, see RedisSentMarks)
@@ -37,12 +37,14 @@
 --   ARGV[15] the critical memory us: how long a grant of an urgent candidate (flag 32) keeps the bot's routine
 --            candidates on the routine horizon (its key sluice:{b}:critical, the very last key, lives that long);
 --            0 = routine candidates always use the routine horizon (no key)
---   ARGV[16] P, the number of pending sent-mark writes riding on this call (see op 'marks')
---   ARGV[17] the sent marks' PX TTL, ms (these and the in-flight marks)   ARGV[18..17+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
---            (SET ... PX ARGV[17]) before any candidate is decided, whatever the decision
---   ARGV[18+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark,
+--   ARGV[16] the penalty probe window us (0 = off): after the bot's gate lifts, the first candidate granted is the
+--            probe, and the bot's gate closes again behind it until the probe's slot + this window (below)
+--   ARGV[17] P, the number of pending sent-mark writes riding on this call (see op 'marks')
+--   ARGV[18] the sent marks' PX TTL, ms (these and the in-flight marks)   ARGV[19..18+P] their values; KEYS[2..1+P] their keys sluice:{b}:sent:<id>, written
+--            (SET ... PX ARGV[18]) before any candidate is decided, whatever the decision
+--   ARGV[19+P..] per candidate its flags: 1 = backfill lane, 2 = group, 4 = check the sent mark,
 --              8 = may reserve, 16 = write the in-flight mark on a grant, 32 = urgent (bits); with 16 the next ARGV is that mark's
---              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[17] when (and only when) the candidate is
+--              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[18] when (and only when) the candidate is
 --              granted, reservations included: a sender killed after the grant leaves the mark, and the message's
 --              next owner looks for its result before sending it (RedisSentMarks, Outcomes.replay)
 --   -> {multiplier_ppm, r_1, r_2, ..., short}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
@@ -68,6 +70,16 @@
 --   min(ARGV[11], ARGV[14]). Reserved slots are the ones a critical message arriving later waits behind, so a bot
 --   that sends critical messages keeps its routine reservations short, and a bot that sends none (every replica
 --   sees it in the shared key) keeps the long horizon and its batches (fewer calls per message).
+--
+--   The penalty probe (ARGV[16] > 0; its key sluice:{b}:probe is the very last key, read only in the second after a
+--   bot gate lifted, never in the MGET): when the bot's gate field holds a gate that lifted less than LIFTED_KEPT_US
+--   ago and no probe went after it, the first candidate granted (at its slot s) is the probe: the bot's gate closes
+--   again until s + window, so every other candidate, of this call and of every replica, is refused with code 6 and
+--   no slot is reserved for them meanwhile; the probe key "<that gate's end>" (PX: until that gate's own lifted
+--   second ends) says the gate after the probe is not a penalty to probe again. The probe's answer comes within the
+--   window: a 429 moves the bot's gate on ('penalize' while a bot gate is up), a 200 lets the others go when the
+--   window ends. Without it, the slots every replica takes at the instant the gate lifts all go out before the first
+--   call's 429 is known, each one inside the provider's renewed penalty (chaos's bot-429-storm, session 16).
 --
 --   Effective global interval I = ceil(interval * 10^6 / m) (AIMD). Backfill (headroom h) passes only if
 --   (a) the global GCRA would still pass it with a reserve R = ceil(h * burst * I) taken off its tolerance:
@@ -111,7 +123,7 @@
 --   A sent mark's life: none -> FLIGHT (written by the grant, op 'acquire' flag 16) -> SENT (after the provider's
 --   answer, before the result is acknowledged) -> DONE; a grant not used leaves FLIGHT, which only makes a next owner
 --   look for a result before sending.
---   The same writes ride on 'acquire' (ARGV[14..]) when a bot asks for budget before the flush.
+--   The same writes ride on 'acquire' (ARGV[17..]) when a bot asks for budget before the flush.
 
 -- op 'seed' (after an outage: a recovered empty Redis must not hand out a fresh burst)
 --   KEYS[1] sluice:{b}:bot   ARGV[2] global TAT floor, ms from now (>= 0)   ARGV[3] AIMD increase ppm per s
@@ -153,30 +165,38 @@ if op == 'acquire' then
   local guard_n = A[12] + 0
   local routine_horizon = A[14] + 0
   local memory = A[15] + 0
+  local probe_window = A[16] + 0
 
   -- the pending sent-mark writes riding on this call (one SET each, before the decision)
-  local marks_n = A[16] + 0
+  local marks_n = A[17] + 0
   if marks_n > 0 then
-    local ttl = A[17]
+    local ttl = A[18]
     for j = 1, marks_n do
-      redis.call('SET', KEYS[1 + j], A[17 + j], 'PX', ttl)
+      redis.call('SET', KEYS[1 + j], A[18 + j], 'PX', ttl)
     end
   end
 
   -- Every key the decision reads, in ONE call (MGET; one hash tag, so Redis Cluster safe), after the pending writes:
   -- the bot, each candidate's chat[, group][, sent mark], then the arrivals key. KEYS[j] (j >= 2 + P) is pre[j - P].
+  -- The probe key (the very last, with a probe window) is left out: it is read only in the second after a bot gate.
+  local n_keys = #KEYS
+  local probe_key = nil
+  if probe_window > 0 then
+    probe_key = KEYS[n_keys]
+    n_keys = n_keys - 1
+  end
   local pre
   if marks_n == 0 then
-    pre = redis.call('MGET', unpack(KEYS))
+    pre = redis.call('MGET', unpack(KEYS, 1, n_keys))
   else
-    pre = redis.call('MGET', KEYS[1], unpack(KEYS, 2 + marks_n))
+    pre = redis.call('MGET', KEYS[1], unpack(KEYS, 2 + marks_n, n_keys))
   end
   -- what this call wrote, by key: a batch naming a chat (or a message) twice reads its own earlier write
   local written = {}
 
   -- the critical memory (ARGV[15] > 0: its key is the last one): routine candidates are held to the routine
   -- horizon while the key lives (a grant of an urgent candidate within the memory), always with a memory of 0
-  local last_key = #KEYS
+  local last_key = n_keys
   local last_pre = #pre
   local short = true
   local critical_key = nil
@@ -246,10 +266,15 @@ if op == 'acquire' then
   if s_gate and s_gate > now then
     bot_gate_wait = s_gate - now
   end
+  -- the penalty probe: the first grant after a bot gate lifted, unless that gate was the one behind a probe
+  local probing = false
+  if probe_key and s_gate and s_gate <= now and now - s_gate < LIFTED_KEPT_US then
+    probing = redis.call('GET', probe_key) ~= string.format('%.0f', s_gate)
+  end
 
   local out = {m}
   local k = 2 + marks_n
-  local i = 18 + marks_n
+  local i = 19 + marks_n
   local n_args = #ARGV
   while i <= n_args do
     local flags = A[i] + 0 -- 0..63, bits tested with % (no function calls)
@@ -413,8 +438,15 @@ if op == 'acquire' then
           short = true -- the routine candidates after it in this call too
         end
         if flight then
-          redis.call('SET', mark_key, flight, 'PX', A[17])
+          redis.call('SET', mark_key, flight, 'PX', A[18])
           written[mark_key] = flight
+        end
+        if probing then
+          -- the probe: every other candidate waits for its answer (the gate, written with the bot key below)
+          probing = false
+          s_gate = send_at + probe_window
+          bot_gate_wait = s_gate - now
+          redis.call('SET', probe_key, string.format('%.0f', s_gate), 'PX', floor((s_gate + LIFTED_KEPT_US - now + 999) / 1000))
         end
         -- wait_ms * 16 + code 0; waits rounded up to whole ms: x - x % 1000 is exact on integers
         local x = send_at - now + 999

@@ -341,6 +341,43 @@ abstract class BudgetContract {
         }
     }
 
+    /**
+     * Session 17, chaos's bot-429-storm: when a bot's gate lifted, every replica took the next slots at once, and all of
+     * them went out before the first call's 429 was known, each inside the provider's renewed penalty. One call goes
+     * first now (the probe); every other waits the probe window for its answer.
+     */
+    @Test
+    void after_a_bot_gate_lifts_one_probe_goes_and_every_other_call_waits_for_its_answer() {
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1000, 100, 1000, 100))
+                .penaltyProbeWindow(Duration.ofMillis(400)).build();
+        try (BudgetPort b = budget(config)) {
+            b.penalize(bot, PenaltyScope.BOT, "1", Duration.ofMillis(200));
+            waitFor(Duration.ofMillis(250));
+            List<Decision> d = b.tryAcquireAll(bot, List.of(BudgetRequest.live(bot, "a"), BudgetRequest.live(bot, "b"),
+                    BudgetRequest.live(bot, "c")));
+            assertThat(d).extracting(Decision::limit).containsExactly(Limit.NONE, Limit.GATE_BOT, Limit.GATE_BOT);
+            assertThat(d.get(1).retryIn()).isGreaterThan(Duration.ofMillis(300)).isLessThanOrEqualTo(Duration.ofMillis(400));
+            Decision other = b.tryAcquire(bot, "d"); // another replica's call within the window
+            assertThat(other.limit()).isEqualTo(Limit.GATE_BOT);
+            waitFor(other.retryIn()); // the probe was answered 200: when the window ends, everything goes
+            assertThat(b.tryAcquireAll(bot, List.of(BudgetRequest.live(bot, "b"), BudgetRequest.live(bot, "c"),
+                    BudgetRequest.live(bot, "d")))).as("the gate behind a probe is not probed again")
+                    .extracting(Decision::limit).containsOnly(Limit.NONE);
+
+            String storm = "storm-" + bot; // the probe answered 429: the bot closes again for the renewed penalty
+            b.penalize(storm, PenaltyScope.BOT, "1", Duration.ofMillis(200));
+            waitFor(Duration.ofMillis(250));
+            assertThat(b.tryAcquire(storm, "a").granted()).as("the probe").isTrue();
+            b.penalize(storm, PenaltyScope.CHAT, "a", Duration.ofMillis(1500)); // its 429, filed for its chat
+            Decision held = b.tryAcquire(storm, "b");
+            assertThat(held.limit()).isEqualTo(Limit.GATE_BOT);
+            assertThat(held.retryIn()).isGreaterThan(Duration.ofMillis(1300)).isLessThanOrEqualTo(Duration.ofMillis(1500));
+            waitFor(held.retryIn());
+            assertThat(b.tryAcquireAll(storm, List.of(BudgetRequest.live(storm, "b"), BudgetRequest.live(storm, "c"))))
+                    .as("that penalty lifted: a new probe").extracting(Decision::limit).containsExactly(Limit.NONE, Limit.GATE_BOT);
+        }
+    }
+
     @Test
     void a_batch_is_decided_in_order_each_all_or_nothing() {
         try (BudgetPort b = budget(new BudgetLimits(1, 3, 1, 1))) {
