@@ -62,7 +62,8 @@ public final class ResilientBudget implements BudgetPort {
     private final java.util.Set<String> touchedInOutage = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Penalties recorded while Redis was down, replayed when shared mode resumes. */
     private final java.util.Queue<Penalty> unshared = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private BudgetPort shared;
+    /** Written under this (connect, close); volatile so {@link #routineHorizonShort} reads it without the monitor. */
+    private volatile BudgetPort shared;
     /** Guarded by this: Redis budget clients built so far (the factory's calls, failed ones included). */
     private int clientsBuilt;
     private BudgetState state = BudgetState.SHARED;
@@ -294,8 +295,9 @@ public final class ResilientBudget implements BudgetPort {
 
     /** The Redis budget's last word while one is connected; true without one (the fallback reserves nothing). */
     @Override
-    public synchronized boolean routineHorizonShort(String botId) {
-        return shared == null || shared.routineHorizonShort(botId);
+    public boolean routineHorizonShort(String botId) {
+        BudgetPort s = shared; // once: close() may clear it meanwhile
+        return s == null || s.routineHorizonShort(botId);
     }
 
     /** Calls made to the shared budget (each one Redis round trip), failed ones included. */
