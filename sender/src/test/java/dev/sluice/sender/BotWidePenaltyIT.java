@@ -128,4 +128,65 @@ class BotWidePenaltyIT {
             }
         }
     }
+
+    private static final String PROBE_BOT = "probe";
+    private static final String PROBE_TOKEN = dev.sluice.testkit.FakeTokens.of("700000003");
+    private static final String PROBE_BOT_ID = FakeTelegram.botIdOf(PROBE_TOKEN);
+
+    /**
+     * Session 16's hole in chaos's {@code bot-429-storm}, at the rate and with the reservations of a real run (two
+     * senders, 25/s, reservations on): when the bot's gate lifted, each sender took its lanes' next slots at once, and
+     * when the first call was refused again, the calls already granted went out inside the renewed penalty (429s
+     * nobody injected). With {@code budget.penalty.probe.window.ms} the first call after the lift goes alone.
+     */
+    @Test
+    void when_the_bot_gate_lifts_one_probe_goes_alone_and_no_granted_call_lands_in_a_renewed_penalty() throws Exception {
+        String prefix = "probe";
+        SenderIt.topics(prefix, 3);
+        int chats = 80;
+        Duration retryAfter = Duration.ofSeconds(2);
+        try (FakeTelegram telegram = FakeTelegram.start(FakeTelegramLimits.telegram())) {
+            Map<String, String> s = SenderIt.settings(prefix, prefix + "-group", telegram.apiUrl(),
+                    Map.of(PROBE_BOT, PROBE_TOKEN));
+            s.put("budget.global.rate.per.s", "25");
+            Map<String, String> s2 = new java.util.LinkedHashMap<>(s);
+            s2.put("sender.instance.id", prefix + "-group-2");
+            List<OutboundMessage> msgs = new ArrayList<>();
+            for (int i = 0; i < chats; i++) {
+                msgs.add(SenderIt.message("p" + i, PROBE_BOT, Integer.toString(50_000 + i)).build());
+            }
+            telegram.enqueueForBot(PROBE_BOT_ID, TelegramBehaviour.tooManyRequests(retryAfter), 2);
+            try (SenderService a = SenderIt.sender(s); SenderService b = SenderIt.sender(s2);
+                 SenderIt.Results results = new SenderIt.Results(prefix + ".delivery.results")) {
+                a.start();
+                b.start();
+                SenderIt.produce(prefix + ".outbox.live", msgs);
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(2))
+                        .until(() -> telegram.rejected429Count(PROBE_BOT_ID) >= 2);
+                // the bot's gate holds every call (calls granted before it may still land, refused by the penalty):
+                // once the bot has been quiet for 300 ms, the first call after the lift is refused bot-wide once more
+                await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10)).until(() -> {
+                    long last = telegram.calls().stream().filter(c -> PROBE_BOT_ID.equals(c.botId()))
+                            .mapToLong(FakeTelegramCall::atMillis).max().orElseThrow();
+                    return System.currentTimeMillis() - last >= 300;
+                });
+                long queuedAt = System.currentTimeMillis();
+                telegram.enqueueForBot(PROBE_BOT_ID, TelegramBehaviour.tooManyRequests(retryAfter), 1);
+
+                Map<String, DeliveryResult> byId = results.awaitResults(chats, Duration.ofSeconds(60));
+                assertThat(byId.values()).allMatch(r -> r.getStatus() == DeliveryStatus.DELIVERED);
+                List<FakeTelegramCall> after = telegram.calls().stream()
+                        .filter(c -> PROBE_BOT_ID.equals(c.botId()) && c.atMillis() >= queuedAt).toList();
+                assertThat(after).as("calls after the lift").isNotEmpty();
+                FakeTelegramCall probe = after.get(0);
+                assertThat(probe.status()).as("the probe met the injected 429").isEqualTo(429);
+                assertThat(after.stream().filter(c -> c.status() == 429))
+                        .as("429s after the lift: the injected one only (by scope: %s)", telegram.rejected429ByScope())
+                        .hasSize(1);
+                assertThat(after.stream().filter(c -> c.atMillis() > probe.atMillis()
+                        && c.atMillis() < probe.atMillis() + retryAfter.toMillis()))
+                        .as("calls during the penalty the probe's 429 opened").isEmpty();
+            }
+        }
+    }
 }
