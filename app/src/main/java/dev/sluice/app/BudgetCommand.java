@@ -127,6 +127,10 @@ public final class BudgetCommand implements Callable<Integer> {
                     out.printf("  gate      %s%s lifts in %d ms%n", g.scope(), g.id() == null ? "" : " " + g.id(), g.remainingMs());
                 }
             }
+            out.printf("  horizon   %s%n", s.criticalMarkMs() != null
+                    ? "routine lanes short: a CRITICAL grant, its mark lives " + s.criticalMarkMs() + " ms more"
+                    : "no CRITICAL mark: routine lanes reserve up to budget.reservation.max.ms (unless "
+                    + "budget.reservation.critical.memory.ms=0)");
             if (s.chat() != null) {
                 out.printf("  chat %s  %s%n", s.chatId(), gcra(s.chat(), s.redisTimeEpochMicros()));
             }

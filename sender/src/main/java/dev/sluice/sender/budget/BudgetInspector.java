@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Reads a budget key's state from Redis without changing it (TIME, GET, SCAN only; TIME by a script that reads no key, so it runs on the node that owns the key): the packed keys of
+ * Reads a budget key's state from Redis without changing it (TIME, GET, PTTL, SCAN only; TIME by a script that reads no key, so it runs on the node that owns the key): the packed keys of
  * {@link BudgetKeys} ({@code sluice:{key}:bot}, {@code :chat:<id>}, {@code :group:<id>}) interpreted with the
  * same rules as {@code budget.lua} (GCRA, AIMD climb, gates), on Redis server time. For {@code sluice budget status} and for operators; never used for decisions.
  *
@@ -56,7 +56,11 @@ public final class BudgetInspector implements AutoCloseable {
     public record Gcra(Long tatEpochMicros, long intervalMicros, int burst, long remainingBurst, long nextFreeInMs) {
     }
 
-    /** An active penalty gate: scope {@code bot}, {@code chat} or {@code group}; id is the chat id (null for bot). */
+    /**
+     * An active penalty gate: scope {@code bot}, {@code bot-probe} (the bot's gate closed behind a penalty probe, waiting
+     * for its answer: {@code budget.penalty.probe.window.ms}), {@code chat} or {@code group}; id is the chat id (null for
+     * the bot's).
+     */
     public record Gate(String scope, String id, long remainingMs) {
     }
 
@@ -74,10 +78,13 @@ public final class BudgetInspector implements AutoCloseable {
      * @param gates                active penalty gates, longest first (bounded by {@link #MAX_GATES})
      * @param chat                 the chat's GCRA when a chat was asked for, else null
      * @param group                the group's GCRA when the chat is a group, else null
+     * @param criticalMarkMs       how long the key's critical mark lives on (a recent CRITICAL grant: routine lanes hold
+     *                             to {@code budget.reservation.routine.max.ms}); null when there is none
      */
     public record Status(String key, long redisTimeEpochMicros, double configuredRatePerS, double aimdMultiplier,
                          Long aimdClimbsFromEpochMicros, double effectiveRatePerS, Gcra global,
-                         Long backfillTatEpochMicros, List<Gate> gates, String chatId, Gcra chat, Gcra group) {
+                         Long backfillTatEpochMicros, List<Gate> gates, String chatId, Gcra chat, Gcra group,
+                         Long criticalMarkMs) {
     }
 
     /**
@@ -111,7 +118,8 @@ public final class BudgetInspector implements AutoCloseable {
             List<Gate> gates = new ArrayList<>();
             Long botGate = bot[1];
             if (botGate != null && botGate > now) {
-                gates.add(new Gate("bot", null, ceilMs(botGate - now)));
+                boolean probe = botGate.toString().equals(redis.get(tag + BudgetKeys.PROBE));
+                gates.add(new Gate(probe ? "bot-probe" : "bot", null, ceilMs(botGate - now)));
             }
             scanGates(tag + BudgetKeys.CHAT, "chat", now, gates);
             scanGates(tag + BudgetKeys.GROUP, "group", now, gates);
@@ -126,8 +134,9 @@ public final class BudgetInspector implements AutoCloseable {
                             limits.groupBurst(), now);
                 }
             }
+            Long critical = redis.pttl(tag + BudgetKeys.CRITICAL);
             return new Status(key, now, limits.globalRatePerS(), m / 1e6, climbsFrom, 1e6 / interval, global,
-                    bot[4], List.copyOf(gates), chatId, chat, group);
+                    bot[4], List.copyOf(gates), chatId, chat, group, critical == null || critical < 0 ? null : critical);
         } catch (RedisException e) {
             throw new BudgetUnavailableException("reading budget key '" + key + "' failed: " + e.getMessage(), e);
         }

@@ -84,6 +84,32 @@ class BudgetInspectorIT {
         }
     }
 
+    /** Session 17: what an operator asks when a bot holds few reservations or stops after a 429. */
+    @Test
+    void shows_the_critical_mark_and_a_gate_closed_behind_a_penalty_probe() throws Exception {
+        String bot = "inspect-" + Long.toString(System.nanoTime(), 36);
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(100, 10, 10, 10))
+                .reservationCriticalMemory(Duration.ofMinutes(10)).penaltyProbeWindow(Duration.ofSeconds(5)).build();
+        try (RedisGcraBudget budget = new RedisGcraBudget(redis.url(), config, Duration.ofSeconds(2));
+             BudgetInspector inspector = new BudgetInspector(redis.url(), config, Duration.ofSeconds(2))) {
+            assertThat(budget.tryAcquire(BudgetRequest.live(bot, "1")).granted()).isTrue();
+            assertThat(inspector.status(bot, null).criticalMarkMs()).as("routine grants leave no mark").isNull();
+            assertThat(budget.tryAcquire(BudgetRequest.live(bot, "2").asUrgent()).granted()).isTrue();
+            assertThat(inspector.status(bot, null).criticalMarkMs()).isBetween(590_000L, 600_000L);
+
+            budget.penalize(bot, PenaltyScope.BOT, "1", Duration.ofMillis(100));
+            assertThat(inspector.status(bot, null).gates()).extracting(BudgetInspector.Gate::scope).containsExactly("bot");
+            long lifted = System.nanoTime() + Duration.ofMillis(150).toNanos();
+            while (System.nanoTime() < lifted) {
+                java.util.concurrent.locks.LockSupport.parkNanos(lifted - System.nanoTime());
+            }
+            assertThat(budget.tryAcquire(BudgetRequest.live(bot, "3")).granted()).as("the probe").isTrue();
+            List<BudgetInspector.Gate> gates = inspector.status(bot, null).gates();
+            assertThat(gates).extracting(BudgetInspector.Gate::scope).containsExactly("bot-probe");
+            assertThat(gates.get(0).remainingMs()).isBetween(4_000L, 5_000L);
+        }
+    }
+
     @Test
     void gcra_arithmetic_matches_the_script_rule() {
         // interval 100, burst 3 (tolerance 200): TAT = now + 150 -> one more passes now, next free at +0
