@@ -105,7 +105,8 @@ public final class SenderMetrics implements MeterBinder {
                     .tag(SluiceMetrics.TAG_BOT, bot).description("1 while the provider rejects the bot's token (401, or 404 for "
                             + "a malformed one): its lanes are parked and re-checked every sender.token.recheck.ms").register(r);
             Gauge.builder(SluiceMetrics.DRAIN_RATE, this, m -> m.drainRate(bot)).tag(SluiceMetrics.TAG_BOT, bot)
-                    .description("Sends granted per second over the last 60 s").register(r);
+                    .description("Sends granted per second over the last 60 s (over the time since the first of them, "
+                            + "when shorter)").register(r);
             Gauge.builder(SluiceMetrics.DRAIN_TIME, this, m -> m.drainTimeSeconds(bot)).tag(SluiceMetrics.TAG_BOT, bot)
                     .baseUnit("seconds").description("Backlog / drain rate: how long the backlog takes to send").register(r);
             for (RateLimitScope s : RateLimitScope.values()) {

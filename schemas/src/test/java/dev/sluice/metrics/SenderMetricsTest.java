@@ -107,6 +107,33 @@ class SenderMetricsTest {
         assertThat(gauge(SluiceMetrics.BACKLOG, "alerts")).isEqualTo(600);
     }
 
+    /**
+     * Session 17: a bot quiet for a minute that starts sending at 25/s read 25/60 per second after its first second,
+     * and the topology saw its backlog's drain time 60 times too long (pressure: routine notifications folded).
+     */
+    @Test
+    void aBurstAfterAQuietMinuteIsMeasuredOverItsOwnDuration() {
+        long[] backlog = {0};
+        metrics.backlog("alerts", () -> backlog[0]);
+        metrics.budgetGranted("alerts", 10);
+        clock.advance(Duration.ofSeconds(120)); // quiet: the window is empty again
+        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).isZero();
+        backlog[0] = 500;
+        metrics.budgetGranted("alerts", 25);
+        clock.advance(Duration.ofSeconds(1));
+        metrics.budgetGranted("alerts", 25);
+        clock.advance(Duration.ofMillis(999));
+        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).as("50 in 2 s").isCloseTo(25.0, within(0.1));
+        assertThat(gauge(SluiceMetrics.DRAIN_TIME, "alerts")).isCloseTo(20.0, within(0.1));
+        for (int s = 0; s < 70; s++) { // a full minute of 25/s: the window's rate
+            metrics.budgetGranted("alerts", 25);
+            clock.advance(Duration.ofSeconds(1));
+        }
+        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).isCloseTo(25.0, within(0.5));
+        clock.advance(Duration.ofSeconds(30)); // then stuck (a penalty): the rate falls as the window ages
+        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).isCloseTo(12.5, within(0.5));
+    }
+
     @Test
     void budgetModeGaugeAndTimeInEachMode() {
         assertThat(modeGauge("shared")).isEqualTo(1);

@@ -17,9 +17,15 @@ import org.slf4j.LoggerFactory;
  * and drain rate, read by the topology for pressure; on close a tombstone per bot (the instance left, its backlog no
  * longer counts), then the status producer is closed.
  *
- * <p>Threads: {@link #publish} runs on the status timer thread ({@code sluice-sender-status-*}), {@link #close} on
- * the closing thread after that timer stopped; the only shared state is the volatile "published once" flag, set from
- * the producer's callback thread.
+ * <p>A bot whose backlog has had no grant yet (nothing granted in the last minute) is not reported until that backlog
+ * is two status intervals old: a report of "backlog, drain rate 0" reads as an infinite drain time, so the topology
+ * would fold the bot's routine notifications for pressure at the first message after every quiet minute (and hold them
+ * until a digest flush), where the first grant comes within milliseconds. A backlog still without a grant after two
+ * intervals is reported as it is: the bot is stuck (a penalty, a revoked token), and that is pressure.
+ *
+ * <p>Threads: {@link #publish} runs on the status timer thread ({@code sluice-sender-status-*}), as does the map of
+ * backlog ages; {@link #close} on the closing thread after that timer stopped; the only other shared state is the
+ * volatile "published once" flag, set from the producer's callback thread.
  */
 final class StatusPublisher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StatusPublisher.class);
@@ -31,6 +37,9 @@ final class StatusPublisher implements AutoCloseable {
     private final ToLongFunction<String> backlog;
     private final SenderMetrics metrics;
     private final Clock clock;
+    private final long graceMs;
+    /** Per bot, since when its backlog has been non-empty at every report (status timer thread only). */
+    private final java.util.Map<String, Long> backlogSinceMs = new java.util.HashMap<>();
     private volatile boolean published;
 
     StatusPublisher(Producer<String, SenderStatus> producer, SenderConfig config, ToLongFunction<String> backlog,
@@ -42,6 +51,7 @@ final class StatusPublisher implements AutoCloseable {
         this.backlog = backlog;
         this.metrics = metrics;
         this.clock = clock;
+        this.graceMs = 2 * config.statusInterval().toMillis();
     }
 
     /** One report per bot; a failure is logged and the next period tries again. */
@@ -49,8 +59,18 @@ final class StatusPublisher implements AutoCloseable {
         try {
             Instant now = clock.instant();
             for (String bot : bots) {
+                long waiting = backlog.applyAsLong(bot);
+                double rate = metrics.drainRate(bot);
+                if (waiting <= 0) {
+                    backlogSinceMs.remove(bot);
+                } else {
+                    long since = backlogSinceMs.computeIfAbsent(bot, b -> now.toEpochMilli());
+                    if (rate <= 0 && now.toEpochMilli() - since < graceMs) {
+                        continue; // a fresh backlog, no grant yet: not reported before it is graceMs old (class comment)
+                    }
+                }
                 SenderStatus status = SenderStatus.newBuilder().setBotId(bot).setInstanceId(instanceId)
-                        .setBacklog(backlog.applyAsLong(bot)).setDrainRatePerS(metrics.drainRate(bot)).setAt(now).build();
+                        .setBacklog(waiting).setDrainRatePerS(rate).setAt(now).build();
                 producer.send(new ProducerRecord<>(topic, bot + "/" + instanceId, status), (md, error) -> {
                     if (error == null) {
                         published = true;
