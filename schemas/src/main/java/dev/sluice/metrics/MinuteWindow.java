@@ -3,7 +3,8 @@ package dev.sluice.metrics;
 import java.time.Clock;
 
 /**
- * Events in the last 60 seconds, in 60 one-second buckets (so the sum lags at most one second).
+ * Events in the last 60 seconds, in 60 one-second buckets (so the sum lags at most one second), and which of those
+ * seconds were busy (an event, or marked by {@link #markBusy}): {@link #perSecond} is a rate over the busy seconds.
  * Thread-safe; time from an injectable clock.
  */
 final class MinuteWindow {
@@ -11,22 +12,35 @@ final class MinuteWindow {
     private final Clock clock;
     private final long[] counts = new long[SECONDS];
     private final long[] bucketSecond = new long[SECONDS];
-    private final long createdMillis;
+    private final boolean[] busy = new boolean[SECONDS];
 
     MinuteWindow(Clock clock) {
         this.clock = clock;
-        this.createdMillis = clock.millis();
         java.util.Arrays.fill(bucketSecond, Long.MIN_VALUE);
     }
 
     synchronized void add(long n) {
+        counts[bucket(Math.floorDiv(clock.millis(), 1000))] += n;
+    }
+
+    /** Marks the seconds of [fromMillis, toMillis] still in the window as busy (a backlog was waiting then). */
+    synchronized void markBusy(long fromMillis, long toMillis) {
         long sec = Math.floorDiv(clock.millis(), 1000);
+        long to = Math.min(sec, Math.floorDiv(toMillis, 1000));
+        for (long s = Math.max(sec - SECONDS + 1, Math.floorDiv(fromMillis, 1000)); s <= to; s++) {
+            busy[bucket(s)] = true;
+        }
+    }
+
+    /** The index of second {@code sec}'s bucket, emptied first when it still holds an older second. */
+    private int bucket(long sec) {
         int i = (int) Math.floorMod(sec, SECONDS);
         if (bucketSecond[i] != sec) {
             bucketSecond[i] = sec;
             counts[i] = 0;
+            busy[i] = false;
         }
-        counts[i] += n;
+        return i;
     }
 
     /** Events in the 60 s ending now. */
@@ -42,27 +56,22 @@ final class MinuteWindow {
     }
 
     /**
-     * Events per second over the window, or over the time since its oldest event's second (or since creation) when that
-     * is shorter, at least 1 s. So a burst after an idle spell is measured over its own duration: over the whole
-     * minute, a bot that starts sending at 25/s after a quiet minute would read 25/60 per second in its first second,
-     * and its backlog's drain time 60 times too long (the topology folded its routine notifications for pressure).
+     * Events per busy second of the window (seconds with an event or marked by {@link #markBusy}; at least 1), 0 without
+     * events. A rate over the whole minute read a burst after a quiet spell at a fraction of its rate (25/s after a
+     * quiet minute: 25/60 per second in its first second), and its backlog's drain time that many times too long (the
+     * topology folded the bot's routine notifications for pressure); quiet seconds are not draining time.
      */
     synchronized double perSecond() {
-        long now = clock.millis();
-        long sec = Math.floorDiv(now, 1000);
-        long oldest = Long.MAX_VALUE;
+        long sec = Math.floorDiv(clock.millis(), 1000);
         long total = 0;
+        int busySeconds = 0;
         for (int i = 0; i < SECONDS; i++) {
-            if (bucketSecond[i] > sec - SECONDS && bucketSecond[i] <= sec && counts[i] > 0) {
+            if (bucketSecond[i] > sec - SECONDS && bucketSecond[i] <= sec && (counts[i] > 0 || busy[i])) {
                 total += counts[i];
-                oldest = Math.min(oldest, bucketSecond[i]);
+                busySeconds++;
             }
         }
-        if (total == 0) {
-            return 0;
-        }
-        long since = Math.max(createdMillis, oldest * 1000);
-        double seconds = Math.min(SECONDS, Math.max(1.0, (now - since) / 1000.0));
-        return total / seconds;
+        return total == 0 ? 0 : total / (double) Math.max(1, busySeconds);
     }
+
 }

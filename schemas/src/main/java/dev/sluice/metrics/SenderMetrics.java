@@ -105,8 +105,8 @@ public final class SenderMetrics implements MeterBinder {
                     .tag(SluiceMetrics.TAG_BOT, bot).description("1 while the provider rejects the bot's token (401, or 404 for "
                             + "a malformed one): its lanes are parked and re-checked every sender.token.recheck.ms").register(r);
             Gauge.builder(SluiceMetrics.DRAIN_RATE, this, m -> m.drainRate(bot)).tag(SluiceMetrics.TAG_BOT, bot)
-                    .description("Sends granted per second over the last 60 s (over the time since the first of them, "
-                            + "when shorter)").register(r);
+                    .description("Sends granted per busy second of the last 60 s (seconds with a grant or a backlog)")
+                    .register(r);
             Gauge.builder(SluiceMetrics.DRAIN_TIME, this, m -> m.drainTimeSeconds(bot)).tag(SluiceMetrics.TAG_BOT, bot)
                     .baseUnit("seconds").description("Backlog / drain rate: how long the backlog takes to send").register(r);
             for (RateLimitScope s : RateLimitScope.values()) {
@@ -309,6 +309,16 @@ public final class SenderMetrics implements MeterBinder {
         return rate == null ? Double.NaN : grantedLastMinute.get(bot).sum() / (rate * MinuteWindow.SECONDS);
     }
 
+    /**
+     * The bot had a backlog waiting over [fromMillis, toMillis] (the sender's status reports say so): those seconds
+     * count as draining time in {@link #drainRate}, granted or not, so a stuck backlog's rate falls.
+     */
+    public void markBusy(String bot, long fromMillis, long toMillis) {
+        checkBot(bot);
+        grantedLastMinute.get(bot).markBusy(fromMillis, toMillis);
+    }
+
+    /** Sends granted per busy second of the last minute (seconds with a grant or marked by {@link #markBusy}). */
     public double drainRate(String bot) {
         checkBot(bot);
         return grantedLastMinute.get(bot).perSecond();

@@ -112,7 +112,7 @@ class SenderMetricsTest {
      * and the topology saw its backlog's drain time 60 times too long (pressure: routine notifications folded).
      */
     @Test
-    void aBurstAfterAQuietMinuteIsMeasuredOverItsOwnDuration() {
+    void theDrainRateIsOverBusySecondsSoABurstAfterAQuietSpellReadsItsOwnRate() {
         long[] backlog = {0};
         metrics.backlog("alerts", () -> backlog[0]);
         metrics.budgetGranted("alerts", 10);
@@ -125,13 +125,21 @@ class SenderMetricsTest {
         clock.advance(Duration.ofMillis(999));
         assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).as("50 in 2 s").isCloseTo(25.0, within(0.1));
         assertThat(gauge(SluiceMetrics.DRAIN_TIME, "alerts")).isCloseTo(20.0, within(0.1));
+        clock.advance(Duration.ofSeconds(40)); // a quiet gap shorter than the window, then another burst
+        metrics.budgetGranted("alerts", 25);
+        clock.advance(Duration.ofMillis(500));
+        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).as("75 in 3 busy s, the gap left out").isCloseTo(25.0, within(0.1));
         for (int s = 0; s < 70; s++) { // a full minute of 25/s: the window's rate
             metrics.budgetGranted("alerts", 25);
             clock.advance(Duration.ofSeconds(1));
         }
         assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).isCloseTo(25.0, within(0.5));
-        clock.advance(Duration.ofSeconds(30)); // then stuck (a penalty): the rate falls as the window ages
-        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).isCloseTo(12.5, within(0.5));
+        long stuckFrom = clock.millis();
+        clock.advance(Duration.ofSeconds(30)); // then stuck (a penalty), a backlog waiting all along (status reports)
+        metrics.markBusy("alerts", stuckFrom, clock.millis());
+        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).as("30 s of grants over 60 busy s").isCloseTo(12.5, within(0.5));
+        clock.advance(Duration.ofSeconds(20)); // quiet (no backlog): not draining time
+        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).as("about 10 s of grants over 40 busy s").isCloseTo(6.0, within(0.7));
     }
 
     @Test

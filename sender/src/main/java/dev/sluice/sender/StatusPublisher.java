@@ -40,6 +40,8 @@ final class StatusPublisher implements AutoCloseable {
     private final long graceMs;
     /** Per bot, since when its backlog has been non-empty at every report (status timer thread only). */
     private final java.util.Map<String, Long> backlogSinceMs = new java.util.HashMap<>();
+    /** When the last round of reports was made (status timer thread only). */
+    private long lastReportMs;
     private volatile boolean published;
 
     StatusPublisher(Producer<String, SenderStatus> producer, SenderConfig config, ToLongFunction<String> backlog,
@@ -60,14 +62,16 @@ final class StatusPublisher implements AutoCloseable {
             Instant now = clock.instant();
             for (String bot : bots) {
                 long waiting = backlog.applyAsLong(bot);
+                long nowMs = now.toEpochMilli();
+                Long since = waiting > 0 ? backlogSinceMs.putIfAbsent(bot, nowMs) : backlogSinceMs.remove(bot);
+                if (waiting > 0) {
+                    // waiting at the last report too: the seconds since then count as draining time (a stuck
+                    // backlog's rate falls); a fresh backlog only from now
+                    metrics.markBusy(bot, since == null ? nowMs : lastReportMs, nowMs);
+                }
                 double rate = metrics.drainRate(bot);
-                if (waiting <= 0) {
-                    backlogSinceMs.remove(bot);
-                } else {
-                    long since = backlogSinceMs.computeIfAbsent(bot, b -> now.toEpochMilli());
-                    if (rate <= 0 && now.toEpochMilli() - since < graceMs) {
-                        continue; // a fresh backlog, no grant yet: not reported before it is graceMs old (class comment)
-                    }
+                if (waiting > 0 && rate <= 0 && nowMs - (since == null ? nowMs : since) < graceMs) {
+                    continue; // a fresh backlog, no grant yet: not reported before it is graceMs old (class comment)
                 }
                 SenderStatus status = SenderStatus.newBuilder().setBotId(bot).setInstanceId(instanceId)
                         .setBacklog(waiting).setDrainRatePerS(rate).setAt(now).build();
@@ -77,6 +81,7 @@ final class StatusPublisher implements AutoCloseable {
                     }
                 });
             }
+            lastReportMs = now.toEpochMilli();
         } catch (RuntimeException e) {
             log.warn("sender {}: could not publish its status ({})", instanceId, e.toString());
         }

@@ -77,6 +77,13 @@ class StatusPublisherTest {
         publisher.publish();
         assertThat(reports(producer)).hasSize(4);
         assertThat(reports(producer).get(3).getDrainRatePerS()).isPositive();
+
+        for (int i = 0; i < 9; i++) { // then no grant while the backlog waits: its seconds are draining time
+            clock.now = clock.now.plus(Duration.ofSeconds(1));
+            publisher.publish();
+        }
+        assertThat(reports(producer).get(reports(producer).size() - 1).getDrainRatePerS())
+                .as("2 grants over the 10 s the backlog waited").isCloseTo(0.2, org.assertj.core.data.Offset.offset(0.05));
     }
 
     private static List<SenderStatus> reports(MockProducer<String, SenderStatus> producer) {
