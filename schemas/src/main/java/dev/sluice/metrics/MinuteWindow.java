@@ -23,10 +23,14 @@ final class MinuteWindow {
         counts[bucket(Math.floorDiv(clock.millis(), 1000))] += n;
     }
 
-    /** Marks the seconds of [fromMillis, toMillis] still in the window as busy (a backlog was waiting then). */
+    /**
+     * Marks the whole seconds of [fromMillis, toMillis] still in the window as busy (a backlog was waiting then); the
+     * second {@code toMillis} falls in is left out: it has just begun, and counting it whole, with the few grants it
+     * holds yet, would understate the rate.
+     */
     synchronized void markBusy(long fromMillis, long toMillis) {
         long sec = Math.floorDiv(clock.millis(), 1000);
-        long to = Math.min(sec, Math.floorDiv(toMillis, 1000));
+        long to = Math.min(sec, Math.floorDiv(toMillis, 1000) - 1);
         for (long s = Math.max(sec - SECONDS + 1, Math.floorDiv(fromMillis, 1000)); s <= to; s++) {
             busy[bucket(s)] = true;
         }

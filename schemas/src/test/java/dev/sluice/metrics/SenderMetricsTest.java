@@ -142,6 +142,19 @@ class SenderMetricsTest {
         assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).as("about 10 s of grants over 40 busy s").isCloseTo(6.0, within(0.7));
     }
 
+    /** Review, session 17: a report at the start of a second must not count that second whole, with no grant in it yet. */
+    @Test
+    void marksEndAtTheLastWholeSecondSoAReportAtASecondsStartDoesNotUnderstateTheRate() {
+        clock.advance(Duration.ofMillis(1000 - clock.millis() % 1000)); // at a whole second
+        long from = clock.millis();
+        for (int s = 0; s < 4; s++) {
+            metrics.budgetGranted("alerts", 25);
+            clock.advance(Duration.ofSeconds(1));
+        }
+        metrics.markBusy("alerts", from, clock.millis()); // a status report at x.000: its second has just begun
+        assertThat(gauge(SluiceMetrics.DRAIN_RATE, "alerts")).isCloseTo(25.0, within(0.01));
+    }
+
     @Test
     void budgetModeGaugeAndTimeInEachMode() {
         assertThat(modeGauge("shared")).isEqualTo(1);

@@ -60,6 +60,8 @@ final class StatusPublisher implements AutoCloseable {
     void publish() {
         try {
             Instant now = clock.instant();
+            long previousReportMs = lastReportMs;
+            lastReportMs = now.toEpochMilli();
             for (String bot : bots) {
                 long waiting = backlog.applyAsLong(bot);
                 long nowMs = now.toEpochMilli();
@@ -67,7 +69,7 @@ final class StatusPublisher implements AutoCloseable {
                 if (waiting > 0) {
                     // waiting at the last report too: the seconds since then count as draining time (a stuck
                     // backlog's rate falls); a fresh backlog only from now
-                    metrics.markBusy(bot, since == null ? nowMs : lastReportMs, nowMs);
+                    metrics.markBusy(bot, since == null ? nowMs : previousReportMs, nowMs);
                 }
                 double rate = metrics.drainRate(bot);
                 if (waiting > 0 && rate <= 0 && nowMs - (since == null ? nowMs : since) < graceMs) {
@@ -81,7 +83,6 @@ final class StatusPublisher implements AutoCloseable {
                     }
                 });
             }
-            lastReportMs = now.toEpochMilli();
         } catch (RuntimeException e) {
             log.warn("sender {}: could not publish its status ({})", instanceId, e.toString());
         }

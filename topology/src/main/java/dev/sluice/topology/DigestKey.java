@@ -36,6 +36,23 @@ final class DigestKey {
         return key.substring(start, start + Integer.parseInt(key, 0, colon, 10));
     }
 
+    /** The chat and bot parts of a key made by {@link #of}, as {@link #chatAndBot} builds them. */
+    static String chatAndBotOf(String key) {
+        int colon = key.indexOf(':');
+        int chatEnd = colon + 1 + Integer.parseInt(key, 0, colon, 10);
+        int botColon = key.indexOf(':', chatEnd + 1);
+        return key.substring(0, botColon + 1 + Integer.parseInt(key, chatEnd + 1, botColon, 10));
+    }
+
+    /** The prefix every key of {@code chatId} and {@code botId} starts with. */
+    static String chatAndBot(String chatId, String botId) {
+        StringBuilder s = new StringBuilder();
+        part(s, chatId);
+        s.append('|');
+        part(s, botId);
+        return s.toString();
+    }
+
     private static void part(StringBuilder s, String value) {
         s.append(value.length()).append(':').append(value);
     }

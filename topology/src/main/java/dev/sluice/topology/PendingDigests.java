@@ -16,8 +16,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * have no pending digest entry, and a lookup of a key that is not pending answers from the set instead of reading
  * the store. The set is loaded from the (restored) store when the processor is initialised, and every write goes
  * through here, so the two agree; it holds at most {@code digest.max.keys} keys (reaching it flushes them all). It also
- * counts the pending keys per chat ({@link #holdsChat}), so a notification to a chat with nothing pending needs no
- * {@link DigestKey} built (issue 21 session 10: building it was ~2% of the route's time). One instance per processor, used
+ * counts the pending keys per chat and per chat and bot ({@link #holdsChat}), so a notification to a chat with nothing
+ * pending needs no {@link DigestKey} built (issue 21 session 10: building it was ~2% of the route's time), and numbers
+ * the folds ({@link #nextFoldSeq}): the order digests leave in ({@link #LEAVING_ORDER}). One instance per processor, used
  * by its task's stream thread only.
  */
 final class PendingDigests {
@@ -25,8 +26,10 @@ final class PendingDigests {
     private final Set<String> keys = new HashSet<>();
     /** Pending keys per chat ({@link DigestKey#chatOf} of each key in {@link #keys}). */
     private final Map<String, Integer> chats = new HashMap<>();
-    /** The highest {@code opened_seq} given (or read from the restored store). */
-    private long lastOpenedSeq;
+    /** Pending keys per chat and bot ({@link DigestKey#chatAndBotOf} of each key in {@link #keys}). */
+    private final Map<String, Integer> chatBots = new HashMap<>();
+    /** The highest {@code fold_seq} given (or read from the restored store). */
+    private long lastFoldSeq;
 
     /** Reads the keys the store holds (entries a previous run left pending). */
     PendingDigests(KeyValueStore<String, DigestEntry> store) {
@@ -34,7 +37,7 @@ final class PendingDigests {
         try (KeyValueIterator<String, DigestEntry> it = store.all()) {
             while (it.hasNext()) {
                 KeyValue<String, DigestEntry> kv = it.next();
-                lastOpenedSeq = Math.max(lastOpenedSeq, kv.value.getOpenedSeq());
+                lastFoldSeq = Math.max(lastFoldSeq, kv.value.getFoldSeq());
                 added(kv.key);
             }
         }
@@ -45,9 +48,12 @@ final class PendingDigests {
         return keys.contains(key) ? store.get(key) : null;
     }
 
-    /** Whether some key of {@code chat} ({@link DigestKey#of} with that chat) is pending. */
-    boolean holdsChat(String chat) {
-        return !chats.isEmpty() && chats.containsKey(chat);
+    /**
+     * Whether some key of {@code chat} and {@code bot} ({@link DigestKey#of} with that chat) is pending. Per bot: two bots
+     * writing to one user are two conversations, with no order between them.
+     */
+    boolean holdsChat(String chat, String bot) {
+        return !chats.isEmpty() && chats.containsKey(chat) && chatBots.containsKey(DigestKey.chatAndBot(chat, bot));
     }
 
     void put(String key, DigestEntry entry) {
@@ -59,53 +65,56 @@ final class PendingDigests {
         store.delete(key);
         if (keys.remove(key)) {
             chats.computeIfPresent(DigestKey.chatOf(key), (chat, n) -> n == 1 ? null : n - 1);
+            chatBots.computeIfPresent(DigestKey.chatAndBotOf(key), (chat, n) -> n == 1 ? null : n - 1);
         }
     }
 
     private void added(String key) {
         if (keys.add(key)) {
             chats.merge(DigestKey.chatOf(key), 1, Integer::sum);
+            chatBots.merge(DigestKey.chatAndBotOf(key), 1, Integer::sum);
         }
     }
 
-    /** The {@code opened_seq} of an entry opened now: higher than every entry pending or given before. */
-    long nextOpenedSeq() {
-        return ++lastOpenedSeq;
+    /** The {@code fold_seq} of a fold now (opening an entry or adding to one): higher than every one given before. */
+    long nextFoldSeq() {
+        return ++lastFoldSeq;
     }
 
     /**
      * Every pending entry in the order digests must leave (a copy: the caller may delete while going through it): by
-     * {@code folded_at}, then {@code opened_seq}, then key; so a chat's entries leave in the order they were opened.
+     * {@code fold_seq} (the task's order of their latest folds, which survives a restart and a move to another instance,
+     * unlike wall-clock times), then {@code folded_at} and key for entries written before it existed (0).
      */
-    List<KeyValue<String, DigestEntry>> inOpeningOrder() {
+    List<KeyValue<String, DigestEntry>> inLeavingOrder() {
         List<KeyValue<String, DigestEntry>> all = all();
-        all.sort(OPENING_ORDER);
+        all.sort(LEAVING_ORDER);
         return all;
     }
 
     /**
-     * Removes the pending entries of {@code key}'s chat (the chat part of the key: after any migration) opened before
-     * {@code entry}, and returns them in opening order: they must leave before it.
+     * Removes the pending entries of {@code key}'s chat and bot (the parts of the key: the chat after any migration) that
+     * leave before {@code entry}, and returns them in leaving order: a full entry leaving now must not overtake them.
      */
-    List<KeyValue<String, DigestEntry>> removeOpenedBefore(String key, DigestEntry entry) {
-        String chat = DigestKey.chatOf(key);
-        List<KeyValue<String, DigestEntry>> older = new ArrayList<>();
-        if (!holdsChat(chat)) {
-            return older;
+    List<KeyValue<String, DigestEntry>> removeLeavingBefore(String key, DigestEntry entry) {
+        String chatBot = DigestKey.chatAndBotOf(key);
+        List<KeyValue<String, DigestEntry>> before = new ArrayList<>();
+        if (!chatBots.containsKey(chatBot)) {
+            return before;
         }
         KeyValue<String, DigestEntry> it = KeyValue.pair(key, entry);
-        for (KeyValue<String, DigestEntry> kv : inOpeningOrder()) {
-            if (DigestKey.chatOf(kv.key).equals(chat) && OPENING_ORDER.compare(kv, it) < 0) {
+        for (KeyValue<String, DigestEntry> kv : inLeavingOrder()) {
+            if (DigestKey.chatAndBotOf(kv.key).equals(chatBot) && LEAVING_ORDER.compare(kv, it) < 0) {
                 delete(kv.key);
-                older.add(kv);
+                before.add(kv);
             }
         }
-        return older;
+        return before;
     }
 
-    static final java.util.Comparator<KeyValue<String, DigestEntry>> OPENING_ORDER =
-            java.util.Comparator.comparing((KeyValue<String, DigestEntry> kv) -> kv.value.getFoldedAt())
-                    .thenComparingLong(kv -> kv.value.getOpenedSeq()).thenComparing(kv -> kv.key);
+    static final java.util.Comparator<KeyValue<String, DigestEntry>> LEAVING_ORDER =
+            java.util.Comparator.comparingLong((KeyValue<String, DigestEntry> kv) -> kv.value.getFoldSeq())
+                    .thenComparing(kv -> kv.value.getFoldedAt()).thenComparing(kv -> kv.key);
 
     /** Number of pending keys. */
     int size() {

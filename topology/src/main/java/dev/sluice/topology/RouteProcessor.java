@@ -53,17 +53,20 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *       ({@link OnDemandPunctuator}), releases due notifications in that order back into this same routine (exactly
  *       once: the store delete and the output commit together);</li>
  *   <li>classify; CRITICAL → outbox now (ahead of what its chat has pending in digests, on purpose); COLLAPSIBLE →
- *       fold; ROUTINE → fold if its chat has a pending entry (its own key's: per-key order; another key's: per-chat
- *       order, it would overtake that digest), else sent on if the user opted out of digests, else fold if the bot is
+ *       fold; ROUTINE → fold if its chat has a pending entry of its bot (its own key's: per-key order; another key's:
+ *       per-chat order, it would overtake that digest), else sent on if the user opted out of digests, else fold if the bot is
  *       under pressure or the chat's policy GCRA refuses, else sent on.</li>
  * </ol>
  * Folding puts the notification in {@code <lane>-digest-store} (key {@link DigestKey}). Digests leave on a
  * wall-clock punctuator every {@code digest.flush.interval.ms} (a digest to a chat with a policy limit only
  * when its GCRA allows one more message; else it waits for a later flush), all at once when
  * {@code digest.max.keys} entries are pending, and an entry when it holds {@code digest.max.folded.ids}
- * ids (with the entries its chat opened before it); so every folded id is in exactly one digest. A chat's digests leave
- * in the order their entries were opened ({@link PendingDigests#inOpeningOrder}), and a later routine notification of
- * the chat is processed after the flush and lands behind them in the same outbox partition: per-chat order holds.
+ * ids (with the entries of its chat and bot that leave before it); so every folded id is in exactly one digest. A
+ * chat's digests leave in the order of their latest folds ({@link PendingDigests#inLeavingOrder}): a digest shows its
+ * latest notification, so it goes after everything its chat had folded before that one (its earlier notifications
+ * are summed up in it); a later routine notification of the chat is processed after the flush and lands behind them
+ * in the same outbox partition. Per (chat, bot) order holds; a migrated chat's digests pending under its old id are
+ * not waited for (they go to the old id's partition, with no order to the new one's).
  *
  * <p>Two choices worth knowing: a pending digest entry of the chat wins over the digest opt-out (a user who opts out
  * while entries are pending gets them in digests, then one by one), because per-chat order matters more; and a
@@ -240,7 +243,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
                 // While the chat holds any pending entry, a routine notification folds too (into its own key's entry):
                 // sent on, it would reach the chat before the earlier notifications held in those digests (per-chat
                 // order; the demo's order_violations, session 17). The digest key is built only then or when it folds.
-                boolean chatPending = digests.holdsChat(chat);
+                boolean chatPending = digests.holdsChat(chat, n.getBotId());
                 String pendingKey = chatPending ? DigestKey.of(n, chat) : null;
                 DigestEntry pending = pendingKey == null ? null : digests.get(pendingKey);
                 FoldReason reason = pending != null ? FoldReason.PENDING_KEY
@@ -279,8 +282,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             e = DigestEntry.newBuilder().setBotId(n.getBotId()).setChatId(n.getChatId()).setKind(n.getKind())
                     .setEntity(n.getEntity()).setEventClass(eventClass).setCount(0).setFirstAt(n.getCreatedAt())
                     .setLastAt(n.getCreatedAt()).setFoldedAt(Instant.ofEpochMilli(now)).setLatest(n)
-                    .setFoldedIds(new ArrayList<>()).setDigestId(newDigestId(now, released))
-                    .setOpenedSeq(digests.nextOpenedSeq()).build();
+                    .setFoldedIds(new ArrayList<>()).setDigestId(newDigestId(now, released)).build();
         }
         List<String> ids = new ArrayList<>(e.getFoldedIds());
         ids.add(n.getId());
@@ -288,6 +290,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         e.setCount(ids.size());
         e.setEventClass(eventClass);
         e.setLatest(n);
+        e.setFoldSeq(digests.nextFoldSeq()); // it now leaves after every entry of its chat folded into before this one
         if (n.getCreatedAt().isAfter(e.getLastAt())) {
             e.setLastAt(n.getCreatedAt());
         }
@@ -297,9 +300,9 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         counters.folded(spec.lane(), eventClass, reason);
         if (ids.size() >= config.digestMaxFoldedIds()) {
             // Full: it leaves now as its own digest, so the id list stays bounded and every id is in one digest; the
-            // entries its chat opened before it leave first (policy or not), so it does not overtake them.
+            // entries of its chat and bot that leave before it go first (policy or not), so it does not overtake them.
             digests.delete(key);
-            for (KeyValue<String, DigestEntry> older : digests.removeOpenedBefore(key, e)) {
+            for (KeyValue<String, DigestEntry> older : digests.removeLeavingBefore(key, e)) {
                 emitDigest(older.value, now, DigestTrigger.MAX_FOLDED_IDS);
             }
             emitDigest(e, now, DigestTrigger.MAX_FOLDED_IDS);
@@ -361,7 +364,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
 
     /** {@code forced}: the {@code digest.max.keys} bound was reached; everything leaves, policy or not. */
     private void flush(long now, boolean forced) {
-        for (KeyValue<String, DigestEntry> kv : digests.inOpeningOrder()) {
+        for (KeyValue<String, DigestEntry> kv : digests.inLeavingOrder()) {
             if (!forced && !policy.allows(kv.value.getChatId(), now)) {
                 continue;
             }

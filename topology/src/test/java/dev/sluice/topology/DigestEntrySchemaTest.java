@@ -23,11 +23,11 @@ import org.apache.avro.specific.SpecificDatumWriter;
 import org.junit.jupiter.api.Test;
 
 /**
- * Session 17 added {@code opened_seq} (default 0) to DigestEntry, the value of {@code <lane>-digest-store} and its
+ * Session 17 added {@code fold_seq} (default 0) to DigestEntry, the value of {@code <lane>-digest-store} and its
  * changelog. A topology of this version restoring a changelog an older one wrote (the schema in
  * {@code src/test/resources/previous-schema/DigestEntry.avsc}, from git, commit dfc56e3) reads those entries with
- * {@code opened_seq} 0: they sort first within their millisecond ({@link PendingDigests#OPENING_ORDER}), which is
- * where they belong, having been opened before any entry of the new version.
+ * {@code fold_seq} 0: they leave first ({@link PendingDigests#LEAVING_ORDER}), which is where they belong, having been
+ * folded before any entry of the new version.
  */
 class DigestEntrySchemaTest {
     private static final Instant TEN = Instant.parse("2026-03-02T10:00:00Z");
@@ -43,7 +43,7 @@ class DigestEntrySchemaTest {
     @Test
     void theNewSchemaReadsThePreviousOneAndTheOtherWayRound() throws IOException {
         Schema old = previous();
-        assertThat(old.getField("opened_seq")).as("really the old schema").isNull();
+        assertThat(old.getField("fold_seq")).as("really the old schema").isNull();
         assertThat(SchemaCompatibility.checkReaderWriterCompatibility(DigestEntry.getClassSchema(), old).getType())
                 .isEqualTo(SchemaCompatibility.SchemaCompatibilityType.COMPATIBLE);
         assertThat(SchemaCompatibility.checkReaderWriterCompatibility(old, DigestEntry.getClassSchema()).getType())
@@ -51,7 +51,7 @@ class DigestEntrySchemaTest {
     }
 
     @Test
-    void anEntryAnOlderTopologyLeftInTheChangelogIsRestoredWithOpenedSeqZero() throws IOException {
+    void anEntryAnOlderTopologyLeftInTheChangelogIsRestoredWithFoldSeqZero() throws IOException {
         Schema old = previous();
         InMemorySchemaRegistryClient registry = new InMemorySchemaRegistryClient();
         int id = registry.register("sluice-topology-live-digest-store-changelog-value", old);
@@ -68,7 +68,7 @@ class DigestEntrySchemaTest {
 
         DigestEntry read = new SpecificAvroDeserializer<>(registry, DigestEntry.class)
                 .deserialize("sluice-topology-live-digest-store-changelog", bytes.toByteArray());
-        assertThat(read.getOpenedSeq()).isZero();
+        assertThat(read.getFoldSeq()).isZero();
         assertThat(read.getFoldedIds()).containsExactly("k-1");
         assertThat(read.getDigestId()).isEqualTo("live-digest-0-7-1");
         assertThat(read.getLatest().getText()).isEqualTo(n.getText());

@@ -67,65 +67,68 @@ class PendingDigestsTest {
 
     @Test
     void aChatHoldsWhileOneOfItsKeysIsPendingRestoredOrPut() {
+        assertThat(DigestKey.chatAndBotOf(DigestKey.of(notification("12:3|x", "k"), "12:3|x")))
+                .isEqualTo(DigestKey.chatAndBot("12:3|x", "alerts"));
         Notification restored = notification("7", "task.assigned");
         store.put(DigestKey.of(restored, "7"), entry(restored)); // left pending by a previous run
         PendingDigests digests = new PendingDigests(store);
-        assertThat(digests.holdsChat("7")).isTrue();
-        assertThat(digests.holdsChat("8")).isFalse();
+        assertThat(digests.holdsChat("7", "alerts")).isTrue();
+        assertThat(digests.holdsChat("7", "news")).as("another bot's conversation with the user").isFalse();
+        assertThat(digests.holdsChat("8", "alerts")).isFalse();
 
         Notification a = notification("12:3|x", "task.assigned");
         Notification b = notification("12:3|x", "task.closed");
         String keyA = DigestKey.of(a, "12:3|x");
         String keyB = DigestKey.of(b, "12:3|x");
-        assertThat(digests.holdsChat("12:3|x")).isFalse();
+        assertThat(digests.holdsChat("12:3|x", "alerts")).isFalse();
         digests.put(keyA, entry(a));
         digests.put(keyA, entry(a)); // the same key again (folding further): still one key
         digests.put(keyB, entry(b));
-        assertThat(digests.holdsChat("12:3|x")).isTrue();
-        assertThat(digests.holdsChat("12")).isFalse();
+        assertThat(digests.holdsChat("12:3|x", "alerts")).isTrue();
+        assertThat(digests.holdsChat("12", "alerts")).isFalse();
         digests.delete(keyA);
-        assertThat(digests.holdsChat("12:3|x")).as("keyB still pending").isTrue();
+        assertThat(digests.holdsChat("12:3|x", "alerts")).as("keyB still pending").isTrue();
         digests.delete(keyA); // not pending any more: changes nothing
-        assertThat(digests.holdsChat("12:3|x")).isTrue();
+        assertThat(digests.holdsChat("12:3|x", "alerts")).isTrue();
         digests.delete(keyB);
-        assertThat(digests.holdsChat("12:3|x")).isFalse();
+        assertThat(digests.holdsChat("12:3|x", "alerts")).isFalse();
         digests.delete(DigestKey.of(restored, "7"));
-        assertThat(digests.holdsChat("7")).isFalse();
+        assertThat(digests.holdsChat("7", "alerts")).isFalse();
         assertThat(digests.size()).isZero();
     }
 
     /**
-     * Session 17: a chat's digests leave in the order their entries were opened. After a restart the store holds
-     * entries opened by the previous run; an entry opened now must sort after them even in the same millisecond, and
-     * entries of one millisecond leave by opening order, not key order.
+     * Session 17: a chat's digests leave in the order of their latest folds. After a restart the store holds entries
+     * folded by the previous run; an entry folded now must sort after them even in the same millisecond (or on an
+     * instance whose clock is behind), and entries of one millisecond leave by fold order, not key order.
      */
     @Test
-    void openingOrderContinuesAfterTheRestoredEntriesAndBeatsKeyOrderWithinAMillisecond() {
+    void foldOrderContinuesAfterTheRestoredEntriesAndBeatsKeyOrderWithinAMillisecond() {
         Notification restored = notification("7", "z.kind"); // key sorts last
         DigestEntry old = entry(restored);
-        old.setOpenedSeq(41);
+        old.setFoldSeq(41);
         store.put(DigestKey.of(restored, "7"), old);
         PendingDigests digests = new PendingDigests(store);
-        long seq = digests.nextOpenedSeq();
+        long seq = digests.nextFoldSeq();
         assertThat(seq).as("after the restored 41").isEqualTo(42);
 
         Notification later = notification("7", "a.kind"); // key sorts first, same folded_at
         DigestEntry opened = entry(later);
-        opened.setOpenedSeq(seq);
+        opened.setFoldSeq(seq);
         digests.put(DigestKey.of(later, "7"), opened);
         Notification other = notification("8", "a.kind");
         DigestEntry otherChat = entry(other);
-        otherChat.setOpenedSeq(digests.nextOpenedSeq());
+        otherChat.setFoldSeq(digests.nextFoldSeq());
         digests.put(DigestKey.of(other, "8"), otherChat);
-        assertThat(digests.inOpeningOrder()).extracting(kv -> kv.value.getLatest().getId())
+        assertThat(digests.inLeavingOrder()).extracting(kv -> kv.value.getLatest().getId())
                 .containsExactly(restored.getId(), later.getId(), other.getId());
 
         Notification full = notification("7", "m.kind");
         DigestEntry fullEntry = entry(full);
-        fullEntry.setOpenedSeq(digests.nextOpenedSeq());
-        assertThat(digests.removeOpenedBefore(DigestKey.of(full, "7"), fullEntry)).extracting(kv -> kv.value.getLatest().getId())
+        fullEntry.setFoldSeq(digests.nextFoldSeq());
+        assertThat(digests.removeLeavingBefore(DigestKey.of(full, "7"), fullEntry)).extracting(kv -> kv.value.getLatest().getId())
                 .as("chat 7's older entries, in opening order; chat 8's stays").containsExactly(restored.getId(), later.getId());
-        assertThat(digests.holdsChat("7")).isFalse();
-        assertThat(digests.holdsChat("8")).isTrue();
+        assertThat(digests.holdsChat("7", "alerts")).isFalse();
+        assertThat(digests.holdsChat("8", "alerts")).isTrue();
     }
 }

@@ -103,7 +103,7 @@ class RoutingTest extends HarnessTest {
      * The demo's order violations (session 17): a chat's first routine notification folded under pressure, the pressure
      * ended, and the chat's next notification (another quake: another digest key) was sent on at once, reaching the
      * chat a flush interval before the digest holding the first. Per-chat order: a routine notification to a chat with
-     * any pending entry folds too, into its own entry, and the chat's entries leave in the order they were opened.
+     * any pending entry of its bot folds too, into its own entry, and the chat's entries leave in fold order.
      */
     @Test
     void aPendingEntryHoldsEveryLaterRoutineNotificationOfItsChatSoPerChatOrderHolds() {
@@ -127,9 +127,13 @@ class RoutingTest extends HarnessTest {
         assertThat(h.counts.get("live.folded.PENDING_CHAT")).isEqualTo(1);
     }
 
-    /** Entries opened in one millisecond leave in the order they were opened, not in key order (task-7 sorts first). */
+    /**
+     * Entries folded in one millisecond leave in the order of their latest folds, not in key order (task-7 sorts first);
+     * a digest shows its latest notification, so k-2 joining k-1's entry sends that digest after o-1 (review, session 17:
+     * in opening order the chat would have read k-2's text before o-1).
+     */
     @Test
-    void entriesOfOneChatOpenedInTheSameMillisecondLeaveInTheOrderTheyWereOpened() {
+    void entriesOfOneChatLeaveInTheOrderOfTheirLatestFolds() {
         start(Map.of());
         pressureOn();
         h.send(notification("k-1", "42", TEN).build());
@@ -137,12 +141,23 @@ class RoutingTest extends HarnessTest {
         h.send(notification("k-2", "42", TEN).build());
         h.advance(Duration.ofSeconds(60));
         assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds)
-                .containsExactly(List.of("k-1", "k-2"), List.of("o-1"));
+                .containsExactly(List.of("o-1"), List.of("k-1", "k-2"));
     }
 
-    /** A full entry leaves at once, and the entries its chat opened before it leave first. */
+    /** Per-chat order is per bot: another bot's conversation with the same user does not wait for these digests. */
     @Test
-    void aFullEntryTakesTheEntriesItsChatOpenedBeforeItAlong() {
+    void anotherBotsNotificationToTheSameChatIsNotHeldBehindItsDigests() {
+        start(Map.of());
+        pressureOn(); // the alerts bot only
+        h.send(notification("k-1", "42", TEN).build());
+        h.send(notification("n-1", "42", TEN).setBotId("news").setEntity("task-7").build());
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("n-1");
+        assertThat(h.counts.get("live.folded.PENDING_CHAT")).isZero();
+    }
+
+    /** A full entry leaves at once, and the entries of its chat that leave before it go first. */
+    @Test
+    void aFullEntryTakesTheEntriesOfItsChatThatLeaveBeforeItAlong() {
         start(Map.of("digest.max.folded.ids", "2"));
         pressureOn();
         h.send(notification("k-1", "42", TEN).build());

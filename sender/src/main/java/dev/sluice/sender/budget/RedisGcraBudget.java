@@ -257,16 +257,21 @@ public final class RedisGcraBudget implements BudgetPort {
                 Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0",
                 Integer.toString(config.arrivalGuardLimitFor(botId)), Long.toString(GUARD_WINDOW_MICROS),
                 config.reservationRoutineMaxSet() ? Long.toString(config.reservationRoutineMax().toNanos() / 1000) : "-1",
-                Long.toString(config.reservationCriticalMemory().toNanos() / 1000),
-                Long.toString(config.penaltyProbeWindow().toNanos() / 1000)};
+                Long.toString(micros(config.reservationCriticalMemory())),
+                Long.toString(micros(config.penaltyProbeWindow()))};
         byte[][] encoded = new byte[FIXED_ARGS][];
         for (int i = 0; i < FIXED_ARGS; i++) {
             encoded[i] = ascii(fixed[i]);
         }
         return new BotArgs(utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.CHAT), utf8(tag + BudgetKeys.GROUP),
                 utf8(tag + BudgetKeys.SENT), utf8(tag + BudgetKeys.ARRIVALS),
-                config.reservationCriticalMemory().isZero() ? null : utf8(tag + BudgetKeys.CRITICAL),
-                config.penaltyProbeWindow().isZero() ? null : utf8(tag + BudgetKeys.PROBE), encoded);
+                // each key only where the script reads it: an argument > 0 in whole microseconds (as sent above)
+                micros(config.reservationCriticalMemory()) > 0 ? utf8(tag + BudgetKeys.CRITICAL) : null,
+                micros(config.penaltyProbeWindow()) > 0 ? utf8(tag + BudgetKeys.PROBE) : null, encoded);
+    }
+
+    private static long micros(java.time.Duration d) {
+        return d.toNanos() / 1000;
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
