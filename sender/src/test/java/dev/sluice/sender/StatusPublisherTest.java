@@ -7,10 +7,8 @@ import dev.sluice.config.Settings;
 import dev.sluice.metrics.BudgetState;
 import dev.sluice.metrics.SenderMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.MockProducer;
@@ -25,28 +23,9 @@ import org.junit.jupiter.api.Test;
  * two status intervals without one (then the bot is stuck, and that is pressure).
  */
 class StatusPublisherTest {
-    private static final class StepClock extends Clock {
-        Instant now = Instant.parse("2026-12-03T12:00:00Z");
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-    }
-
     @Test
     void aFreshBacklogWithoutAGrantIsReportedOnlyWhenItHasWaitedTwoIntervals() {
-        StepClock clock = new StepClock();
+        dev.sluice.testkit.ManualClock clock = new dev.sluice.testkit.ManualClock(Instant.parse("2026-12-03T12:00:00Z"));
         SenderConfig config = SenderConfig.from(Settings.of(Map.of("bootstrap.servers", "localhost:9092",
                 "schema.registry.url", "http://localhost:8081", "redis.url", "redis://localhost:6379",
                 "bot.alerts.token", dev.sluice.testkit.FakeTokens.of("700000009"), "sender.status.interval.ms", "1000")));
@@ -61,10 +40,10 @@ class StatusPublisherTest {
         assertThat(reports(producer)).as("no backlog: reported").hasSize(1);
         backlog[0] = 5; // the first messages after a quiet minute, no grant yet
         publisher.publish();
-        clock.now = clock.now.plus(Duration.ofMillis(1999));
+        clock.advance(Duration.ofMillis(1999));
         publisher.publish();
         assertThat(reports(producer)).as("not yet: it may be granted within ms").hasSize(1);
-        clock.now = clock.now.plus(Duration.ofMillis(1));
+        clock.advance(Duration.ofMillis(1));
         publisher.publish();
         assertThat(reports(producer)).hasSize(2);
         assertThat(reports(producer).get(1).getBacklog()).isEqualTo(5);
@@ -79,7 +58,7 @@ class StatusPublisherTest {
         assertThat(reports(producer).get(3).getDrainRatePerS()).isPositive();
 
         for (int i = 0; i < 9; i++) { // then no grant while the backlog waits: its seconds are draining time
-            clock.now = clock.now.plus(Duration.ofSeconds(1));
+            clock.advance(Duration.ofSeconds(1));
             publisher.publish();
         }
         assertThat(reports(producer).get(reports(producer).size() - 1).getDrainRatePerS())
