@@ -1,8 +1,9 @@
 package dev.sluice.sender.budget;
 
 /**
- * A bot's keys and fixed acquire arguments, encoded once, and whether its routine requests were last held to the
- * routine horizon (written by any calling thread after its reply, read by any: volatile, last reply wins).
+ * A bot's keys and fixed acquire arguments, encoded once ({@link AcquireCall#botArgs}), and whether its routine
+ * requests were last held to the routine horizon (written by any calling thread after its reply, read by any:
+ * volatile, last reply wins).
  */
 final class BotArgs {
     final byte[] botKey;

@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * Reads the reply of {@code budget.lua}'s {@code acquire} for a batch of requests of one bot (the encoding side is
- * {@link RedisGcraBudget}): item 0 the bot's AIMD multiplier (ppm, not used here), then one item per request — the
+ * {@link AcquireCall}): item 0 the bot's AIMD multiplier (ppm, not used here), then one item per request — the
  * sent mark's value itself when the message was sent before (ALREADY_SENT), else {@code wait_ms * 16 + code} — then,
  * with the arrival guard, one grant sequence per request; last, 1 or 0: whether the bot's routine requests were held to
  * the routine horizon (read by {@link RedisGcraBudget} into {@code BotArgs.routineShort}, not here). A refusal with code

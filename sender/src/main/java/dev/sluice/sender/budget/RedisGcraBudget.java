@@ -8,8 +8,6 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -53,9 +51,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Loading the script, EVALSHA and the reload on NOSCRIPT are {@link BudgetScript}'s job.
  *
- * <p><b>Cost of a decision</b>: one EVALSHA whose keys and arguments are byte arrays, encoded once per bot (key
- * prefixes, limits) or taken from constants (flags), so a call builds only the chat keys; the reply is one
- * integer per candidate ({@code wait_ms * 16 + code}, or the sent mark).
+ * <p><b>Cost of a decision</b>: one EVALSHA whose keys and arguments are byte arrays, encoded once per bot or taken
+ * from constants, so a call builds only the chat keys ({@link AcquireCall}); the reply is one integer per candidate
+ * ({@code wait_ms * 16 + code}, or the sent mark), read by {@link BudgetReply}.
  *
  * <p><b>Arrival guard</b> ({@code budget.arrival.guard.limit.per.s} = N &gt; 0): the script numbers the bot's grants
  * ({@link Decision#grantSeq()}, in {@code sluice:{bot}:arrivals}) and {@link #reportLateAnswer} records a floor
@@ -63,7 +61,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisGcraBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(RedisGcraBudget.class);
-    private static final int FIXED_ARGS = 16;
     /** The provider's window the arrival guard protects: Telegram counts a bot's messages per second. */
     static final long GUARD_WINDOW_MICROS = 1_000_000;
     /**
@@ -71,15 +68,6 @@ public final class RedisGcraBudget implements BudgetPort {
      * 'penalize'): Telegram's window, and the sender's default {@code sender.bot.penalty.window.ms}.
      */
     static final Duration RECENT_429_LOOKBACK = Duration.ofSeconds(1);
-    /** The candidate flags 0..31 as arguments, encoded once. */
-    private static final byte[][] FLAG_ARGS = new byte[64][];
-    private static final byte[] ZERO = ascii("0");
-
-    static {
-        for (int f = 0; f < FLAG_ARGS.length; f++) {
-            FLAG_ARGS[f] = ascii(Integer.toString(f));
-        }
-    }
 
     private final ClientResources resources;
     private final RedisSession<byte[], byte[]> session;
@@ -154,7 +142,7 @@ public final class RedisGcraBudget implements BudgetPort {
         if (requests.isEmpty()) {
             return List.of();
         }
-        BotArgs bot = bots.computeIfAbsent(botId, this::botArgsFor);
+        BotArgs bot = bots.computeIfAbsent(botId, id -> AcquireCall.botArgs(id, config));
         guard.beforeDecision(botId, bot.botKey, bot.seenEpoch, () -> startDrained(botId));
         MarkWrites pending = markWrites;
         Map<String, List<MarkWrites.Write>> marks = pending == null ? Map.of()
@@ -171,65 +159,10 @@ public final class RedisGcraBudget implements BudgetPort {
 
     private List<Decision> decide(String botId, BotArgs bot, List<BudgetRequest> requests,
                                   Map<String, List<MarkWrites.Write>> marks, MarkWrites pending) {
-        int n = requests.size();
-        int p = 0;
-        for (List<MarkWrites.Write> w : marks.values()) {
-            p += w.size();
-        }
-        List<byte[]> args = new ArrayList<>(FIXED_ARGS + 2 + p + 2 * n);
-        args.addAll(Arrays.asList(bot.fixed));
-        args.add(p == 0 ? ZERO : ascii(Integer.toString(p)));
-        args.add(pending == null ? ZERO : ascii(Long.toString(pending.ttlMs()))); // ARGV[18]: the marks' TTL
-        List<byte[]> keys = new ArrayList<>(2 + p + 3 * n);
-        keys.add(bot.botKey);
-        for (Map.Entry<String, List<MarkWrites.Write>> e : marks.entrySet()) {
-            // another bot's marks: same node, or same cluster slot (MarkWrites' call groups, set by foldMarkWrites)
-            byte[] prefix = e.getKey().equals(botId) ? bot.sentPrefix : utf8(BudgetKeys.tag(e.getKey()) + BudgetKeys.SENT);
-            for (MarkWrites.Write w : e.getValue()) {
-                keys.add(concat(prefix, utf8(w.messageId())));
-                args.add(utf8(w.value()));
-            }
-        }
-        long horizonMicros = 0;
-        for (BudgetRequest r : requests) {
-            if (!r.botId().equals(botId)) {
-                throw new IllegalArgumentException("request for bot " + r.botId() + " in a batch of bot " + botId);
-            }
-            boolean group = r.isGroup();
-            byte[] chatId = utf8(r.chatId());
-            keys.add(concat(bot.chatPrefix, chatId));
-            if (group) {
-                keys.add(concat(bot.groupPrefix, chatId));
-            }
-            boolean flight = r.inFlight() != null && pending != null; // written only where the marks' TTL is known
-            if (r.markId() != null && (r.sentMarkId() != null || flight)) {
-                keys.add(concat(bot.sentPrefix, utf8(r.markId())));
-            }
-            boolean reserve = !r.reserveUpTo().isZero();
-            int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0)
-                    | (r.sentMarkId() != null ? 4 : 0) | (reserve ? 8 : 0) | (flight ? 16 : 0) | (r.urgent() ? 32 : 0);
-            if (reserve) {
-                horizonMicros = Math.max(horizonMicros, r.reserveUpTo().toNanos() / 1000);
-            }
-            args.add(FLAG_ARGS[flags]);
-            if (flight) {
-                args.add(utf8(r.inFlight().value()));
-            }
-        }
-        boolean guard = config.arrivalGuardLimitPerS() > 0;
-        if (guard) {
-            keys.add(bot.arrivalsKey); // the arrivals key goes last, but for the critical key
-        }
-        if (bot.criticalKey != null) {
-            keys.add(bot.criticalKey);
-        }
-        if (bot.probeKey != null) {
-            keys.add(bot.probeKey); // the very last: the script reads it only in the second after a bot gate lifted
-        }
-        args.set(HORIZON_ARG, horizonMicros == 0 ? ZERO : ascii(Long.toString(horizonMicros)));
-        List<Object> reply = call(keys.toArray(new byte[0][]), args.toArray(new byte[0][]));
+        AcquireCall acquire = AcquireCall.of(botId, bot, requests, marks, pending, config);
+        List<Object> reply = call(acquire.keys, acquire.args);
         bot.routineShort = (Long) reply.get(reply.size() - 1) != 0;
-        return BudgetReply.decisions(reply, requests, guard, pending != null);
+        return BudgetReply.decisions(reply, requests, acquire.guard, pending != null);
     }
 
     /** The last reply's word for the bot (see {@code budget.lua}, the two horizons); true before its first call. */
@@ -237,47 +170,6 @@ public final class RedisGcraBudget implements BudgetPort {
     public boolean routineHorizonShort(String botId) {
         BotArgs bot = bots.get(botId);
         return bot == null || bot.routineShort;
-    }
-
-
-    /** Index of the reservation horizon among the fixed arguments (ARGV[11]). */
-    private static final int HORIZON_ARG = 10;
-
-    private BotArgs botArgsFor(String botId) {
-        String tag = BudgetKeys.tag(botId);
-        BudgetLimits l = config.limitsFor(botId);
-        long headroomPpm = config.backfillHeadroomPpm();
-        // the group GCRA with budget.group.arrival.margin.ms, as LocalGcraBudget decides it
-        long groupInterval = l.groupIntervalMicros(config.groupArrivalMargin().toMillis());
-        long backfillBurst = Math.max(1, (long) Math.floor(l.globalBurst() * (1_000_000 - headroomPpm) / 1e6));
-        String[] fixed = {"acquire",
-                Long.toString(l.globalIntervalMicros()), Integer.toString(l.globalBurst()),
-                Long.toString(l.chatIntervalMicros()), Long.toString(l.chatToleranceMicros()),
-                Long.toString(groupInterval), Long.toString((l.groupBurst() - 1L) * groupInterval),
-                Long.toString(headroomPpm), Long.toString(backfillBurst), Long.toString(aimdIncreasePpm()), "0",
-                Integer.toString(config.arrivalGuardLimitFor(botId)), Long.toString(GUARD_WINDOW_MICROS),
-                config.reservationRoutineMaxSet() ? Long.toString(config.reservationRoutineMax().toNanos() / 1000) : "-1",
-                Long.toString(micros(config.reservationCriticalMemory())),
-                Long.toString(micros(config.penaltyProbeWindow()))};
-        byte[][] encoded = new byte[FIXED_ARGS][];
-        for (int i = 0; i < FIXED_ARGS; i++) {
-            encoded[i] = ascii(fixed[i]);
-        }
-        return new BotArgs(utf8(tag + BudgetKeys.BOT_STATE), utf8(tag + BudgetKeys.CHAT), utf8(tag + BudgetKeys.GROUP),
-                utf8(tag + BudgetKeys.SENT), utf8(tag + BudgetKeys.ARRIVALS),
-                // each key only where the script reads it: an argument > 0 in whole microseconds (as sent above)
-                micros(config.reservationCriticalMemory()) > 0 ? utf8(tag + BudgetKeys.CRITICAL) : null,
-                micros(config.penaltyProbeWindow()) > 0 ? utf8(tag + BudgetKeys.PROBE) : null, encoded);
-    }
-
-    private static long micros(java.time.Duration d) {
-        return d.toNanos() / 1000;
-    }
-
-    private static byte[] concat(byte[] a, byte[] b) {
-        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
     }
 
     private static byte[] ascii(String s) {
@@ -288,7 +180,8 @@ public final class RedisGcraBudget implements BudgetPort {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private long aimdIncreasePpm() {
+    /** {@code budget.aimd.increase.per.s} in ppm of the configured rate per second, as the script's acquire, penalize and seed take it. */
+    static long aimdIncreasePpm(BudgetConfig config) {
         return Math.max(1, Math.round(config.aimdIncreasePerS() * 1e6));
     }
 
@@ -312,7 +205,7 @@ public final class RedisGcraBudget implements BudgetPort {
                 new byte[][] {ascii("penalize"), ascii(effective == PenaltyScope.BOT ? "bot" : "gate"),
                         ascii(Long.toString(Math.max(1, retryAfter.toMillis()))),
                         ascii(Long.toString(Math.round(config.aimdDecreaseFactor() * 1e6))),
-                        ascii(Long.toString(Math.round(config.aimdFloor() * 1e6))), ascii(Long.toString(aimdIncreasePpm())),
+                        ascii(Long.toString(Math.round(config.aimdFloor() * 1e6))), ascii(Long.toString(aimdIncreasePpm(config))),
                         ascii(Long.toString(RECENT_429_LOOKBACK.toMillis()))});
     }
 
@@ -344,7 +237,7 @@ public final class RedisGcraBudget implements BudgetPort {
     public Duration seedGlobalTat(String botId, Duration busyFor) {
         List<Object> reply = call(new byte[][] {utf8(BudgetKeys.botState(botId))},
                 new byte[][] {ascii("seed"), ascii(Long.toString(Math.max(0, busyFor.toMillis()))),
-                        ascii(Long.toString(aimdIncreasePpm()))});
+                        ascii(Long.toString(aimdIncreasePpm(config)))});
         return Duration.ofMillis((Long) reply.get(0));
     }
 
