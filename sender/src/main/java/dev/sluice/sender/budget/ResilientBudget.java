@@ -2,16 +2,13 @@ package dev.sluice.sender.budget;
 
 import dev.sluice.metrics.BudgetState;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -28,46 +25,38 @@ import org.slf4j.LoggerFactory;
  *       {@code budget.redis.probe.interval.ms}; nothing is sent, messages wait in Kafka
  *       ({@link BudgetState#PAUSED}).</li>
  * </ul>
- * The circuit opens after {@code budget.circuit.minimum.calls} failed calls in a row; while open, nothing
- * is sent to Redis. After the probe interval the next request is a half-open probe: on success the shared
- * state ({@link BudgetState#SHARED}) resumes by itself; on failure the circuit opens again. A request that
- * meets a failing Redis is decided by the outage mode at once, so callers never see
- * {@link BudgetUnavailableException}. Penalties are always recorded locally too, so the fallback honours
- * them; those recorded while Redis is down are written to Redis when shared mode resumes (with what is left
- * of their retry_after), so the other replicas learn them.
+ * The outage and resume state machine is {@link RedisOutage}'s: the circuit breaker that says when Redis may be
+ * called, the budget state, and what an outage leaves for Redis when shared mode resumes (the drained start of the
+ * outage's bots, the penalties Redis did not get). A request that meets a failing Redis is decided by the outage mode
+ * at once, so callers never see {@link BudgetUnavailableException}. Penalties are always recorded locally too, so the
+ * fallback honours them.
  *
- * <p><b>Resuming</b>: before the first shared decision after an outage, every bot this instance decided or
- * penalized during the outage starts drained in Redis ({@link BudgetPort#startDrained}): a Redis that came
- * back empty does not hand out a fresh burst per bot on top of what the fallback budgets just sent.
+ * <p><b>What it forwards</b>, each {@link BudgetPort} method stating its own capability: decisions to the Redis budget
+ * while the breaker lets a call through, else to the outage mode (the fallback, or a refusal); penalties to the
+ * fallback always and to Redis (or kept for the resume); the late-answer report and the drained start to Redis while
+ * shared (a drained start missed is made on resume, a report missed is dropped); the sent-mark writes to every Redis
+ * client it builds; the routine-horizon answer to the Redis client while one is connected; {@link #close()} to the
+ * Redis client and the fallback. Its own: {@link #reserves()} (true), {@link #sentMarksRedisUrl()},
+ * {@link #redisRoundTrips()} (its calls to the Redis budget) and {@link #state()}.
  *
  * <p>The Redis client is created lazily (a sender starts even when Redis is down) and kept through timeouts and lost
- * connections (Lettuce reconnects it). Thread-safe: the client is guarded by this, the state by {@code nanosInState}.
+ * connections (Lettuce reconnects it). Thread-safe: the client is guarded by this, the state by {@link RedisOutage}.
  */
 public final class ResilientBudget implements BudgetPort {
     private static final Logger log = LoggerFactory.getLogger(ResilientBudget.class);
 
     private final Supplier<BudgetPort> sharedFactory;
     private final BudgetConfig config;
-    private final BudgetListener listener;
-    private final CircuitBreaker breaker;
     private final LocalGcraBudget fallback;
-    private final BudgetState outageState;
-    private final Map<BudgetState, Long> nanosInState = new EnumMap<>(BudgetState.class);
+    private final RedisOutage outage;
     private final java.util.Optional<String> sentMarksUrl;
     /** Guarded by this: handed to every Redis budget this one connects ({@link #foldMarkWrites}). */
     private MarkWrites markWrites;
-    private final Clock clock;
     private final java.util.concurrent.atomic.LongAdder sharedCalls = new java.util.concurrent.atomic.LongAdder();
-    /** Bots decided or penalized while Redis could not decide: drained in Redis when shared mode resumes. */
-    private final java.util.Set<String> touchedInOutage = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** Penalties recorded while Redis was down, replayed when shared mode resumes. */
-    private final java.util.Queue<Penalty> unshared = new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** Written under this (connect, close); volatile so {@link #routineHorizonShort} reads it without the monitor. */
     private volatile BudgetPort shared;
     /** Guarded by this: Redis budget clients built so far (the factory's calls, failed ones included). */
     private int clientsBuilt;
-    private BudgetState state = BudgetState.SHARED;
-    private long stateSinceNanos = System.nanoTime();
     private volatile boolean closed;
 
     /**
@@ -94,9 +83,6 @@ public final class ResilientBudget implements BudgetPort {
                 listener, clock, java.util.Optional.of(redisUrl));
     }
 
-    private record Penalty(String botId, PenaltyScope scope, String chatId, long untilMs) {
-    }
-
     /**
      * @param sharedFactory makes the shared budget; may throw {@link BudgetUnavailableException}; called again
      *                      on a probe after it failed or after a connection error
@@ -108,29 +94,11 @@ public final class ResilientBudget implements BudgetPort {
     private ResilientBudget(Supplier<BudgetPort> sharedFactory, BudgetConfig config, BudgetListener listener, Clock clock,
                             java.util.Optional<String> sentMarksUrl) {
         this.sentMarksUrl = sentMarksUrl;
-        this.clock = clock;
         this.sharedFactory = Objects.requireNonNull(sharedFactory, "sharedFactory");
         this.config = Objects.requireNonNull(config, "config");
-        this.listener = Objects.requireNonNull(listener, "listener");
+        Objects.requireNonNull(listener, "listener");
         this.fallback = new LocalGcraBudget(config.fallbackShare(), Objects.requireNonNull(clock, "clock"), BudgetState.FALLBACK_LOCAL);
-        this.outageState = config.outageMode() == BudgetConfig.OutageMode.FAIL_CLOSED
-                ? BudgetState.PAUSED : BudgetState.FALLBACK_LOCAL;
-        int calls = config.circuitMinimumCalls();
-        this.breaker = CircuitBreaker.of("sluice-budget-redis", CircuitBreakerConfig.custom()
-                .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-                .slidingWindowSize(calls)
-                .minimumNumberOfCalls(calls)
-                .failureRateThreshold(100)
-                .waitDurationInOpenState(config.probeInterval())
-                .permittedNumberOfCallsInHalfOpenState(1)
-                .automaticTransitionFromOpenToHalfOpenEnabled(false)
-                .recordExceptions(BudgetUnavailableException.class)
-                .build());
-        breaker.getEventPublisher().onStateTransition(e -> CircuitLog.transition(log, e.getStateTransition()));
-        for (BudgetState s : BudgetState.values()) {
-            nanosInState.put(s, 0L);
-        }
-        listener.stateChanged(state);
+        this.outage = new RedisOutage(config, listener, clock);
     }
 
     @Override
@@ -143,16 +111,15 @@ public final class ResilientBudget implements BudgetPort {
         if (requests.isEmpty()) {
             return List.of();
         }
-        if (breaker.tryAcquirePermission()) {
+        if (outage.permitsCall()) {
             List<Decision> decided = callShared(s -> s.tryAcquireAll(botId, requests));
             if (decided != null) {
-                enter(BudgetState.SHARED);
+                outage.decidedShared();
                 return decided;
             }
         }
-        enter(outageState);
-        touchedInOutage.add(botId);
-        if (outageState == BudgetState.PAUSED) {
+        outage.decidedInOutage(botId);
+        if (outage.outageState() == BudgetState.PAUSED) {
             long waitMs = Math.max(1, config.probeInterval().toMillis());
             List<Decision> out = new ArrayList<>(requests.size());
             for (BudgetRequest r : requests) {
@@ -169,12 +136,12 @@ public final class ResilientBudget implements BudgetPort {
     @Override
     public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
         fallback.penalize(botId, scope, chatId, retryAfter);
-        boolean shared = breaker.tryAcquirePermission() && callShared(s -> {
+        boolean shared = outage.permitsCall() && callShared(s -> {
             s.penalize(botId, scope, chatId, retryAfter);
             return Boolean.TRUE;
         }) != null;
         if (!shared) {
-            keepUnshared(botId, scope, chatId, retryAfter);
+            outage.keepUnshared(botId, scope, chatId, retryAfter);
         }
     }
 
@@ -184,7 +151,7 @@ public final class ResilientBudget implements BudgetPort {
      */
     @Override
     public void reportLateAnswer(String botId, long grantSeq) {
-        if (state() == BudgetState.SHARED && breaker.tryAcquirePermission()) {
+        if (state() == BudgetState.SHARED && outage.permitsCall()) {
             callShared(s -> {
                 s.reportLateAnswer(botId, grantSeq);
                 return Boolean.TRUE;
@@ -193,64 +160,39 @@ public final class ResilientBudget implements BudgetPort {
     }
 
     /**
-     * One call of the shared budget, the breaker's permission already taken: replays what an outage left first,
-     * then records the outcome on the breaker. Returns the call's value, or null when Redis failed (recorded: the
-     * outage mode decides). Other errors go to the caller.
+     * One call of the shared budget, the breaker's permission already taken: replays what an outage left first
+     * ({@link RedisOutage#resumeIfNeeded}), then records the outcome on the breaker. Returns the call's value, or null
+     * when Redis failed (recorded: the outage mode decides). Other errors go to the caller.
+     *
+     * <p>A call that failed in Redis (timeout, lost connection, script error) keeps the client, as Lettuce reconnects
+     * a broken connection by itself (backing off to at most 1 s) and rejects commands meanwhile. Issue 19: dropping
+     * it on a connection error closed it under the other threads' calls, whose "Connection closed" dropped the next
+     * client too (9 clients for 3 broken connections in {@code ResilientBudgetTimeoutIT}).
      */
     private <T> T callShared(Function<BudgetPort, T> call) {
         long start = System.nanoTime();
         BudgetPort s = null;
         try {
             s = shared();
-            resumeIfNeeded(s);
+            outage.resumeIfNeeded(s, sharedCalls);
             sharedCalls.increment();
             T value = call.apply(s);
-            breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+            outage.succeeded(start);
             return value;
         } catch (BudgetUnavailableException e) {
-            failed(start, e);
+            outage.failed(start, e);
         } catch (IllegalStateException | RejectedExecutionException e) {
             if (closed) {
-                breaker.releasePermission();
+                outage.released();
                 throw e;
             }
-            failed(start, closedUnderUs(e));
+            outage.failed(start, closedUnderUs(e));
             dropShared(s); // that client cannot run commands any more: a fresh one on the next probe
         } catch (RuntimeException e) {
-            breaker.releasePermission();
+            outage.released();
             throw e;
         }
         return null;
-    }
-
-    private void keepUnshared(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
-        touchedInOutage.add(botId);
-        unshared.add(new Penalty(botId, scope, chatId, clock.millis() + retryAfter.toMillis()));
-    }
-
-    /**
-     * The first shared call after an outage: drain the bots of the outage in Redis and replay the penalties
-     * recorded meanwhile (what is left of them). Throws like any shared call; then it is tried again on the
-     * next probe.
-     */
-    private void resumeIfNeeded(BudgetPort s) {
-        if (state() == BudgetState.SHARED && unshared.isEmpty()) {
-            return;
-        }
-        for (String bot : List.copyOf(touchedInOutage)) {
-            sharedCalls.increment();
-            s.startDrained(bot);
-            touchedInOutage.remove(bot);
-        }
-        Penalty p;
-        while ((p = unshared.peek()) != null) {
-            long left = p.untilMs() - clock.millis();
-            if (left > 0) {
-                sharedCalls.increment();
-                s.penalize(p.botId(), p.scope(), p.chatId(), Duration.ofMillis(left));
-            }
-            unshared.poll();
-        }
     }
 
     /**
@@ -259,12 +201,12 @@ public final class ResilientBudget implements BudgetPort {
      */
     @Override
     public void startDrained(String botId) {
-        boolean drained = state() == BudgetState.SHARED && breaker.tryAcquirePermission() && callShared(s -> {
+        boolean drained = state() == BudgetState.SHARED && outage.permitsCall() && callShared(s -> {
             s.startDrained(botId);
             return Boolean.TRUE;
         }) != null;
         if (!drained) {
-            touchedInOutage.add(botId);
+            outage.drainOnResume(botId);
         }
     }
 
@@ -316,18 +258,6 @@ public final class ResilientBudget implements BudgetPort {
                 new io.lettuce.core.RedisConnectionException("client closed after a connection error", e));
     }
 
-    /**
-     * A call that failed in Redis (timeout, lost connection, script error): recorded on the breaker; the client is kept,
-     * as Lettuce reconnects a broken connection by itself (backing off to at most 1 s) and rejects commands meanwhile.
-     * Issue 19: dropping it on a connection error closed it under the other threads' calls, whose "Connection closed"
-     * dropped the next client too (9 clients for 3 broken connections in {@code ResilientBudgetTimeoutIT}).
-     */
-    private void failed(long startNanos, BudgetUnavailableException e) {
-        breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, e);
-        listener.redisError(e.kind());
-        log.debug("budget decision without Redis: {}", e.getMessage());
-    }
-
     private synchronized BudgetPort shared() {
         if (closed) {
             throw new IllegalStateException("budget is closed");
@@ -363,40 +293,20 @@ public final class ResilientBudget implements BudgetPort {
         }
     }
 
-    private void enter(BudgetState next) {
-        synchronized (nanosInState) {
-            if (state == next) {
-                return;
-            }
-            long now = System.nanoTime();
-            nanosInState.merge(state, now - stateSinceNanos, Long::sum);
-            log.warn("budget state {} -> {}", state, next);
-            state = next;
-            stateSinceNanos = now;
-        }
-        listener.stateChanged(next);
-    }
-
+    /** {@link BudgetState#SHARED}, or the outage mode's state while Redis cannot decide ({@link RedisOutage}). */
     @Override
     public BudgetState state() {
-        synchronized (nanosInState) {
-            return state;
-        }
+        return outage.state();
     }
 
     /** Time spent in each state so far, including the current one. */
     public Map<BudgetState, Duration> timeInState() {
-        synchronized (nanosInState) {
-            Map<BudgetState, Duration> out = new EnumMap<>(BudgetState.class);
-            long now = System.nanoTime();
-            nanosInState.forEach((s, n) -> out.put(s, Duration.ofNanos(n + (s == state ? now - stateSinceNanos : 0))));
-            return out;
-        }
+        return outage.timeInState();
     }
 
     /** The circuit breaker's state (CLOSED, OPEN, HALF_OPEN), for health checks and tests. */
     public CircuitBreaker.State circuitState() {
-        return breaker.getState();
+        return outage.circuitState();
     }
 
     @Override
