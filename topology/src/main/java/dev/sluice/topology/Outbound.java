@@ -42,7 +42,7 @@ final class Outbound {
 
     /**
      * The digest of an entry: id {@link DigestEntry#getDigestId()} (fixed when the entry was opened, see
-     * {@code RouteProcessor}; entries written before it existed get {@code <lane>-digest-<first folded id>-<folded_at
+     * {@link DigestFolder}; entries written before it existed get {@code <lane>-digest-<first folded id>-<folded_at
      * ms>}), {@code digest_count} and {@code folded_ids} set, the
      * text saying what it folds plus the latest state, {@code created_at} of the first folded notification,
      * no deadline (folded events are the ones that may be late).

@@ -9,7 +9,6 @@ import dev.sluice.avro.NotificationClass;
 import dev.sluice.avro.OutboundMessage;
 import dev.sluice.avro.Preference;
 import dev.sluice.avro.SenderStatus;
-import dev.sluice.topology.TopologyCounters.DigestTrigger;
 import dev.sluice.topology.TopologyCounters.FoldReason;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +17,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Optional;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.utils.Bytes;
@@ -27,7 +25,6 @@ import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
@@ -57,16 +54,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *       per-chat order, it would overtake that digest), else sent on if the user opted out of digests, else fold if the bot is
  *       under pressure or the chat's policy GCRA refuses, else sent on.</li>
  * </ol>
- * Folding puts the notification in {@code <lane>-digest-store} (key {@link DigestKey}). Digests leave on a
- * wall-clock punctuator every {@code digest.flush.interval.ms} (a digest to a chat with a policy limit only
- * when its GCRA allows one more message; else it waits for a later flush), all at once when
- * {@code digest.max.keys} entries are pending, and an entry when it holds {@code digest.max.folded.ids}
- * ids (with the entries of its chat and bot that leave before it); so every folded id is in exactly one digest. A
- * chat's digests leave in the order of their latest folds ({@link PendingDigests#inLeavingOrder}): a digest shows its
- * latest notification, so it goes after everything its chat had folded before that one (its earlier notifications
- * are summed up in it); a later routine notification of the chat is processed after the flush and lands behind them
- * in the same outbox partition. Per (chat, bot) order holds; a migrated chat's digests pending under its old id are
- * not waited for (they go to the old id's partition, with no order to the new one's).
+ * What folds is decided here; folding into {@code <lane>-digest-store} (key {@link DigestKey}) and the digests' leaving
+ * (when, in which order, and to a chat that became inactive) are {@link DigestFolder}'s, whose flush runs on a
+ * wall-clock punctuator every {@code digest.flush.interval.ms} scheduled here ({@link #flushAll}).
  *
  * <p>Two choices worth knowing: a pending digest entry of the chat wins over the digest opt-out (a user who opts out
  * while entries are pending gets them in digests, then one by one), because per-chat order matters more; and a
@@ -81,7 +71,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * (re-addressed) chat id, timestamp = the wall-clock time of the decision. A CRITICAL notification sent on asks for an
  * early commit ({@link CriticalCommits}, {@code critical.commit.interval.ms}), so its transaction does not wait for
  * {@code commit.interval.ms}. One instance per task and lane; its state (stores, {@link PendingDigests},
- * {@link BotPressure}'s kept reports, {@link EditAddressing}'s waiting chats) belongs to the task's stream thread.
+ * {@link DigestFolder}'s, {@link BotPressure}'s kept reports, {@link EditAddressing}'s waiting chats) belongs to the
+ * task's stream thread.
  */
 final class RouteProcessor extends ContextualProcessor<String, Notification, String, SpecificRecord> {
     private static final int MAX_MIGRATION_HOPS = 8;
@@ -104,9 +95,10 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private KeyValueStore<String, ChatStatus> chatStatus;
     private PolicyTats policy;
     private PendingDigests digests;
+    /** Folding and flushing into {@link #digests}. */
+    private DigestFolder folder;
     private KeyValueStore<Bytes, Notification> schedule;
     private SeenIds dedupe;
-    private long releasedOpened;
     private BotPressure pressure;
     private DigestPreferences preferences;
     private CriticalCommits criticalCommits;
@@ -170,6 +162,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             }
         });
         address.init(context);
+        folder = new DigestFolder(context, spec, config, counters, digests, policy, chats, chatStatus, address, resultsSink);
     }
 
     @Override
@@ -237,7 +230,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             case CRITICAL -> sendOn(n, eventClass, now);
             case COLLAPSIBLE -> {
                 String key = DigestKey.of(n, chat);
-                fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now, released);
+                folder.fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now, released);
             }
             case ROUTINE -> {
                 // While the chat holds any pending entry, a routine notification folds too (into its own key's entry):
@@ -254,7 +247,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
                 if (reason == null) {
                     sendOn(n, eventClass, now);
                 } else {
-                    fold(pendingKey != null ? pendingKey : DigestKey.of(n, chat), pending, n, eventClass, reason, now, released);
+                    folder.fold(pendingKey != null ? pendingKey : DigestKey.of(n, chat), pending, n, eventClass, reason, now,
+                            released);
                 }
             }
             default -> throw new IllegalStateException("unknown class " + eventClass);
@@ -275,102 +269,13 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         counters.result(spec.lane(), eventClass, status);
     }
 
-    private void fold(String key, DigestEntry pending, Notification n, NotificationClass eventClass, FoldReason reason, long now,
-                      boolean released) {
-        DigestEntry e = pending;
-        if (e == null) {
-            e = DigestEntry.newBuilder().setBotId(n.getBotId()).setChatId(n.getChatId()).setKind(n.getKind())
-                    .setEntity(n.getEntity()).setEventClass(eventClass).setCount(0).setFirstAt(n.getCreatedAt())
-                    .setLastAt(n.getCreatedAt()).setFoldedAt(Instant.ofEpochMilli(now)).setLatest(n)
-                    .setFoldedIds(new ArrayList<>()).setDigestId(newDigestId(now, released)).build();
-        }
-        List<String> ids = new ArrayList<>(e.getFoldedIds());
-        ids.add(n.getId());
-        e.setFoldedIds(ids);
-        e.setCount(ids.size());
-        e.setEventClass(eventClass);
-        e.setLatest(n);
-        e.setFoldSeq(digests.nextFoldSeq()); // it now leaves after every entry of its chat folded into before this one
-        if (n.getCreatedAt().isAfter(e.getLastAt())) {
-            e.setLastAt(n.getCreatedAt());
-        }
-        if (n.getCreatedAt().isBefore(e.getFirstAt())) {
-            e.setFirstAt(n.getCreatedAt());
-        }
-        counters.folded(spec.lane(), eventClass, reason);
-        if (ids.size() >= config.digestMaxFoldedIds()) {
-            // Full: it leaves now as its own digest, so the id list stays bounded and every id is in one digest; the
-            // entries of its chat and bot that leave before it go first (policy or not), so it does not overtake them.
-            digests.delete(key);
-            for (KeyValue<String, DigestEntry> older : digests.removeLeavingBefore(key, e)) {
-                emitDigest(older.value, now, DigestTrigger.MAX_FOLDED_IDS);
-            }
-            emitDigest(e, now, DigestTrigger.MAX_FOLDED_IDS);
-        } else {
-            digests.put(key, e);
-        }
-        if (digests.size() >= config.digestMaxKeys()) {
-            flush(now, true);
-        }
-    }
-
     /**
-     * The id of a digest opened now: {@code <lane>-digest-<partition>-<offset>-<now>} from the repartition record
-     * that opens it (the same when a task is retried under exactly-once, unique per partition and offset), or
-     * {@code <lane>-digest-<partition>-r<n>-<now>} when the schedule's punctuator opens it (n counts such openings
-     * in this instance). Never derived from a folded id, so a repeated id cannot make two digests collide (F4).
-     */
-    private String newDigestId(long now, boolean released) {
-        String prefix = spec.lane().name().toLowerCase() + "-digest-" + context().taskId().partition() + "-";
-        Optional<RecordMetadata> meta = released ? Optional.empty() : context().recordMetadata();
-        if (meta.isPresent() && meta.get().offset() >= 0) {
-            return prefix + meta.get().offset() + "-" + now;
-        }
-        return prefix + "r" + (releasedOpened++) + "-" + now;
-    }
-
-    /**
-     * The digest of {@code e} to the outbox; or, when the chat became inactive while the entry was pending, one
-     * SKIPPED_INACTIVE result for the digest that carries its {@code digest_count} and {@code folded_ids}.
-     */
-    private void emitDigest(DigestEntry e, long now, DigestTrigger trigger) {
-        OutboundMessage digest = Outbound.digest(e, spec.lane(), now);
-        ChatStatus status = chats.get(chatStatus, e.getChatId(), e.getBotId());
-        if (status != null && !status.getActive()) {
-            DeliveryResult skipped = Outbound.result(e.getLatest(), e.getEventClass(), spec.lane(), DeliveryStatus.SKIPPED_INACTIVE,
-                    "chat " + e.getChatId() + " became inactive since " + status.getChangedAt() + " ("
-                            + (status.getReason() == null ? "no reason recorded" : status.getReason()) + ") while the digest was pending", now);
-            skipped.setMessageId(digest.getId());
-            skipped.setDigestCount(digest.getDigestCount());
-            skipped.setFoldedIds(digest.getFoldedIds());
-            context().forward(new Record<>(e.getChatId(), skipped, now), resultsSink);
-            counters.result(spec.lane(), e.getEventClass(), DeliveryStatus.SKIPPED_INACTIVE);
-            return;
-        }
-        address.offer(digest, now);
-        counters.digestEmitted(spec.lane(), e.getCount(), trigger);
-    }
-
-    /**
-     * Wall-clock punctuator: every pending entry leaves as one digest, oldest first, except that a digest to a
-     * chat with a policy limit is itself one message under that limit: when the chat's GCRA refuses, the entry
-     * stays pending (folding further) until a later flush finds budget, or until it is full. Without that the
-     * user would still get a message a minute, only shorter ones.
+     * Wall-clock punctuator every {@code digest.flush.interval.ms}: the pending digests leave ({@link DigestFolder#flush},
+     * a chat's policy limit applying), then the policy TATs of idle chats are swept ({@link PolicyTats#sweepIdle}).
      */
     void flushAll(long now) {
-        flush(now, false);
+        folder.flush(now, false);
         policy.sweepIdle(now);
-    }
-
-    /** {@code forced}: the {@code digest.max.keys} bound was reached; everything leaves, policy or not. */
-    private void flush(long now, boolean forced) {
-        for (KeyValue<String, DigestEntry> kv : digests.inLeavingOrder()) {
-            if (!forced && !policy.allows(kv.value.getChatId(), now)) {
-                continue;
-            }
-            digests.delete(kv.key);
-            emitDigest(kv.value, now, forced ? DigestTrigger.MAX_KEYS : DigestTrigger.INTERVAL);
-        }
     }
 
     /** Wall-clock punctuator: releases notifications whose not_before (or earlier expires_at) has come, in that order. */

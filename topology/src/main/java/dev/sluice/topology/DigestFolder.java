@@ -1,0 +1,172 @@
+package dev.sluice.topology;
+
+import dev.sluice.avro.ChatStatus;
+import dev.sluice.avro.DeliveryResult;
+import dev.sluice.avro.DeliveryStatus;
+import dev.sluice.avro.DigestEntry;
+import dev.sluice.avro.Notification;
+import dev.sluice.avro.NotificationClass;
+import dev.sluice.avro.OutboundMessage;
+import dev.sluice.topology.TopologyCounters.DigestTrigger;
+import dev.sluice.topology.TopologyCounters.FoldReason;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Folding and the digests' leaving for one lane's {@link RouteProcessor} ({@code <lane>-route}), which decides what
+ * folds and runs {@link #flush} on its punctuator.
+ *
+ * <p>Folding puts the notification in {@code <lane>-digest-store} (key {@link DigestKey}, through
+ * {@link PendingDigests}). Digests leave on a wall-clock punctuator every {@code digest.flush.interval.ms} (a digest to
+ * a chat with a policy limit only when its GCRA allows one more message; else it waits for a later flush), all at once
+ * when {@code digest.max.keys} entries are pending, and an entry when it holds {@code digest.max.folded.ids} ids (with
+ * the entries of its chat and bot that leave before it); so every folded id is in exactly one digest. A chat's digests
+ * leave in the order of their latest folds ({@link PendingDigests#inLeavingOrder}): a digest shows its latest
+ * notification, so it goes after everything its chat had folded before that one (its earlier notifications are summed
+ * up in it); a later routine notification of the chat is processed after the flush and lands behind them in the same
+ * outbox partition. Per (chat, bot) order holds; a migrated chat's digests pending under its old id are not waited for
+ * (they go to the old id's partition, with no order to the new one's).
+ *
+ * <p>A digest leaves through {@link EditAddressing} (to {@code <lane>-outbox-sink}); one to a chat that became inactive
+ * while it was pending leaves as one SKIPPED_INACTIVE result on {@code <lane>-results-sink}.
+ *
+ * <p>One instance per {@link RouteProcessor}; its state (the count of digests the schedule opened) and the stores it
+ * writes belong to the task's stream thread.
+ */
+final class DigestFolder {
+    private final ProcessorContext<String, SpecificRecord> context;
+    private final LaneSpec spec;
+    private final TopologyConfig config;
+    private final TopologyCounters counters;
+    private final PendingDigests digests;
+    private final PolicyTats policy;
+    private final ChatStatusKeys.Task chats;
+    private final KeyValueStore<String, ChatStatus> chatStatus;
+    private final EditAddressing address;
+    private final String resultsSink;
+    /** Digests opened by the schedule's punctuator in this instance ({@link #newDigestId}). */
+    private long releasedOpened;
+
+    DigestFolder(ProcessorContext<String, SpecificRecord> context, LaneSpec spec, TopologyConfig config,
+                 TopologyCounters counters, PendingDigests digests, PolicyTats policy, ChatStatusKeys.Task chats,
+                 KeyValueStore<String, ChatStatus> chatStatus, EditAddressing address, String resultsSink) {
+        this.context = context;
+        this.spec = spec;
+        this.config = config;
+        this.counters = counters;
+        this.digests = digests;
+        this.policy = policy;
+        this.chats = chats;
+        this.chatStatus = chatStatus;
+        this.address = address;
+        this.resultsSink = resultsSink;
+    }
+
+    /**
+     * Folds {@code n} (addressed to its chat after any migration) into the entry of {@code key}: {@code pending}, or a
+     * new one when null. A full entry leaves at once; reaching {@code digest.max.keys} flushes every entry.
+     *
+     * @param released whether the schedule's punctuator released {@code n} (see {@link #newDigestId})
+     */
+    void fold(String key, DigestEntry pending, Notification n, NotificationClass eventClass, FoldReason reason, long now,
+              boolean released) {
+        DigestEntry e = pending;
+        if (e == null) {
+            e = DigestEntry.newBuilder().setBotId(n.getBotId()).setChatId(n.getChatId()).setKind(n.getKind())
+                    .setEntity(n.getEntity()).setEventClass(eventClass).setCount(0).setFirstAt(n.getCreatedAt())
+                    .setLastAt(n.getCreatedAt()).setFoldedAt(Instant.ofEpochMilli(now)).setLatest(n)
+                    .setFoldedIds(new ArrayList<>()).setDigestId(newDigestId(now, released)).build();
+        }
+        List<String> ids = new ArrayList<>(e.getFoldedIds());
+        ids.add(n.getId());
+        e.setFoldedIds(ids);
+        e.setCount(ids.size());
+        e.setEventClass(eventClass);
+        e.setLatest(n);
+        e.setFoldSeq(digests.nextFoldSeq()); // it now leaves after every entry of its chat folded into before this one
+        if (n.getCreatedAt().isAfter(e.getLastAt())) {
+            e.setLastAt(n.getCreatedAt());
+        }
+        if (n.getCreatedAt().isBefore(e.getFirstAt())) {
+            e.setFirstAt(n.getCreatedAt());
+        }
+        counters.folded(spec.lane(), eventClass, reason);
+        if (ids.size() >= config.digestMaxFoldedIds()) {
+            // Full: it leaves now as its own digest, so the id list stays bounded and every id is in one digest; the
+            // entries of its chat and bot that leave before it go first (policy or not), so it does not overtake them.
+            digests.delete(key);
+            for (KeyValue<String, DigestEntry> older : digests.removeLeavingBefore(key, e)) {
+                emitDigest(older.value, now, DigestTrigger.MAX_FOLDED_IDS);
+            }
+            emitDigest(e, now, DigestTrigger.MAX_FOLDED_IDS);
+        } else {
+            digests.put(key, e);
+        }
+        if (digests.size() >= config.digestMaxKeys()) {
+            flush(now, true);
+        }
+    }
+
+    /**
+     * The id of a digest opened now: {@code <lane>-digest-<partition>-<offset>-<now>} from the repartition record
+     * that opens it (the same when a task is retried under exactly-once, unique per partition and offset), or
+     * {@code <lane>-digest-<partition>-r<n>-<now>} when the schedule's punctuator opens it (n counts such openings
+     * in this instance). Never derived from a folded id, so a repeated id cannot make two digests collide (F4).
+     */
+    private String newDigestId(long now, boolean released) {
+        String prefix = spec.lane().name().toLowerCase() + "-digest-" + context.taskId().partition() + "-";
+        Optional<RecordMetadata> meta = released ? Optional.empty() : context.recordMetadata();
+        if (meta.isPresent() && meta.get().offset() >= 0) {
+            return prefix + meta.get().offset() + "-" + now;
+        }
+        return prefix + "r" + (releasedOpened++) + "-" + now;
+    }
+
+    /**
+     * The digest of {@code e} to the outbox; or, when the chat became inactive while the entry was pending, one
+     * SKIPPED_INACTIVE result for the digest that carries its {@code digest_count} and {@code folded_ids}.
+     */
+    private void emitDigest(DigestEntry e, long now, DigestTrigger trigger) {
+        OutboundMessage digest = Outbound.digest(e, spec.lane(), now);
+        ChatStatus status = chats.get(chatStatus, e.getChatId(), e.getBotId());
+        if (status != null && !status.getActive()) {
+            DeliveryResult skipped = Outbound.result(e.getLatest(), e.getEventClass(), spec.lane(), DeliveryStatus.SKIPPED_INACTIVE,
+                    "chat " + e.getChatId() + " became inactive since " + status.getChangedAt() + " ("
+                            + (status.getReason() == null ? "no reason recorded" : status.getReason()) + ") while the digest was pending", now);
+            skipped.setMessageId(digest.getId());
+            skipped.setDigestCount(digest.getDigestCount());
+            skipped.setFoldedIds(digest.getFoldedIds());
+            context.forward(new Record<>(e.getChatId(), skipped, now), resultsSink);
+            counters.result(spec.lane(), e.getEventClass(), DeliveryStatus.SKIPPED_INACTIVE);
+            return;
+        }
+        address.offer(digest, now);
+        counters.digestEmitted(spec.lane(), e.getCount(), trigger);
+    }
+
+    /**
+     * Every pending entry leaves as one digest, in leaving order, except that a digest to a chat with a policy limit is
+     * itself one message under that limit: when the chat's GCRA refuses, the entry stays pending (folding further)
+     * until a later flush finds budget, or until it is full. Without that the user would still get a message a minute,
+     * only shorter ones.
+     *
+     * @param forced the {@code digest.max.keys} bound was reached; everything leaves, policy or not
+     */
+    void flush(long now, boolean forced) {
+        for (KeyValue<String, DigestEntry> kv : digests.inLeavingOrder()) {
+            if (!forced && !policy.allows(kv.value.getChatId(), now)) {
+                continue;
+            }
+            digests.delete(kv.key);
+            emitDigest(kv.value, now, forced ? DigestTrigger.MAX_KEYS : DigestTrigger.INTERVAL);
+        }
+    }
+}
