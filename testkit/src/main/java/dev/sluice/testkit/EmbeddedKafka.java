@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +24,9 @@ import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
@@ -321,8 +324,10 @@ public final class EmbeddedKafka implements AutoCloseable {
         }
     }
 
-    // createTopics is acknowledged by the controller before the broker's metadata has the topic; wait
-    // until every partition has a leader so callers can produce and list at once.
+    // createTopics is acknowledged before the broker can take writes: wait until every partition has a leader AND
+    // that leader answers ListOffsets (the metadata names a leader before its log exists; a first produce then fails
+    // NOT_LEADER_OR_FOLLOWER, and its retry behind later batches OUT_OF_ORDER_SEQUENCE_NUMBER until the delivery
+    // timeout: KafkaResultLookupIT lost a partition's records that way under load).
     private void awaitLeaders(List<NewTopic> topics) throws InterruptedException, TimeoutException {
         List<String> names = topics.stream().map(NewTopic::name).toList();
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -334,6 +339,10 @@ public final class EmbeddedKafka implements AutoCloseable {
                         .flatMap(d -> d.partitions().stream())
                         .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
                 if (ready && admin().listTopics().names().get(5, TimeUnit.SECONDS).containsAll(names)) {
+                    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+                    described.values().forEach(d -> d.partitions().forEach(
+                            p -> latest.put(new TopicPartition(d.name(), p.partition()), OffsetSpec.latest())));
+                    admin().listOffsets(latest).all().get(5, TimeUnit.SECONDS);
                     return;
                 }
             } catch (ExecutionException | TimeoutException e) {
