@@ -331,6 +331,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     private void awaitLeaders(List<NewTopic> topics) throws InterruptedException, TimeoutException {
         List<String> names = topics.stream().map(NewTopic::name).toList();
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        Exception last = null;
         while (System.nanoTime() < deadline) {
             try {
                 Map<String, TopicDescription> described =
@@ -346,11 +347,14 @@ public final class EmbeddedKafka implements AutoCloseable {
                     return;
                 }
             } catch (ExecutionException | TimeoutException e) {
-                // not visible yet: try again until the deadline
+                last = e; // not visible or not writable yet: try again until the deadline
             }
             Thread.sleep(20);
         }
-        throw new TimeoutException("topics " + names + " have no leader after 30 s");
+        TimeoutException timeout = new TimeoutException("topics " + names
+                + " have no leader answering ListOffsets after 30 s" + (last == null ? "" : ": " + last));
+        timeout.initCause(last);
+        throw timeout;
     }
 
     /** Stops the broker (bounded by Kafka's own shutdown) and deletes the log directory (kept after {@link #startPersistent}). Idempotent. */

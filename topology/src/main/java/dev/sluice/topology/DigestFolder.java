@@ -38,7 +38,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>A digest leaves through {@link EditAddressing} (to {@code <lane>-outbox-sink}); one to a chat that became inactive
  * while it was pending leaves as one SKIPPED_INACTIVE result on {@code <lane>-results-sink}.
  *
- * <p>One instance per {@link RouteProcessor}; its state (the count of digests the schedule opened) and the stores it
+ * <p>One instance per {@link RouteProcessor#init} (Kafka Streams may init a processor again when it revives its task;
+ * the count of digests the schedule opened carries over, {@link #releasedOpened()}); its state and the stores it
  * writes belong to the task's stream thread.
  */
 final class DigestFolder {
@@ -52,12 +53,13 @@ final class DigestFolder {
     private final KeyValueStore<String, ChatStatus> chatStatus;
     private final EditAddressing address;
     private final String resultsSink;
-    /** Digests opened by the schedule's punctuator in this instance ({@link #newDigestId}). */
+    /** Digests opened by the schedule's punctuator in this processor instance ({@link #newDigestId}). */
     private long releasedOpened;
 
     DigestFolder(ProcessorContext<String, SpecificRecord> context, LaneSpec spec, TopologyConfig config,
                  TopologyCounters counters, PendingDigests digests, PolicyTats policy, ChatStatusKeys.Task chats,
-                 KeyValueStore<String, ChatStatus> chatStatus, EditAddressing address, String resultsSink) {
+                 KeyValueStore<String, ChatStatus> chatStatus, EditAddressing address, String resultsSink,
+                 long releasedOpened) {
         this.context = context;
         this.spec = spec;
         this.config = config;
@@ -68,6 +70,7 @@ final class DigestFolder {
         this.chatStatus = chatStatus;
         this.address = address;
         this.resultsSink = resultsSink;
+        this.releasedOpened = releasedOpened;
     }
 
     /**
@@ -121,6 +124,11 @@ final class DigestFolder {
      * {@code <lane>-digest-<partition>-r<n>-<now>} when the schedule's punctuator opens it (n counts such openings
      * in this instance). Never derived from a folded id, so a repeated id cannot make two digests collide (F4).
      */
+    /** Digests the schedule's punctuator opened so far: the next folder of the same processor goes on from here. */
+    long releasedOpened() {
+        return releasedOpened;
+    }
+
     private String newDigestId(long now, boolean released) {
         String prefix = spec.lane().name().toLowerCase() + "-digest-" + context.taskId().partition() + "-";
         Optional<RecordMetadata> meta = released ? Optional.empty() : context.recordMetadata();

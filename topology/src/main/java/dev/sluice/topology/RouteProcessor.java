@@ -162,7 +162,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             }
         });
         address.init(context);
-        folder = new DigestFolder(context, spec, config, counters, digests, policy, chats, chatStatus, address, resultsSink);
+        folder = new DigestFolder(context, spec, config, counters, digests, policy, chats, chatStatus, address, resultsSink,
+                folder == null ? 0 : folder.releasedOpened()); // a re-init (a revived task) keeps the ids unique
     }
 
     @Override

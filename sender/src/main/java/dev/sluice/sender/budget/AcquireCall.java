@@ -102,7 +102,7 @@ final class AcquireCall {
         }
         boolean guard = config.arrivalGuardLimitPerS() > 0;
         if (guard) {
-            keys.add(bot.arrivalsKey); // the arrivals key goes last, but for the critical key
+            keys.add(bot.arrivalsKey); // the arrivals key goes last, but for the critical and probe keys
         }
         if (bot.criticalKey != null) {
             keys.add(bot.criticalKey);

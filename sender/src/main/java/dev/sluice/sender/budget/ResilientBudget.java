@@ -64,7 +64,8 @@ public final class ResilientBudget implements BudgetPort {
      * {@code config} while it cannot.
      *
      * @param commandTimeout bound on each Redis command; keep it short (e.g. 250 ms)
-     * @param clock          time of the local fallback only (the shared decision uses Redis server time)
+     * @param clock          time of the local fallback and of the penalties kept during an outage (the shared decision
+     *                       uses Redis server time)
      */
     public static ResilientBudget connect(String redisUrl, BudgetConfig config, Duration commandTimeout,
                                           BudgetListener listener, Clock clock) {

@@ -35,7 +35,7 @@
 --   ARGV[12] arrival guard: the provider's limit N per window (0 = off)   ARGV[13] the window, us
 --   ARGV[14] the routine reservation horizon us (see flag 32); -1 = none (routine candidates as urgent ones)
 --   ARGV[15] the critical memory us: how long a grant of an urgent candidate (flag 32) keeps the bot's routine
---            candidates on the routine horizon (its key sluice:{b}:critical, the very last key, lives that long);
+--            candidates on the routine horizon (its key sluice:{b}:critical, the last key but for the probe key, lives that long);
 --            0 = routine candidates always use the routine horizon (no key)
 --   ARGV[16] the penalty probe window us (0 = off): after the bot's gate lifts, the first candidate granted is the
 --            probe, and the bot's gate closes again behind it until the probe's slot + this window (below)

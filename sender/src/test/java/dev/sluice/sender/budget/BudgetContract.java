@@ -438,8 +438,11 @@ abstract class BudgetContract {
             }
             double s = (System.nanoTime() - start) / 1e9;
             assertThat(granted).as("grants within 10 s").isEqualTo(13);
-            // at 50/s (no headroom) the 13 grants would take 0.24 s: 13 > 1 + 25 * 0.24
-            assertThat(granted).as("grants in %.3f s", s).isLessThanOrEqualTo((int) Math.floor(1 + 25 * s));
+            // at 25/s the 13th grant comes 0.48 s after the first; at 50/s (no headroom) 0.24 s: 13 > 1 + 25 * 0.245.
+            // 5 ms of slack: the local backend's clock counts whole ms, s comes from nanoTime. (A loaded machine slows
+            // the loop: waits overshooting by 20 ms each would let a budget without headroom pass; the exact check is
+            // LocalGcraBudgetTest's, on a fake clock.)
+            assertThat(granted).as("grants in %.3f s", s).isLessThanOrEqualTo((int) Math.floor(1 + 25 * (s + 0.005)));
             // live still has its share: right after a backfill grant it waits at most one global interval (20 ms)
             Decision live = b.tryAcquire(BudgetRequest.live(bot, "live"));
             if (!live.granted()) {

@@ -33,6 +33,34 @@ class LocalGcraBudgetTest extends BudgetContract {
     }
 
     @Test
+    void backfill_alone_gets_exactly_the_rate_above_the_headroom_and_live_its_share_on_a_fake_clock() {
+        ManualClock clock = new ManualClock();
+        // rate 50/s burst 1, headroom 0.5: backfill alone at most 25/s (interval 40 ms), live at the global 20 ms
+        LocalGcraBudget b = new LocalGcraBudget(BudgetConfig.builder(new BudgetLimits(50, 1, 1000, 1000))
+                .backfillHeadroom(0.5).build(), clock);
+        int granted = 0;
+        int chat = 0;
+        // T = 1 s in 1 ms steps, trying twice per step
+        for (int ms = 0; ms <= 1000; ms++) {
+            for (int k = 0; k < 2; k++) {
+                if (b.tryAcquire(BudgetRequest.backfill("bot", "c" + chat++)).granted()) {
+                    granted++;
+                }
+            }
+            if (ms < 1000) {
+                clock.advance(Duration.ofMillis(1));
+            }
+        }
+        assertThat(granted).as("1 + 25/s x 1 s").isEqualTo(26); // without the headroom: 51
+        // the last backfill grant was now (t = 1000 ms): live's share is the global interval after it; backfill waits
+        assertThat(b.tryAcquire(BudgetRequest.live("bot", "live")).retryIn()).isEqualTo(Duration.ofMillis(20));
+        clock.advance(Duration.ofMillis(20));
+        Decision backfill = b.tryAcquire(BudgetRequest.backfill("bot", "late"));
+        assertThat(backfill.limit()).isEqualTo(Limit.HEADROOM);
+        assertThat(b.tryAcquire(BudgetRequest.live("bot", "live")).granted()).isTrue();
+    }
+
+    @Test
     void the_wait_is_rounded_up_and_waiting_it_exactly_passes_on_a_fake_clock() {
         ManualClock clock = new ManualClock();
         LocalGcraBudget b = new LocalGcraBudget(new BudgetLimits(3, 1, 1000, 1000), clock);
