@@ -20,6 +20,14 @@ import java.util.Objects;
  * bot's limit. That is the point of the demo's {@code --budget local} mode, and the reason the shared
  * {@link RedisGcraBudget} exists. {@link ResilientBudget} uses it, at rate / {@code budget.max.replicas},
  * while Redis is unreachable.
+ *
+ * <p><b>Unshared bot penalties</b> (the fallback of N &gt; 1 replicas only): no replica sees the others' bot gates, and
+ * Telegram extends a penalty on every call made during it, so replicas that each probed once per retry_after kept the
+ * bot's penalty running for as long as Redis stayed down (FallbackBotPenaltyIT). A bot-wide penalty that continues an
+ * episode (reported for the probe that went when this replica's bot gate lifted, or within the look-back after it
+ * lifted) doubles the gate: retry_after × 2^k for the k-th in a row, at most {@value #MAX_DOUBLINGS} doublings (32 ×),
+ * plus a uniform jitter of up to one retry_after on each doubled gate, so the replicas' probes drift apart and the
+ * provider sees a pause as long as its penalty. An episode's first gate is the provider's retry_after, exactly. Shared decisions (Redis) keep one gate and one probe for all replicas.
  */
 public final class LocalGcraBudget implements BudgetPort {
     /** Idle entries are swept when the tables grow past this size, so memory stays bounded by activity. */
@@ -29,9 +37,15 @@ public final class LocalGcraBudget implements BudgetPort {
     private static final long BASE_PERIOD_MS = 1_000_000L;
     private static final long MAX_PERIOD_MS = 366L * 86_400_000L;
 
+    /** The most doublings of an unshared bot gate in one penalty episode: 2^5 = 32 × retry_after. */
+    static final int MAX_DOUBLINGS = 5;
+
     private final BudgetConfig config;
     private final Clock clock;
     private final BudgetState state;
+    /** Whether bot penalties back off as unshared ones: a fallback of more than one replica. */
+    private final boolean unshared;
+    private final java.util.random.RandomGenerator jitter;
     private final Map<String, Bot> bots = new HashMap<>();
     /** Key (same names as in Redis) → TAT in its policy's scaled units and the instant the entry is idle. */
     private final Map<String, Entry> tats = new HashMap<>();
@@ -57,6 +71,8 @@ public final class LocalGcraBudget implements BudgetPort {
         long grantSeq;
         /** The end of the bot gate that closed behind the last penalty probe, epoch ms (0: none): not probed again. */
         long probeGateEndMs;
+        /** Unshared bot penalties in a row in this episode (the doublings of the next one), 0..MAX_DOUBLINGS. */
+        int unsharedStreak;
         final java.util.TreeMap<Long, Long> floors = new java.util.TreeMap<>();
 
         Bot(BudgetLimits limits) {
@@ -83,9 +99,16 @@ public final class LocalGcraBudget implements BudgetPort {
 
     /** @param state what {@link #state()} reports: LOCAL, or FALLBACK_LOCAL inside {@link ResilientBudget} */
     LocalGcraBudget(BudgetConfig config, Clock clock, BudgetState state) {
+        this(config, clock, state, new java.util.SplittableRandom());
+    }
+
+    /** @param jitter the unshared bot gates' jitter (tests pass a seeded one) */
+    LocalGcraBudget(BudgetConfig config, Clock clock, BudgetState state, java.util.random.RandomGenerator jitter) {
         this.config = Objects.requireNonNull(config, "config");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.state = Objects.requireNonNull(state, "state");
+        this.unshared = state == BudgetState.FALLBACK_LOCAL && config.maxReplicas() > 1;
+        this.jitter = Objects.requireNonNull(jitter, "jitter");
     }
 
     public LocalGcraBudget(BudgetLimits limits, Clock clock) {
@@ -277,6 +300,10 @@ public final class LocalGcraBudget implements BudgetPort {
         }
         String botGate = BudgetKeys.botGate(botId);
         Long botGateEnd = gates.get(botGate);
+        // an unshared episode goes on: this 429 answered the probe (its gate still up) or came just after the gate lifted
+        boolean episodeGoesOn = botGateEnd != null && (botGateEnd == penalized.probeGateEndMs && botGateEnd > now
+                || botGateEnd <= now && now - botGateEnd <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis());
+        boolean botGateUp = gateWait(botGate, now) > 0;
         // as budget.lua: a chat's 429 within the look-back after the bot's gate lifted is that penalty still running
         boolean justLifted = effective == PenaltyScope.CHAT && botGateEnd != null && botGateEnd <= now
                 && now - botGateEnd <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis();
@@ -304,6 +331,24 @@ public final class LocalGcraBudget implements BudgetPort {
             bot.multiplierPpm = m;
             bot.climbFromMs = lifts;
         }
+        if (unshared && (effective == PenaltyScope.BOT || botGateUp || justLifted)) {
+            backOffUnshared(penalized, botGate, now, until - now, episodeGoesOn, botGateUp);
+        }
+    }
+
+    /** The unshared bot gate (class comment): retry_after × 2^k plus up to one retry_after of jitter. */
+    private void backOffUnshared(Bot bot, String botGate, long now, long retryAfterMs, boolean goesOn, boolean gateUp) {
+        if (!goesOn) {
+            if (!gateUp) {
+                bot.unsharedStreak = 0; // a new episode: its first gate is the provider's retry_after
+            }
+            return; // (a 429 while the gate is up answers a call that was in flight: the gate already covers it)
+        }
+        bot.unsharedStreak = Math.min(MAX_DOUBLINGS, bot.unsharedStreak + 1);
+        long backoffMs = (retryAfterMs << bot.unsharedStreak) + jitter.nextLong(retryAfterMs + 1);
+        long end = now + dev.sluice.sender.telegram.RetryAfterCap.clampPenalty(Duration.ofMillis(backoffMs)).toMillis();
+        long lifts = gates.merge(botGate, end, Math::max);
+        bot.climbFromMs = Math.max(bot.climbFromMs, lifts);
     }
 
     /** The bot's AIMD rate multiplier now, 1.0 = the configured rate. */

@@ -61,6 +61,61 @@ class LocalGcraBudgetTest extends BudgetContract {
     }
 
     @Test
+    void an_unshared_fallback_doubles_the_bot_gate_for_each_429_in_a_row_with_jitter_and_a_new_episode_starts_over() {
+        ManualClock clock = new ManualClock();
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(30, 1, 1000, 1000)).maxReplicas(3).build().fallbackShare();
+        // a jitter of 0 (the lowest draw): the doubled gates exactly
+        java.util.random.RandomGenerator lowest = new java.util.random.RandomGenerator() {
+            @Override
+            public long nextLong() {
+                return 0;
+            }
+
+            @Override
+            public long nextLong(long bound) {
+                return 0;
+            }
+        };
+        LocalGcraBudget b = new LocalGcraBudget(config, clock, dev.sluice.metrics.BudgetState.FALLBACK_LOCAL, lowest);
+        Duration r = Duration.ofSeconds(1);
+        b.penalize("bot", PenaltyScope.BOT, "1", r);
+        assertThat(b.tryAcquire("bot", "a").retryIn()).as("first: retry_after").isEqualTo(r);
+        long expected = 1000;
+        for (int k = 1; k <= LocalGcraBudget.MAX_DOUBLINGS + 2; k++) {
+            clock.advance(Duration.ofMillis(expected)); // the gate lifts
+            assertThat(b.tryAcquire("bot", "p" + k).granted()).as("the probe after gate %d", k).isTrue();
+            clock.advance(Duration.ofMillis(100));
+            b.penalize("bot", PenaltyScope.BOT, "p" + k, r); // the probe's answer: 429 again
+            expected = 1000L << Math.min(k, LocalGcraBudget.MAX_DOUBLINGS);
+            assertThat(b.tryAcquire("bot", "x" + k).retryIn()).as("gate %d", k).isEqualTo(Duration.ofMillis(expected));
+        }
+        // a 429 of a call in flight while the gate is up: no doubling
+        clock.advance(Duration.ofMillis(10));
+        b.penalize("bot", PenaltyScope.BOT, "late", r);
+        assertThat(b.tryAcquire("bot", "y").retryIn()).isEqualTo(Duration.ofMillis(expected - 10));
+        // long after: a new episode starts at retry_after again
+        clock.advance(Duration.ofMinutes(5));
+        b.penalize("bot", PenaltyScope.BOT, "new", r);
+        assertThat(b.tryAcquire("bot", "z").retryIn()).isEqualTo(r);
+
+        // the jitter adds up to one retry_after to a doubled gate; LOCAL mode (one process, nothing unshared) never backs off
+        LocalGcraBudget jittered = new LocalGcraBudget(config, clock, dev.sluice.metrics.BudgetState.FALLBACK_LOCAL,
+                new java.util.SplittableRandom(7));
+        jittered.penalize("bot", PenaltyScope.BOT, "1", r);
+        clock.advance(r);
+        assertThat(jittered.tryAcquire("bot", "p").granted()).isTrue();
+        jittered.penalize("bot", PenaltyScope.BOT, "p", r);
+        assertThat(jittered.tryAcquire("bot", "a").retryIn()).isBetween(r.multipliedBy(2), r.multipliedBy(3));
+        LocalGcraBudget local = new LocalGcraBudget(config, clock);
+        local.penalize("bot", PenaltyScope.BOT, "1", r);
+        clock.advance(r);
+        assertThat(local.tryAcquire("bot", "p").granted()).isTrue();
+        clock.advance(Duration.ofMillis(100));
+        local.penalize("bot", PenaltyScope.BOT, "p", r);
+        assertThat(local.tryAcquire("bot", "x").retryIn()).isEqualTo(r);
+    }
+
+    @Test
     void the_wait_is_rounded_up_and_waiting_it_exactly_passes_on_a_fake_clock() {
         ManualClock clock = new ManualClock();
         LocalGcraBudget b = new LocalGcraBudget(new BudgetLimits(3, 1, 1000, 1000), clock);
