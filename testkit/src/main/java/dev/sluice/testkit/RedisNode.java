@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 public final class RedisNode {
     private static final Logger LOG = LoggerFactory.getLogger(RedisNode.class);
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(15);
+    private static final int BIND_ATTEMPTS = 5;
 
     private final String role;
     private final int port;
@@ -36,8 +37,25 @@ public final class RedisNode {
         this.command = List.copyOf(command);
     }
 
-    /** Starts a node: {@code redis-server} with {@code args} (after {@code firstArgs}, e.g. a config file). */
+    /**
+     * Starts a node: {@code redis-server} with {@code args} (after {@code firstArgs}, e.g. a config file), on a port that
+     * was free a moment ago; a port taken meanwhile (by another test JVM's server or outgoing connection: the cluster
+     * ports lie in the ephemeral range) makes it try another, at most {@value #BIND_ATTEMPTS} times.
+     */
     static RedisNode start(String role, Path binary, Path parent, List<String> firstArgs, List<String> args) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return startOnce(role, binary, parent, firstArgs, args);
+            } catch (IllegalStateException e) {
+                if (attempt >= BIND_ATTEMPTS || e.getMessage() == null || !e.getMessage().contains("Address already in use")) {
+                    throw e;
+                }
+                LOG.info("{}: its port was taken before it bound it; trying another ({})", role, attempt);
+            }
+        }
+    }
+
+    private static RedisNode startOnce(String role, Path binary, Path parent, List<String> firstArgs, List<String> args) {
         int port = args.contains("--cluster-enabled") ? Ports.freePortWithClusterBus() : Ports.freePort();
         Path dir;
         try {
