@@ -66,6 +66,8 @@ public final class DeliveryProcessor {
     private final Admission admission;
     private final Refusals refusals;
     private final ProviderCall provider;
+    /** Set once at wiring, before the sending threads start ({@link #pollLease}). */
+    private volatile PollLease lease;
     private final PoolDelivery pool;
     private final TokenRejections tokens;
     private final BusyBots busy;
@@ -194,6 +196,16 @@ public final class DeliveryProcessor {
             }
         }
         if (asks.isEmpty()) {
+            return List.of(out);
+        }
+        PollLease l = lease;
+        if (l != null && !l.held()) {
+            // no grant while the partitions may be another sender's (PollLease): a grant not used would cost the bot's
+            // shared rate; the asks give their permits back and ask again when the poll loop has renewed the lease
+            for (int j = 0; j < asks.size(); j++) {
+                breakers.release(botId);
+                out[positions.get(j)] = Next.of(retryAt(now + ProviderCall.LEASE_RECHECK_MS, asks.get(j).expiresAt()));
+            }
             return List.of(out);
         }
         List<BudgetRequest> requests = new ArrayList<>(asks.size());
@@ -340,6 +352,15 @@ public final class DeliveryProcessor {
     /** Where a redelivered message marked sent (not result-written) looks for the result of its previous owner. */
     void resultLookup(ResultLookup lookup) {
         outcomes.resultLookup(lookup);
+    }
+
+    /**
+     * The partitions' lease ({@link PollLease}) checked before a budget request and before every provider call; unset
+     * (tests without a consumer), both go on.
+     */
+    void pollLease(PollLease lease) {
+        this.lease = lease;
+        provider.pollLease(lease);
     }
 
     /** Bots whose token the provider rejected (readiness, the token gauge). */

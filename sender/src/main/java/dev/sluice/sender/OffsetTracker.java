@@ -105,6 +105,21 @@ public final class OffsetTracker {
         return out;
     }
 
+    /**
+     * The committable offset (with its done-above metadata) of one of {@code assigned} that received records, changed
+     * or not: an idempotent commit that proves the group still counts this member ({@code PollLease}); empty if none.
+     */
+    public synchronized Map<TopicPartition, OffsetAndMetadata> current(java.util.Set<TopicPartition> assigned) {
+        for (TopicPartition tp : assigned) {
+            PartitionState s = partitions.get(tp);
+            long c = s == null ? -1 : committableOf(s);
+            if (c >= 0) {
+                return Map.of(tp, new OffsetAndMetadata(c, doneAbove(s, c)));
+            }
+        }
+        return Map.of();
+    }
+
     /** Records that these offsets were committed. */
     public synchronized void markCommitted(Map<TopicPartition, OffsetAndMetadata> offsets) {
         offsets.forEach((tp, o) -> {

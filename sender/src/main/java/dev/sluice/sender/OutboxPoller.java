@@ -62,6 +62,8 @@ final class OutboxPoller {
     private final Counter skipped;
     private final Map<String, Counter> deferredByBot = new HashMap<>();
     private volatile boolean running = true;
+    private final PollLease lease;
+    private final ThrottledWarning unconfirmed;
     private long lastCommitMs;
 
     OutboxPoller(SenderWiring w, Lanes lanes, Dispatcher dispatcher) {
@@ -76,6 +78,8 @@ final class OutboxPoller {
         this.metrics = w.metrics;
         this.registry = w.registry;
         this.clock = w.clock;
+        this.lease = w.pollLease;
+        this.unconfirmed = new ThrottledWarning(log, 10_000, clock::millis);
         this.highWater = config.bufferMaxRecords() - config.maxPollRecords();
         this.lowWater = highWater / 2;
         this.pauses = new PartitionPauses(highWater, lowWater);
@@ -119,6 +123,9 @@ final class OutboxPoller {
                 ConsumerRecords<String, OutboundMessage> records;
                 try {
                     records = consumer.poll(POLL_TIMEOUT);
+                    if (!lease.renewIfHeld()) {
+                        confirmMembership();
+                    }
                 } catch (RecordDeserializationException e) {
                     onUnreadable(e);
                     records = ConsumerRecords.empty();
@@ -138,6 +145,36 @@ final class OutboxPoller {
             // closing
         } catch (RuntimeException e) {
             log.error("sender {} consumer loop failed; stopping", config.instanceId(), e);
+        }
+    }
+
+    /**
+     * After the poll lease ran out ({@link PollLease}: a stop, a long pause): renews it only with an offset commit the
+     * group coordinator accepted, which proves this member and its generation still hold the partitions. Refused
+     * (another member has them, or a rebalance runs): sends stay held; the next polls hand the partitions back.
+     */
+    private void confirmMembership() {
+        long askedAt = lease.nanoTime();
+        long gapMs = lease.sinceRenewalMs();
+        Map<TopicPartition, OffsetAndMetadata> proof = offsets.toCommit();
+        if (proof.isEmpty()) {
+            proof = offsets.current(consumer.assignment());
+        }
+        if (proof.isEmpty()) {
+            lease.renewAt(askedAt); // nothing received from any partition: nothing to send
+            return;
+        }
+        try {
+            consumer.commitSync(proof);
+            offsets.markCommitted(proof);
+            lease.renewAt(askedAt);
+            log.info("sender {}: still a member of its group after {} ms without a poll (a commit was accepted)",
+                    config.instanceId(), gapMs);
+        } catch (WakeupException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            unconfirmed.warn("sender " + config.instanceId() + ": " + gapMs + " ms without a poll and its membership "
+                    + "not confirmed (" + e + "): provider calls wait");
         }
     }
 

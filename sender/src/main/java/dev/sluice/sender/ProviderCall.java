@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ProviderCall {
     private static final Logger log = LoggerFactory.getLogger(ProviderCall.class);
+    /** How soon a message held back by a stale {@link PollLease} asks again: the poll loop returns within 100 ms. */
+    static final long LEASE_RECHECK_MS = 100;
 
     private final Transport transport;
     private final BudgetPort budget;
@@ -50,6 +52,9 @@ final class ProviderCall {
     private final SenderMetrics metrics;
     private final Clock clock;
     private final RandomGenerator random;
+    /** Set once at wiring, before the sending threads start; null in tests that build no consumer. */
+    private volatile PollLease lease;
+    private final ThrottledWarning leaseWarning;
 
     ProviderCall(Transport transport, BudgetPort budget, BudgetConfig budgetConfig, BotSlots slots,
                  ProviderBreakers breakers, RateLimitAttribution attribution, ChatRegistry chats,
@@ -70,12 +75,26 @@ final class ProviderCall {
         this.metrics = Objects.requireNonNull(metrics);
         this.clock = Objects.requireNonNull(clock);
         this.random = Objects.requireNonNull(random);
+        this.leaseWarning = new ThrottledWarning(log, 10_000, clock::millis);
+    }
+
+    void pollLease(PollLease lease) {
+        this.lease = lease;
     }
 
     /** The provider call with budget, a bot slot and the breaker's permission held; blocks for the call. */
     Step call(PendingMessage p, String bot, String target, Long expiresAt) {
         OutboundMessage m = p.message();
         long start = clock.millis();
+        PollLease l = lease;
+        if (l != null && !l.held()) {
+            // stopped past the lease (PollLease): its partition may be another sender's now, which may have sent this
+            slots.release(bot);
+            breakers.release(bot);
+            leaseWarning.warn("the sender's last poll is older than its partitions' lease (" + l.lease().toMillis()
+                    + " ms): provider calls wait for the poll loop (a stop or pause longer than the session timeout?)");
+            return retryAt(start + LEASE_RECHECK_MS, expiresAt);
+        }
         p.recordCall(start, bot);
         SendOutcome outcome;
         try {

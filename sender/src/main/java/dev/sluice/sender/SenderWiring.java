@@ -64,6 +64,8 @@ final class SenderWiring {
     final ResultLookup resultLookup;
     final Serializer<DeliveryResult> resultSerializer;
     final KafkaConsumer<String, OutboundMessage> consumer;
+    /** Renewed by the poll loop, checked before every provider call (a sender stopped past its session timeout). */
+    final PollLease pollLease;
     final KafkaProducer<String, DeliveryResult> producer;
     final KafkaProducer<String, SenderStatus> statusProducer;
     final KafkaProducer<byte[], byte[]> dlqProducer;
@@ -100,8 +102,9 @@ final class SenderWiring {
         foldMarkWrites(config, budget, sentMarks);
         this.resultSerializer = ports.resultSerializer();
         this.metrics = SenderMetrics.bind(registry, config.bots().keySet(), budget.state());
-        this.consumer = new KafkaConsumer<>(KafkaClientProps.consumer(config, config.maxPollRecords()),
-                new StringDeserializer(), ports.valueDeserializer());
+        Map<String, Object> consumerProps = KafkaClientProps.consumer(config, config.maxPollRecords());
+        this.consumer = new KafkaConsumer<>(consumerProps, new StringDeserializer(), ports.valueDeserializer());
+        this.pollLease = PollLease.forConsumer(consumerProps);
         this.producer = new KafkaProducer<>(KafkaClientProps.producer(config), new StringSerializer(),
                 ports.resultSerializer());
         this.statusProducer = new KafkaProducer<>(KafkaClientProps.statusProducer(config), new StringSerializer(),
@@ -121,6 +124,7 @@ final class SenderWiring {
                 : new KafkaResultLookup(config.topics().deliveryResults(), KafkaClientProps.consumer(config, 500),
                         ports.resultDeserializer());
         processor.resultLookup(resultLookup);
+        processor.pollLease(pollLease);
         // Priority inheritance: a lane holding an urgent message (live CRITICAL) is served before routine lanes.
         // with reservations the dispatcher decides a bot's ready heads together (lanes indexed by their head's bot),
         // and a head holding a reserved slot is served with the urgent lanes: taken late, its slot passes unused

@@ -147,6 +147,29 @@ class BatchDecisionTest {
     }
 
     @Test
+    void while_the_poll_lease_is_stale_nothing_is_asked_and_nothing_granted_before_is_sent() {
+        long[] nanos = {0};
+        PollLease lease = new PollLease(Duration.ofSeconds(3), () -> nanos[0]);
+        processor.pollLease(lease);
+        // granted while the lease held; the process then stops for longer than the lease before the call runs
+        List<DeliveryProcessor.Next> granted = processor.processBatch("bot", List.of(pending("a", "1")));
+        assertThat(granted.get(0).isCall()).isTrue();
+        nanos[0] += Duration.ofSeconds(10).toNanos();
+        assertThat(granted.get(0).run()).as("the call held back").isInstanceOf(Step.RetryAt.class);
+        assertThat(transport.sent).isEmpty();
+        // asked while stale: no budget call at all (a grant not used would cost the bot's shared rate)
+        int calls = budget.batches.size();
+        assertThat(processor.processBatch("bot", List.of(pending("b", "2"))).get(0).run()).isInstanceOf(Step.RetryAt.class);
+        assertThat(budget.batches).hasSize(calls);
+        // a poll returning now does not renew it; a commit the group accepted does
+        assertThat(lease.renewIfHeld()).isFalse();
+        lease.renewAt(nanos[0]);
+        assertThat(processor.processBatch("bot", List.of(pending("b", "2"))).get(0).run()).isEqualTo(Step.DONE);
+        assertThat(transport.sent).hasSize(1);
+        assertThat(lease.renewIfHeld()).isTrue();
+    }
+
+    @Test
     void a_message_the_budget_finds_marked_sent_is_not_sent_again_and_gets_the_result_of_its_previous_owner() {
         budget.decisions.add(Decision.alreadySent("SENT|DELIVERED|42|0|"));
         budget.decisions.add(Decision.alreadySent("DONE|DELIVERED|42"));
