@@ -121,6 +121,10 @@ public final class DeliveryProcessor {
         if (p.message().getBotPool().isEmpty()) {
             return processBatch(p.message().getBotId(), List.of(p)).get(0).run();
         }
+        PollLease l = lease;
+        if (l != null && !l.held()) {
+            return retryAt(clock.millis() + ProviderCall.LEASE_RECHECK_MS, Admission.expiresAt(p)); // as processBatch
+        }
         return pool.process(p);
     }
 

@@ -123,9 +123,6 @@ final class OutboxPoller {
                 ConsumerRecords<String, OutboundMessage> records;
                 try {
                     records = consumer.poll(POLL_TIMEOUT);
-                    if (!lease.renewIfHeld()) {
-                        confirmMembership();
-                    }
                 } catch (RecordDeserializationException e) {
                     onUnreadable(e);
                     records = ConsumerRecords.empty();
@@ -133,7 +130,10 @@ final class OutboxPoller {
                     break;
                 }
                 if (!records.isEmpty()) {
-                    enqueue(records);
+                    enqueue(records); // first: records just received count in the proof below (their sends wait for it)
+                }
+                if (!lease.renewIfHeld()) {
+                    confirmMembership();
                 }
                 rewindDeferred();
                 applyPauses();
@@ -156,25 +156,32 @@ final class OutboxPoller {
     private void confirmMembership() {
         long askedAt = lease.nanoTime();
         long gapMs = lease.sinceRenewalMs();
-        Map<TopicPartition, OffsetAndMetadata> proof = offsets.toCommit();
-        if (proof.isEmpty()) {
-            proof = offsets.current(consumer.assignment());
-        }
-        if (proof.isEmpty()) {
-            lease.renewAt(askedAt); // nothing received from any partition: nothing to send
+        Set<TopicPartition> assigned = consumer.assignment();
+        if (assigned.isEmpty()) {
+            lease.renewAt(askedAt); // no partition: nothing of anyone's to send
             return;
         }
         try {
+            Map<TopicPartition, OffsetAndMetadata> proof = offsets.toCommit();
+            if (proof.isEmpty()) {
+                proof = offsets.current(assigned);
+            }
+            if (proof.isEmpty()) {
+                // nothing received since the assignment: the committed offset again, as it is (or the position)
+                TopicPartition tp = assigned.iterator().next();
+                OffsetAndMetadata committed = consumer.committed(Set.of(tp)).get(tp);
+                proof = Map.of(tp, committed != null ? committed : new OffsetAndMetadata(consumer.position(tp)));
+            }
             consumer.commitSync(proof);
             offsets.markCommitted(proof);
             lease.renewAt(askedAt);
-            log.info("sender {}: still a member of its group after {} ms without a poll (a commit was accepted)",
+            log.info("sender {}: still a member of its group after {} ms without a proof (a commit was accepted)",
                     config.instanceId(), gapMs);
         } catch (WakeupException e) {
             throw e;
         } catch (RuntimeException e) {
-            unconfirmed.warn("sender " + config.instanceId() + ": " + gapMs + " ms without a poll and its membership "
-                    + "not confirmed (" + e + "): provider calls wait");
+            unconfirmed.warn("sender " + config.instanceId() + ": " + gapMs + " ms since its last proof of group "
+                    + "membership, not confirmed now (" + e + "): provider calls wait");
         }
     }
 
@@ -339,6 +346,7 @@ final class OutboxPoller {
         if (!lanes.awaitNoInFlight(gone, bound)) {
             log.warn("sender {}: in-flight sends of {} did not finish within {}", config.instanceId(), gone, bound);
         }
+        lease.renewIfHeld(); // the poll thread ran all along: a long wait here must not stall the kept partitions' sends
         dispatcher.forget(gone);
         deferred.forget(gone);
         unreadable.forget(gone);

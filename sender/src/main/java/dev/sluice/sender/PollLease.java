@@ -25,8 +25,11 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *
  * <p>Not covered: a call already on the wire when the process stopped (the provider answers, nobody reads it until the
  * process runs again; the new owner finds its in-flight mark, no result, and sends it again, as after a kill -9; both
- * write a result), and a stop between a sending thread's check and its call (microseconds). With {@code group.protocol=consumer} the session timeout is the
- * broker's ({@code group.consumer.session.timeout.ms}, 45 s by default): the client's value used here is then a guess.
+ * write a result); a stop between a sending thread's check and its request reaching the provider (usually microseconds,
+ * at most the connect timeout); a sender cut off from the group coordinator but not from the provider (the lease
+ * proves the process ran, not that its heartbeats arrived); a frozen VM whose monotonic clock did not count the
+ * freeze. The session timeout is the client's ({@code group.protocol=classic}: the sender sets a client-side
+ * assignor, which the {@code consumer} protocol refuses).
  *
  * <p>Thread-safe: the poll thread renews ({@link #renewIfHeld}, {@link #renewAt}), sending threads read; one volatile
  * field, one writer.

@@ -25,9 +25,11 @@ import java.util.Objects;
  * Telegram extends a penalty on every call made during it, so replicas that each probed once per retry_after kept the
  * bot's penalty running for as long as Redis stayed down (FallbackBotPenaltyIT). A bot-wide penalty that continues an
  * episode (reported for the probe that went when this replica's bot gate lifted, or within the look-back after it
- * lifted) doubles the gate: retry_after × 2^k for the k-th in a row, at most {@value #MAX_DOUBLINGS} doublings (32 ×),
- * plus a uniform jitter of up to one retry_after on each doubled gate, so the replicas' probes drift apart and the
- * provider sees a pause as long as its penalty. An episode's first gate is the provider's retry_after, exactly. Shared decisions (Redis) keep one gate and one probe for all replicas.
+ * lifted) doubles the gate: retry_after × 2^k for the k-th in a row, at most {@value #MAX_DOUBLINGS} doublings (32 ×) and
+ * at most max(retry_after, 60 s), plus a uniform jitter of up to min(retry_after, 60 s) on each doubled gate, so the
+ * replicas' probes drift apart and the provider sees a pause as long as its penalty. An episode's first gate is the
+ * provider's retry_after, exactly. Only while the fallback decides: told of a penalty while Redis decides, it keeps the
+ * gate and nothing more. Shared decisions (Redis) keep one gate and one probe for all replicas.
  */
 public final class LocalGcraBudget implements BudgetPort {
     /** Idle entries are swept when the tables grow past this size, so memory stays bounded by activity. */
@@ -39,6 +41,8 @@ public final class LocalGcraBudget implements BudgetPort {
 
     /** The most doublings of an unshared bot gate in one penalty episode: 2^5 = 32 × retry_after. */
     static final int MAX_DOUBLINGS = 5;
+    /** A doubled gate is at most max(retry_after, this), its jitter at most min(retry_after, this). */
+    static final long MAX_DOUBLED_MS = 60_000;
 
     private final BudgetConfig config;
     private final Clock clock;
@@ -279,7 +283,15 @@ public final class LocalGcraBudget implements BudgetPort {
     }
 
     @Override
-    public synchronized void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
+    public void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty) {
+        penalize(botId, scope, chatId, penalty, true);
+    }
+
+    /**
+     * @param deciding whether this budget decides now: a fallback told of a penalty while Redis decides keeps the gate
+     *                 but does not back off (the shared gate and its single probe are at work then)
+     */
+    synchronized void penalize(String botId, PenaltyScope scope, String chatId, Duration penalty, boolean deciding) {
         long now = clock.millis();
         long until = now + dev.sluice.sender.telegram.RetryAfterCap.clampPenalty(penalty).toMillis();
         chatId = dev.sluice.chat.ChatIds.normalise(chatId);
@@ -331,7 +343,7 @@ public final class LocalGcraBudget implements BudgetPort {
             bot.multiplierPpm = m;
             bot.climbFromMs = lifts;
         }
-        if (unshared && (effective == PenaltyScope.BOT || botGateUp || justLifted)) {
+        if (unshared && deciding && (effective == PenaltyScope.BOT || botGateUp || justLifted)) {
             backOffUnshared(penalized, botGate, now, until - now, episodeGoesOn, botGateUp);
         }
     }
@@ -345,7 +357,10 @@ public final class LocalGcraBudget implements BudgetPort {
             return; // (a 429 while the gate is up answers a call that was in flight: the gate already covers it)
         }
         bot.unsharedStreak = Math.min(MAX_DOUBLINGS, bot.unsharedStreak + 1);
-        long backoffMs = (retryAfterMs << bot.unsharedStreak) + jitter.nextLong(retryAfterMs + 1);
+        // doubled up to max(retry_after, 60 s): enough to pull the replicas' probes apart, never hours on a long penalty
+        long capMs = Math.max(retryAfterMs, MAX_DOUBLED_MS);
+        long backoffMs = Math.min(retryAfterMs << bot.unsharedStreak, capMs)
+                + jitter.nextLong(Math.min(retryAfterMs, MAX_DOUBLED_MS) + 1);
         long end = now + dev.sluice.sender.telegram.RetryAfterCap.clampPenalty(Duration.ofMillis(backoffMs)).toMillis();
         long lifts = gates.merge(botGate, end, Math::max);
         bot.climbFromMs = Math.max(bot.climbFromMs, lifts);

@@ -136,7 +136,7 @@ public final class ResilientBudget implements BudgetPort {
 
     @Override
     public void penalize(String botId, PenaltyScope scope, String chatId, Duration retryAfter) {
-        fallback.penalize(botId, scope, chatId, retryAfter);
+        fallback.penalize(botId, scope, chatId, retryAfter, outage.state() == BudgetState.FALLBACK_LOCAL);
         boolean shared = outage.permitsCall() && callShared(s -> {
             s.penalize(botId, scope, chatId, retryAfter);
             return Boolean.TRUE;

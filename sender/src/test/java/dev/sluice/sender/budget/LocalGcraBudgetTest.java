@@ -98,6 +98,21 @@ class LocalGcraBudgetTest extends BudgetContract {
         b.penalize("bot", PenaltyScope.BOT, "new", r);
         assertThat(b.tryAcquire("bot", "z").retryIn()).isEqualTo(r);
 
+        // told of penalties while Redis decides (not deciding), the fallback keeps the gate and never doubles it
+        LocalGcraBudget told = new LocalGcraBudget(config, clock, dev.sluice.metrics.BudgetState.FALLBACK_LOCAL, lowest);
+        told.penalize("bot", PenaltyScope.BOT, "1", r, false);
+        clock.advance(r);
+        told.penalize("bot", PenaltyScope.BOT, "p", r, false);
+        assertThat(told.tryAcquire("bot", "x").retryIn()).isEqualTo(r);
+        // a long retry_after is not doubled past itself: max(retry_after, 60 s)
+        LocalGcraBudget longPenalty = new LocalGcraBudget(config, clock, dev.sluice.metrics.BudgetState.FALLBACK_LOCAL, lowest);
+        Duration hour = Duration.ofHours(1);
+        longPenalty.penalize("bot", PenaltyScope.BOT, "1", hour);
+        clock.advance(hour);
+        assertThat(longPenalty.tryAcquire("bot", "p").granted()).isTrue();
+        longPenalty.penalize("bot", PenaltyScope.BOT, "p", hour);
+        assertThat(longPenalty.tryAcquire("bot", "x").retryIn()).isEqualTo(hour);
+
         // the jitter adds up to one retry_after to a doubled gate; LOCAL mode (one process, nothing unshared) never backs off
         LocalGcraBudget jittered = new LocalGcraBudget(config, clock, dev.sluice.metrics.BudgetState.FALLBACK_LOCAL,
                 new java.util.SplittableRandom(7));
