@@ -84,7 +84,7 @@ public final class SenderConfig {
         this.instanceId = instance != null ? instance : defaultInstanceId();
         this.topics = Topics.from(s);
         this.consumeBackfill = SenderKeys.CONSUME_BACKFILL.read(s);
-        this.telegramApiUrl = SenderKeys.TELEGRAM_API_URL.read(s);
+        this.telegramApiUrl = SenderKeys.botApiBase(SenderKeys.TELEGRAM_API_URL.read(s));
         this.bots = readBots(s);
         this.budgetMode = SenderKeys.BUDGET_MODE.read(s);
         this.redisUrl = budgetMode == BudgetMode.REDIS ? RedisConnectionConfig.URL.require(s)

@@ -43,7 +43,8 @@ public final class SenderKeys {
             "also consume outbox.backfill");
     public static final ConfigKey<String> TELEGRAM_API_URL = ConfigKey.string("telegram.api.url",
             DEFAULT_TELEGRAM_API_URL, SenderKeys::httpUrls, "an http(s) URL",
-            "pengrad apiUrl form: the token and /method are appended");
+            "the Bot API's base URL (https://api.telegram.org, or a local Bot API server); /bot, the token and /method "
+                    + "are appended (a URL already ending in /bot is taken as is)");
     public static final ConfigKey<BudgetMode> BUDGET_MODE = ConfigKey.oneOf("budget.mode", BudgetMode.class,
             BudgetMode.REDIS, "redis: one budget shared by every replica; local: in-process (each replica alone)");
     public static final ConfigKey<Long> MAX_IN_FLIGHT = ConfigKey.positiveInt("sender.max.in.flight", 16,
@@ -155,6 +156,19 @@ public final class SenderKeys {
     }
 
     /** Each comma-separated part an http(s) URL with a host. */
+    /**
+     * The Bot API base in pengrad's form, {@code <url>/bot} (the token and {@code /method} follow): {@code /bot} is added
+     * when missing, so the documented {@code https://api.telegram.org} and the default {@code .../bot} mean the same (a
+     * URL without it used to send every call to {@code <host>:<port><token>}, and every message ended FAILED).
+     */
+    static String botApiBase(String url) {
+        String u = url.trim();
+        while (u.endsWith("/")) {
+            u = u.substring(0, u.length() - 1);
+        }
+        return u.endsWith("/bot") ? u : u + "/bot";
+    }
+
     private static boolean httpUrls(String v) {
         for (String one : v.split(",")) {
             try {

@@ -7,6 +7,7 @@ import dev.sluice.config.ConfigException;
 import dev.sluice.config.Settings;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -38,6 +39,19 @@ class SenderConfigTest {
         assertThat(c.topics().deliveryResults()).isEqualTo("delivery.results");
         assertThat(c.bots()).containsOnlyKeys("alerts");
         assertThat(c.bots().get("alerts").reveal()).isEqualTo(TOKEN);
+    }
+
+    @Test
+    void the_bot_api_url_is_taken_with_or_without_its_bot_path() {
+        for (String given : List.of("https://api.telegram.org", "https://api.telegram.org/", "https://api.telegram.org/bot",
+                "https://api.telegram.org/bot/")) {
+            Map<String, String> m = minimal();
+            m.put("telegram.api.url", given);
+            assertThat(new SenderConfig(Settings.of(m)).telegramApiUrl()).as(given).isEqualTo("https://api.telegram.org/bot");
+        }
+        Map<String, String> m = minimal();
+        m.put("telegram.api.url", "http://127.0.0.1:18090");
+        assertThat(new SenderConfig(Settings.of(m)).telegramApiUrl()).isEqualTo("http://127.0.0.1:18090/bot");
     }
 
     @Test
