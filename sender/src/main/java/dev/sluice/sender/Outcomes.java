@@ -30,6 +30,9 @@ final class Outcomes {
     /** Every message meets an unreadable sent mark while Redis is down: one line per interval, not one per message. */
     private final ThrottledWarning unreadableMark =
             new ThrottledWarning(log, UNREADABLE_MARK_WARN_INTERVAL_MS, System::currentTimeMillis);
+    /** A Redis outage fails every message's sent mark: one line per interval, not one per message. */
+    private final ThrottledWarning unwritableMark =
+            new ThrottledWarning(log, UNREADABLE_MARK_WARN_INTERVAL_MS, System::currentTimeMillis);
 
     private final ResultSink results;
     private final SentMarks sentMarks;
@@ -185,8 +188,8 @@ final class Outcomes {
                     clock.millis(), ChatIds.normalise(p.message().getChatId())); // the result's key
         } catch (SentMarksUnavailableException e) {
             metrics.redisError("connection");
-            log.warn("could not mark {} as sent ({}); a redelivery after a crash could send it again",
-                    p.message().getId(), e.getMessage());
+            unwritableMark.warn("could not mark " + p.message().getId() + " as sent (" + e.getMessage()
+                    + "); a redelivery after a crash could send it again");
         }
     }
 }

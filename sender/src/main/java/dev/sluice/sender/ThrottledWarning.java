@@ -12,7 +12,7 @@ import org.slf4j.Logger;
  *
  * <p>Thread-safe (atomics): any sending thread calls {@link #warn}.
  */
-final class ThrottledWarning {
+public final class ThrottledWarning {
     private final Logger log;
     private final long intervalMs;
     private final LongSupplier clockMs;
@@ -20,7 +20,7 @@ final class ThrottledWarning {
     private final AtomicLong lastLineMs = new AtomicLong(Long.MIN_VALUE);
     private final AtomicLong suppressed = new AtomicLong();
 
-    ThrottledWarning(Logger log, long intervalMs, LongSupplier clockMs) {
+    public ThrottledWarning(Logger log, long intervalMs, LongSupplier clockMs) {
         this.log = log;
         this.intervalMs = intervalMs;
         this.clockMs = clockMs;
@@ -30,7 +30,7 @@ final class ThrottledWarning {
      * Logs {@code text} (already formatted, no secret in it) if no line was written in the interval, with the number
      * of occurrences left out since the last line; else counts it and logs it at DEBUG only.
      */
-    void warn(String text) {
+    public void warn(String text) {
         long now = clockMs.getAsLong();
         long last = lastLineMs.get();
         if ((last == Long.MIN_VALUE || now - last >= intervalMs) && lastLineMs.compareAndSet(last, now)) {

@@ -44,6 +44,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisSentMarks implements SentMarks {
     private static final Logger log = LoggerFactory.getLogger(RedisSentMarks.class);
+    /** Every flush fails during an outage: one WARN line per 10 s, the rest at DEBUG. */
+    private final dev.sluice.sender.ThrottledWarning flushWarning =
+            new dev.sluice.sender.ThrottledWarning(log, 10_000, System::currentTimeMillis);
     private final io.lettuce.core.resource.ClientResources resources;
     private final RedisEndpoint endpoint;
     private final Duration commandTimeout;
@@ -315,8 +318,9 @@ public final class RedisSentMarks implements SentMarks {
                     for (Map.Entry<String, List<MarkWrites.Write>> m : call.marks().entrySet()) {
                         dropped += folded.restore(m.getKey(), m.getValue());
                     }
-                    log.warn("could not flush {} sent marks of bots {} ({} dropped, buffer full): {}", call.size(),
-                            call.marks().keySet(), dropped, e.toString());
+                    flushWarning.warn("could not flush " + call.size() + " sent marks of bots " + call.marks().keySet()
+                            + " (" + (call.size() - dropped) + " kept for the next flush, " + dropped
+                            + " dropped as the buffer is full): " + e);
                 }
             }
             groups = again;
