@@ -324,10 +324,8 @@ public final class EmbeddedKafka implements AutoCloseable {
         }
     }
 
-    // createTopics is acknowledged before the broker can take writes: wait until every partition has a leader AND
-    // that leader answers ListOffsets (the metadata names a leader before its log exists; a first produce then fails
-    // NOT_LEADER_OR_FOLLOWER, and its retry behind later batches OUT_OF_ORDER_SEQUENCE_NUMBER until the delivery
-    // timeout: KafkaResultLookupIT lost a partition's records that way under load).
+    // Until every partition has a leader that answers ListOffsets: a leader named before its log exists fails the first
+    // produce, whose retries then fail OUT_OF_ORDER_SEQUENCE_NUMBER until the delivery timeout (KafkaResultLookupIT).
     private void awaitLeaders(List<NewTopic> topics) throws InterruptedException, TimeoutException {
         List<String> names = topics.stream().map(NewTopic::name).toList();
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();

@@ -21,15 +21,8 @@ import java.util.Objects;
  * {@link RedisGcraBudget} exists. {@link ResilientBudget} uses it, at rate / {@code budget.max.replicas},
  * while Redis is unreachable.
  *
- * <p><b>Unshared bot penalties</b> (the fallback of N &gt; 1 replicas only): no replica sees the others' bot gates, and
- * Telegram extends a penalty on every call made during it, so replicas that each probed once per retry_after kept the
- * bot's penalty running for as long as Redis stayed down (FallbackBotPenaltyIT). A bot-wide penalty that continues an
- * episode (reported for the probe that went when this replica's bot gate lifted, or within the look-back after it
- * lifted) doubles the gate: retry_after × 2^k for the k-th in a row, at most {@value #MAX_DOUBLINGS} doublings (32 ×) and
- * at most max(retry_after, 60 s), plus a uniform jitter of up to min(retry_after, 60 s) on each doubled gate, so the
- * replicas' probes drift apart and the provider sees a pause as long as its penalty. An episode's first gate is the
- * provider's retry_after, exactly. Only while the fallback decides: told of a penalty while Redis decides, it keeps the
- * gate and nothing more. Shared decisions (Redis) keep one gate and one probe for all replicas.
+ * <p><b>Unshared bot penalties</b> (the fallback of N &gt; 1 replicas, while it decides): consecutive bot-wide 429s
+ * double the bot gate with jitter ({@link UnsharedBotBackoff}); shared decisions keep one gate and one probe for all.
  */
 public final class LocalGcraBudget implements BudgetPort {
     /** Idle entries are swept when the tables grow past this size, so memory stays bounded by activity. */
@@ -39,17 +32,14 @@ public final class LocalGcraBudget implements BudgetPort {
     private static final long BASE_PERIOD_MS = 1_000_000L;
     private static final long MAX_PERIOD_MS = 366L * 86_400_000L;
 
-    /** The most doublings of an unshared bot gate in one penalty episode: 2^5 = 32 × retry_after. */
-    static final int MAX_DOUBLINGS = 5;
-    /** A doubled gate is at most max(retry_after, this), its jitter at most min(retry_after, this). */
-    static final long MAX_DOUBLED_MS = 60_000;
+    static final int MAX_DOUBLINGS = UnsharedBotBackoff.MAX_DOUBLINGS;
 
     private final BudgetConfig config;
     private final Clock clock;
     private final BudgetState state;
     /** Whether bot penalties back off as unshared ones: a fallback of more than one replica. */
     private final boolean unshared;
-    private final java.util.random.RandomGenerator jitter;
+    private final UnsharedBotBackoff backoff;
     private final Map<String, Bot> bots = new HashMap<>();
     /** Key (same names as in Redis) → TAT in its policy's scaled units and the instant the entry is idle. */
     private final Map<String, Entry> tats = new HashMap<>();
@@ -112,7 +102,7 @@ public final class LocalGcraBudget implements BudgetPort {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.state = Objects.requireNonNull(state, "state");
         this.unshared = state == BudgetState.FALLBACK_LOCAL && config.maxReplicas() > 1;
-        this.jitter = Objects.requireNonNull(jitter, "jitter");
+        this.backoff = new UnsharedBotBackoff(Objects.requireNonNull(jitter, "jitter"));
     }
 
     public LocalGcraBudget(BudgetLimits limits, Clock clock) {
@@ -348,19 +338,13 @@ public final class LocalGcraBudget implements BudgetPort {
         }
     }
 
-    /** The unshared bot gate (class comment): retry_after × 2^k plus up to one retry_after of jitter. */
+    /** The unshared bot gate ({@link UnsharedBotBackoff}): only a 429 that goes on an episode moves it. */
     private void backOffUnshared(Bot bot, String botGate, long now, long retryAfterMs, boolean goesOn, boolean gateUp) {
+        bot.unsharedStreak = UnsharedBotBackoff.streakAfter(bot.unsharedStreak, goesOn, gateUp);
         if (!goesOn) {
-            if (!gateUp) {
-                bot.unsharedStreak = 0; // a new episode: its first gate is the provider's retry_after
-            }
-            return; // (a 429 while the gate is up answers a call that was in flight: the gate already covers it)
+            return;
         }
-        bot.unsharedStreak = Math.min(MAX_DOUBLINGS, bot.unsharedStreak + 1);
-        // doubled up to max(retry_after, 60 s): enough to pull the replicas' probes apart, never hours on a long penalty
-        long capMs = Math.max(retryAfterMs, MAX_DOUBLED_MS);
-        long backoffMs = Math.min(retryAfterMs << bot.unsharedStreak, capMs)
-                + jitter.nextLong(Math.min(retryAfterMs, MAX_DOUBLED_MS) + 1);
+        long backoffMs = backoff.gateMs(retryAfterMs, bot.unsharedStreak);
         long end = now + dev.sluice.sender.telegram.RetryAfterCap.clampPenalty(Duration.ofMillis(backoffMs)).toMillis();
         long lifts = gates.merge(botGate, end, Math::max);
         bot.climbFromMs = Math.max(bot.climbFromMs, lifts);
