@@ -46,7 +46,12 @@ public final class SenderCommand implements Callable<Integer> {
         ops.serve(HealthCheck.senderAlive(service::isRunning),
                 HealthCheck.senderReady(service::isRunning, service::kafkaConnected, service::budgetState, acceptedFallbacks(cfg),
                         service::tokenRejectedBots));
-        service.start();
+        try {
+            service.start(); // budget.limits.check=refuse: a ConfigException when a live sender decides with other limits
+        } catch (RuntimeException e) {
+            service.close();
+            throw e;
+        }
         return service;
     }
 

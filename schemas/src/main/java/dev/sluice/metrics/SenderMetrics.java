@@ -41,6 +41,7 @@ public final class SenderMetrics implements MeterBinder {
     private final Map<String, AtomicReference<java.util.function.BooleanSupplier>> tokenRejected = new ConcurrentHashMap<>();
     private final AtomicReference<IntSupplier> buffered = new AtomicReference<>(() -> 0);
     private final AtomicReference<IntSupplier> maxLaneDepth = new AtomicReference<>(() -> 0);
+    private final AtomicReference<IntSupplier> limitsDisagreeing = new AtomicReference<>(() -> 0);
     private final Map<BudgetState, Long> millisInMode = new EnumMap<>(BudgetState.class);
     private BudgetState mode;
     private long modeSinceMillis;
@@ -174,6 +175,9 @@ public final class SenderMetrics implements MeterBinder {
                 .description("Records buffered in this instance").register(r);
         Gauge.builder(SluiceMetrics.LANE_DEPTH_MAX, this, m -> m.maxLaneDepth.get().getAsInt())
                 .description("Deepest per-chat lane in this instance").register(r);
+        Gauge.builder(SluiceMetrics.BUDGET_LIMITS_DISAGREEING_BOTS, this, m -> m.limitsDisagreeing.get().getAsInt())
+                .description("Bots another live sender sharing this Redis decides with other budget limits")
+                .register(r);
         registry = r;
     }
 
@@ -272,6 +276,11 @@ public final class SenderMetrics implements MeterBinder {
     /** Records buffered in this instance (all lanes). */
     public void bufferedRecords(IntSupplier supplier) {
         buffered.set(Objects.requireNonNull(supplier));
+    }
+
+    /** Bots this sender serves that another live sender decides with other budget limits ({@code budget.limits.check}). */
+    public void limitsDisagreeingBots(IntSupplier supplier) {
+        limitsDisagreeing.set(Objects.requireNonNull(supplier));
     }
 
     /** The deepest per-chat lane in this instance. */

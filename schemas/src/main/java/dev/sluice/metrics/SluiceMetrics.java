@@ -63,6 +63,11 @@ public final class SluiceMetrics {
     public static final String BUDGET_LATE_ANSWERS = "sluice.budget.late.answers";
     /** Gauge per mode: 1 for the current budget mode of this instance, 0 for the others. */
     public static final String BUDGET_MODE = "sluice.budget.mode";
+    /**
+     * Gauge: bots this sender serves that another live sender sharing its Redis decides with other budget limits
+     * (rates, bursts, margins, AIMD, the script; {@code budget.limits.check}).
+     */
+    public static final String BUDGET_LIMITS_DISAGREEING_BOTS = "sluice.budget.limits.disagreeing.bots";
     /** Function counter per mode, seconds: time this instance spent in each budget mode. */
     public static final String BUDGET_MODE_TIME = "sluice.budget.mode.time";
     /** Counter per bot and scope: 429 Too Many Requests answers (Telegram's retry_after). */
@@ -130,7 +135,8 @@ public final class SluiceMetrics {
 
     /** Every Sluice metric name above (for consistency checks). */
     public static List<String> all() {
-        return List.of(BUDGET_UTILISATION, BUDGET_GRANTED, BUDGET_SLOTS_FORFEITED, BUDGET_LATE_ANSWERS, BUDGET_MODE, BUDGET_MODE_TIME, RATE_LIMITED,
+        return List.of(BUDGET_UTILISATION, BUDGET_GRANTED, BUDGET_SLOTS_FORFEITED, BUDGET_LATE_ANSWERS, BUDGET_MODE, BUDGET_MODE_TIME,
+                BUDGET_LIMITS_DISAGREEING_BOTS, RATE_LIMITED,
                 PROVIDER_REQUESTS, DELIVERY_LAG, LANE_DEPTH_MAX, BUFFERED_RECORDS, BACKLOG, BOT_TOKEN_REJECTED, DRAIN_RATE, DRAIN_TIME,
                 RESULTS, REDIS_ERRORS, BUDGET_REFUSALS, BACKPRESSURE_PAUSES, RESULTS_WRITE_FAILED, OUTBOX_DEAD_LETTERED,
                 OUTBOX_READ_RETRIES, BACKLOG_DEFERRED, TOPOLOGY_FOLDED, TOPOLOGY_DIGESTS, TOPOLOGY_EXPIRED, TOPOLOGY_SKIPPED,

@@ -2,6 +2,7 @@ package dev.sluice.sender;
 
 import dev.sluice.metrics.BudgetState;
 import dev.sluice.metrics.SenderMetrics;
+import dev.sluice.sender.budget.SharedLimitsCheck;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
@@ -55,6 +56,8 @@ public final class SenderService implements AutoCloseable {
     private final ScheduledExecutorService statusTimer;
     private final Thread pollThread;
     private final Thread dispatchThread;
+    /** Whether the senders sharing this Redis decide each bot with the same limits; null in local mode or when off. */
+    private final SharedLimitsCheck limitsCheck;
     private volatile boolean running;
     private volatile boolean started;
     private boolean closed;
@@ -88,6 +91,13 @@ public final class SenderService implements AutoCloseable {
         this.status = new StatusPublisher(wiring.statusProducer, config, lanes::backlog, wiring.metrics, wiring.clock);
         this.pollThread = new Thread(this::pollThenShutDown, "sluice-sender-poll-" + id);
         this.dispatchThread = new Thread(dispatcher, "sluice-sender-dispatch-" + id);
+        this.limitsCheck = config.budgetMode() != BudgetMode.REDIS
+                || config.budgetConfig().limitsCheck() == SharedLimitsCheck.Policy.OFF ? null
+                : SharedLimitsCheck.of(config.redisUrl(), config.redisCommandTimeout(), id, config.budgetConfig(),
+                        config.bots().keySet());
+        if (limitsCheck != null) {
+            wiring.metrics.limitsDisagreeingBots(limitsCheck::disagreeingBots);
+        }
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -103,6 +113,9 @@ public final class SenderService implements AutoCloseable {
         }
         if (started) {
             throw new IllegalStateException("sender " + config.instanceId() + " already started");
+        }
+        if (limitsCheck != null) { // under refuse, a disagreement with a live sender stops the start here
+            limitsCheck.start(config.budgetConfig().limitsCheck());
         }
         started = true;
         running = true;
@@ -215,6 +228,9 @@ public final class SenderService implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         status.close();
+        if (limitsCheck != null) {
+            limitsCheck.close();
+        }
         wiring.closePorts();
         long calls = wiring.processor.batchCalls();
         log.info("sender {} closed; batch decisions: {} budget calls, {} requests, {} grants ({} grants per call)",

@@ -245,4 +245,42 @@ class SharedBudgetIT {
             senders.forEach(SenderService::close);
         }
     }
+
+    /**
+     * Senders that share the Redis but not the limits ({@code budget.limits.check}): a sender started with another
+     * global rate under {@code refuse} does not start, naming the key, both values and the live sender it disagrees with;
+     * under {@code warn} it starts and counts the bot in {@code sluice_budget_limits_disagreeing_bots}.
+     */
+    @Test
+    void a_sender_with_other_limits_is_refused_or_counted() {
+        List<SenderService> senders = new ArrayList<>();
+        try {
+            SenderService first = new SenderService(senderConfig(1), new SimpleMeterRegistry());
+            senders.add(first);
+            first.start();
+            SenderService refused = new SenderService(SenderConfig.from(settings(2).with("budget.global.rate.per.s", "100")
+                    .with("budget.limits.check", "refuse")), new SimpleMeterRegistry());
+            senders.add(refused);
+            // sender-1's first round runs on its timer thread right after its start: wait until its field is written
+            io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis.url());
+            try (var c = client.connect()) {
+                await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() ->
+                        c.sync().hexists("sluice:{" + BOT + "}:limits", "sender-1"));
+            } finally {
+                client.shutdown();
+            }
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(refused::start))
+                    .isInstanceOf(dev.sluice.config.ConfigException.class)
+                    .hasMessageContaining("budget.limits.check=refuse")
+                    .hasMessageContaining("bot alerts: budget.global.rate.per.s=100 here, 270 at sender sender-1");
+            SimpleMeterRegistry meters = new SimpleMeterRegistry();
+            SenderService warned = new SenderService(SenderConfig.from(settings(3).with("budget.chat.burst", "1")), meters);
+            senders.add(warned);
+            warned.start();
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() ->
+                    meters.get("sluice.budget.limits.disagreeing.bots").gauge().value() == 1.0);
+        } finally {
+            senders.forEach(SenderService::close);
+        }
+    }
 }

@@ -12,8 +12,11 @@ import java.util.Set;
  * per-bot rate ({@code bot.<id>.rate.per.s}) over the defaults. No thread owns it: immutable after construction, read freely.
  */
 final class BotLimitTable {
-    /** One bot's resolved entry: what the budget grants at (margin applied) and its configured rate, rounded down. */
-    private record Entry(BudgetLimits granted, int configuredLimitPerS) {}
+    /**
+     * One bot's resolved entry: what the budget grants at (margin applied), what it is configured with, and its configured
+     * rate, rounded down.
+     */
+    private record Entry(BudgetLimits granted, BudgetLimits configured, int configuredLimitPerS) {}
 
     private final Entry defaults;
     private final Map<String, Entry> byBot = new HashMap<>();
@@ -38,7 +41,7 @@ final class BotLimitTable {
         long ms = margin.toMillis();
         BudgetLimits granted = ms == 0 ? configured
                 : configured.withGlobalRate(configured.globalRatePerS() * 1000.0 / (1000.0 + ms));
-        return new Entry(granted, (int) Math.min(1_000_000, Math.floor(configured.globalRatePerS())));
+        return new Entry(granted, configured, (int) Math.min(1_000_000, Math.floor(configured.globalRatePerS())));
     }
 
     private Entry of(String botId) {
@@ -48,6 +51,10 @@ final class BotLimitTable {
 
     BudgetLimits limitsFor(String botId) {
         return of(botId).granted();
+    }
+
+    BudgetLimits configuredLimitsFor(String botId) {
+        return of(botId).configured();
     }
 
     /**

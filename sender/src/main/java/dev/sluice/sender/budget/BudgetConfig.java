@@ -62,6 +62,7 @@ public final class BudgetConfig {
     private final OutageMode outageMode;
     private final FailoverPolicy failoverPolicy;
     private final EvictionCheck evictionCheck;
+    private final SharedLimitsCheck.Policy limitsCheck;
     private final int maxReplicas;
     private final Duration probeInterval;
     private final Duration reservationMax;
@@ -90,6 +91,7 @@ public final class BudgetConfig {
         this.outageMode = b.outageMode;
         this.failoverPolicy = b.failoverPolicy;
         this.evictionCheck = b.evictionCheck;
+        this.limitsCheck = b.limitsCheck;
         this.maxReplicas = b.maxReplicas;
         this.probeInterval = b.probeInterval;
         this.reservationMax = b.reservationMax;
@@ -144,7 +146,7 @@ public final class BudgetConfig {
         b.paidBroadcastBots.addAll(paidBroadcastBots);
         return b.paidRatePerS(paidRatePerS).backfillHeadroom(backfillHeadroom)
                 .aimd(aimdDecreaseFactor, aimdIncreasePerS, aimdFloor).outageMode(outageMode).failoverPolicy(failoverPolicy)
-                .evictionCheck(evictionCheck).maxReplicas(maxReplicas).groupArrivalMargin(groupArrivalMargin)
+                .evictionCheck(evictionCheck).limitsCheck(limitsCheck).maxReplicas(maxReplicas).groupArrivalMargin(groupArrivalMargin)
                 .globalArrivalMargin(globalArrivalMargin)
                 .probeInterval(probeInterval).circuitMinimumCalls(circuitMinimumCalls).reservationMax(reservationMax)
                 .reservationRoutineMax(reservationRoutineMax).reservationCriticalMemory(reservationCriticalMemory)
@@ -161,6 +163,11 @@ public final class BudgetConfig {
      */
     public BudgetLimits limitsFor(String botId) {
         return table.limitsFor(botId);
+    }
+
+    /** What {@code botId} is configured with, by the same precedence as {@link #limitsFor}, before the margin. */
+    public BudgetLimits configuredLimitsFor(String botId) {
+        return table.configuredLimitsFor(botId);
     }
 
     public BudgetLimits defaults() {
@@ -211,6 +218,11 @@ public final class BudgetConfig {
 
     public EvictionCheck evictionCheck() {
         return evictionCheck;
+    }
+
+    /** {@code budget.limits.check}: what a disagreement with another sender's limits does ({@link SharedLimitsCheck}). */
+    public SharedLimitsCheck.Policy limitsCheck() {
+        return limitsCheck;
     }
 
     public int maxReplicas() {

@@ -39,6 +39,7 @@ public final class BudgetConfigBuilder {
     OutageMode outageMode = OUTAGE_MODE.defaultValue();
     FailoverPolicy failoverPolicy = BudgetConfigKeys.FAILOVER_POLICY.defaultValue();
     EvictionCheck evictionCheck = BudgetConfigKeys.EVICTION_CHECK.defaultValue();
+    SharedLimitsCheck.Policy limitsCheck = BudgetConfigKeys.LIMITS_CHECK.defaultValue();
     int maxReplicas = Math.toIntExact(MAX_REPLICAS.defaultValue());
     Duration probeInterval = PROBE_INTERVAL_MS.defaultValue();
     /*
@@ -113,6 +114,11 @@ public final class BudgetConfigBuilder {
 
     public BudgetConfigBuilder evictionCheck(EvictionCheck c) {
         this.evictionCheck = Objects.requireNonNull(c, "evictionCheck");
+        return this;
+    }
+
+    public BudgetConfigBuilder limitsCheck(SharedLimitsCheck.Policy p) {
+        this.limitsCheck = Objects.requireNonNull(p, "limitsCheck");
         return this;
     }
 

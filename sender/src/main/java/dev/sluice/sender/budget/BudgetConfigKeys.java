@@ -88,6 +88,12 @@ public final class BudgetConfigKeys {
             "at connect, each primary's maxmemory-policy is read (INFO memory); any policy but noeviction may evict "
                     + "budget keys and sent marks (every Sluice key has a TTL, so volatile-* evicts them too): warn = "
                     + "log a warning, refuse = do not decide in that Redis (the outage mode applies), off = do not check");
+    public static final ConfigKey<SharedLimitsCheck.Policy> LIMITS_CHECK = ConfigKey.oneOf("budget.limits.check",
+            SharedLimitsCheck.Policy.class, SharedLimitsCheck.Policy.WARN,
+            "every 30 s each sender publishes, per bot, the limits it decides with (rates, bursts, margins, AIMD, the "
+                    + "script's hash) in Redis and compares them with the other live senders': warn = log the keys that "
+                    + "differ and count the bots in sluice_budget_limits_disagreeing_bots, refuse = also do not start "
+                    + "while a live sender disagrees, off = do not publish or compare");
     public static final ConfigKey<Long> MAX_REPLICAS = ConfigKey.integer("budget.max.replicas", 3L,
             n -> n >= 1 && n <= Integer.MAX_VALUE, "an integer >= 1",
             "sender replicas that may fall back at once: in local fallback each decides at global rate / this");
@@ -145,7 +151,7 @@ public final class BudgetConfigKeys {
     /** Every budget key and the per-bot families ({@code bot.<id>.rate.per.s}, {@code bot.<id>.paid.broadcast}). */
     public static final ConfigKeySet ALL = ConfigKeySet.of(List.of(GLOBAL_RATE, GLOBAL_BURST, CHAT_RATE, CHAT_BURST,
             GROUP_RATE, GROUP_BURST, GROUP_ARRIVAL_MARGIN_MS, GLOBAL_ARRIVAL_MARGIN_MS, PAID_RATE, BACKFILL_HEADROOM, AIMD_DECREASE, AIMD_INCREASE, AIMD_FLOOR, OUTAGE_MODE,
-            FAILOVER_POLICY, EVICTION_CHECK,
+            FAILOVER_POLICY, EVICTION_CHECK, LIMITS_CHECK,
             MAX_REPLICAS, PROBE_INTERVAL_MS, CIRCUIT_MINIMUM_CALLS, RESERVATION_MAX_MS, RESERVATION_ROUTINE_MAX_MS,
             RESERVATION_CRITICAL_MEMORY_MS, RESERVATION_LATE_MAX_MS, PENALTY_PROBE_WINDOW_MS,
             ARRIVAL_GUARD_LIMIT), List.of(

@@ -54,6 +54,7 @@ final class BudgetConfigReader {
                 .aimd(AIMD_DECREASE.read(s), AIMD_INCREASE.read(s), AIMD_FLOOR.read(s))
                 .outageMode(OUTAGE_MODE.read(s))
                 .failoverPolicy(BudgetConfigKeys.FAILOVER_POLICY.read(s)).evictionCheck(BudgetConfigKeys.EVICTION_CHECK.read(s))
+                .limitsCheck(BudgetConfigKeys.LIMITS_CHECK.read(s))
                 .maxReplicas(Math.toIntExact(MAX_REPLICAS.read(s)))
                 .probeInterval(PROBE_INTERVAL_MS.read(s))
                 .reservationMax(RESERVATION_MAX_MS.read(s))

@@ -1,0 +1,94 @@
+package dev.sluice.sender.budget;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What one sender decides a bot's budget with, as the text every sender sharing a Redis publishes for the bot
+ * ({@link SharedLimitsCheck}): the limits as configured ({@link BudgetConfig#configuredLimitsFor}: a per-bot rate, paid
+ * broadcast or a provider's limits applied, named after the default keys), the arrival guard's N, the margins, the backfill headroom, the AIMD
+ * parameters and the budget script's hash. Every budget call carries the asking sender's limits, so two senders that
+ * disagree on any of these move the same TATs with different intervals: the bot's real limit is then neither
+ * configuration. Immutable.
+ *
+ * <p>Text form: {@code key=value;key=value}, keys named after the config keys they come from (values are numbers and a
+ * hex hash: no {@code ;}, {@code =} or {@code |}, and nothing secret).
+ */
+public record SharedLimits(Map<String, String> values) {
+    /** The script's hash: another budget.lua decides differently with the same numbers (a rolling upgrade). */
+    static final String SCRIPT = "budget.script.sha1";
+
+    public SharedLimits {
+        values = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(values, "values")));
+    }
+
+    /** The limits {@code config} decides {@code botId} with. */
+    public static SharedLimits of(BudgetConfig config, String botId) {
+        BudgetLimits l = config.configuredLimitsFor(botId);
+        Map<String, String> v = new LinkedHashMap<>();
+        v.put(BudgetConfigKeys.GLOBAL_RATE.name(), number(l.globalRatePerS()));
+        v.put(BudgetConfigKeys.GLOBAL_BURST.name(), Integer.toString(l.globalBurst()));
+        v.put(BudgetConfigKeys.CHAT_RATE.name(), number(l.chatRatePerS()));
+        v.put(BudgetConfigKeys.CHAT_BURST.name(), Integer.toString(l.chatBurst()));
+        v.put(BudgetConfigKeys.GROUP_RATE.name(), number(l.groupRatePerMin()));
+        v.put(BudgetConfigKeys.GROUP_BURST.name(), Integer.toString(l.groupBurst()));
+        v.put(BudgetConfigKeys.ARRIVAL_GUARD_LIMIT.name(), Integer.toString(config.arrivalGuardLimitPerS()));
+        v.put(BudgetConfigKeys.GROUP_ARRIVAL_MARGIN_MS.name(), Long.toString(config.groupArrivalMargin().toMillis()));
+        v.put(BudgetConfigKeys.GLOBAL_ARRIVAL_MARGIN_MS.name(), Long.toString(config.globalArrivalMargin().toMillis()));
+        v.put(BudgetConfigKeys.BACKFILL_HEADROOM.name(), number(config.backfillHeadroom()));
+        v.put(BudgetConfigKeys.AIMD_DECREASE.name(), number(config.aimdDecreaseFactor()));
+        v.put(BudgetConfigKeys.AIMD_INCREASE.name(), number(config.aimdIncreasePerS()));
+        v.put(BudgetConfigKeys.AIMD_FLOOR.name(), number(config.aimdFloor()));
+        v.put(SCRIPT, BudgetScript.sha1(BudgetScript.load()).substring(0, 12));
+        return new SharedLimits(v);
+    }
+
+    /** Reads the text form; a pair without {@code =} is kept under its whole text with an empty value. */
+    public static SharedLimits parse(String text) {
+        Map<String, String> v = new LinkedHashMap<>();
+        for (String pair : text.split(";")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            v.put(eq < 0 ? pair : pair.substring(0, eq), eq < 0 ? "" : pair.substring(eq + 1));
+        }
+        return new SharedLimits(v);
+    }
+
+    /** The text form. */
+    public String text() {
+        StringBuilder b = new StringBuilder();
+        values.forEach((k, val) -> b.append(b.length() == 0 ? "" : ";").append(k).append('=').append(val));
+        return b.toString();
+    }
+
+    /**
+     * Each key whose value differs, as {@code key=<mine> here, <theirs> at <who>}, in this object's key order and then
+     * the keys only {@code other} has ({@code -} for a key one side lacks: another version of Sluice).
+     */
+    public List<String> differences(SharedLimits other, String who) {
+        List<String> out = new ArrayList<>();
+        values.forEach((k, mine) -> {
+            String theirs = other.values.getOrDefault(k, "-");
+            if (!mine.equals(theirs)) {
+                out.add(k + "=" + mine + " here, " + theirs + " at " + who);
+            }
+        });
+        other.values.forEach((k, theirs) -> {
+            if (!values.containsKey(k)) {
+                out.add(k + "=- here, " + theirs + " at " + who);
+            }
+        });
+        return out;
+    }
+
+    /** A double without a trailing {@code .0} or exponent, so 30 and 30.0 compare equal and read as typed. */
+    static String number(double d) {
+        return BigDecimal.valueOf(d).stripTrailingZeros().toPlainString();
+    }
+}

@@ -1,0 +1,268 @@
+package dev.sluice.sender.budget;
+
+import dev.sluice.config.ConfigException;
+import dev.sluice.sender.redis.RedisEndpoint;
+import dev.sluice.sender.redis.RedisSession;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether the senders sharing a Redis decide each bot with the same limits ({@link SharedLimits}). Each sender writes,
+ * per bot it serves, its limits into {@code sluice:{<bot>}:limits} (a hash: field = instance id, value = "expiry ms|limits
+ * text"; one script call per bot and period: write its own field, drop expired fields, return the others), and compares
+ * them with every live field of the other senders. A sender that left cleanly removes its fields ({@link #close}); a
+ * killed one's expire after {@value #LIVE_PERIODS} periods. A disagreement is logged (one line naming the bots, the keys
+ * and both values, at most every {@value #WARN_INTERVAL_MIN} min while it lasts) and counted in
+ * {@code sluice_budget_limits_disagreeing_bots}; with {@code budget.limits.check=refuse} a sender that disagrees with
+ * a live sender at start does not start ({@link #start}). During a rolling change of the limits the senders
+ * disagree until the last one restarted: that is true, and what the line and the gauge say.
+ *
+ * <p>Threads: under {@code refuse} the first round runs on the thread calling {@link #start}; the rounds run on this
+ * check's own timer thread ({@code sluice-sender-limits-*}); {@link #close} on the closing thread after that timer
+ * stopped. The disagreement count is an atomic read by the meter registry.
+ */
+public final class SharedLimitsCheck implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SharedLimitsCheck.class);
+    /** A field lives this many periods after its last write: two missed rounds do not make a sender disappear. */
+    static final int LIVE_PERIODS = 3;
+    static final int WARN_INTERVAL_MIN = 5;
+    /** Time between rounds. */
+    public static final Duration PERIOD = Duration.ofSeconds(30);
+    /** KEYS[1] the bot's limits hash; ARGV: instance id, limits text, field TTL in ms. Returns the others' pairs. */
+    static final String SCRIPT = """
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local ttl = tonumber(ARGV[3])
+            redis.call('HSET', KEYS[1], ARGV[1], (now + ttl) .. '|' .. ARGV[2])
+            local all = redis.call('HGETALL', KEYS[1])
+            local others = {}
+            for i = 1, #all, 2 do
+              local bar = string.find(all[i + 1], '|', 1, true)
+              local exp = bar and tonumber(string.sub(all[i + 1], 1, bar - 1))
+              if exp == nil or exp < now then
+                redis.call('HDEL', KEYS[1], all[i])
+              elseif all[i] ~= ARGV[1] then
+                others[#others + 1] = all[i]
+                others[#others + 1] = string.sub(all[i + 1], bar + 1)
+              end
+            end
+            redis.call('PEXPIRE', KEYS[1], ttl)
+            return others
+            """;
+
+    /** What a sender does when another live sender decides a bot with other limits ({@code budget.limits.check}). */
+    public enum Policy { WARN, REFUSE, OFF }
+
+    private final RedisEndpoint endpoint;
+    /** Owned: shut down after the session closed. One I/O and one computation thread: a few calls per period. */
+    private final ClientResources resources = DefaultClientResources.builder().ioThreadPoolSize(1)
+            .computationThreadPoolSize(1).build();
+    private final String instanceId;
+    private final Map<String, SharedLimits> limitsByBot;
+    private final Duration period;
+    private final Duration timeout;
+    private final AtomicInteger disagreeingBots = new AtomicInteger();
+    private final dev.sluice.sender.ThrottledWarning warning;
+    private RedisSession<String, String> session; // guarded by this
+    private ScheduledExecutorService timer; // guarded by this
+    private boolean closed; // guarded by this
+
+    /**
+     * @param redisUrl any form {@link RedisEndpoint} parses; connected at the first round, again after a failed one
+     * @param period   time between rounds; a field lives {@value #LIVE_PERIODS} periods
+     * @param timeout  bound on connecting and on each call
+     */
+    public SharedLimitsCheck(String redisUrl, String instanceId, Map<String, SharedLimits> limitsByBot, Duration period,
+                             Duration timeout) {
+        this.endpoint = RedisEndpoint.parse(redisUrl);
+        this.instanceId = instanceId;
+        this.limitsByBot = new TreeMap<>(limitsByBot);
+        this.period = period;
+        this.timeout = timeout;
+        this.warning = new dev.sluice.sender.ThrottledWarning(log, TimeUnit.MINUTES.toMillis(WARN_INTERVAL_MIN),
+                System::currentTimeMillis);
+    }
+
+    /** The check of {@code bots} under {@code config}. */
+    public static SharedLimitsCheck of(String redisUrl, Duration commandTimeout, String instanceId, BudgetConfig config,
+                                       Iterable<String> bots) {
+        Map<String, SharedLimits> limits = new LinkedHashMap<>();
+        bots.forEach(bot -> limits.put(bot, SharedLimits.of(config, bot)));
+        return new SharedLimitsCheck(redisUrl, instanceId, limits, PERIOD, commandTimeout);
+    }
+
+    private synchronized RedisSession<String, String> session() {
+        if (closed) {
+            throw new RedisException("the limits check is closed");
+        }
+        if (session == null) {
+            session = RedisSession.connect(endpoint, StringCodec.UTF8, timeout, resources);
+        }
+        return session;
+    }
+
+    /** {@code sluice:{<bot>}:limits}. */
+    static String key(String botId) {
+        return BudgetKeys.PREFIX + "{" + botId + "}:limits";
+    }
+
+    /**
+     * Starts the rounds on the check's own daemon thread, every {@link #PERIOD}. Under {@link Policy#REFUSE} the first
+     * round runs here, on the calling thread, before the sender consumes (bounded by the timeout; Redis unreachable
+     * counts as no disagreement: the outage mode decides then); otherwise it runs at once on the timer thread.
+     *
+     * @throws ConfigException under {@code refuse}, naming the bots, the keys and both values of a disagreement
+     */
+    public synchronized void start(Policy policy) {
+        if (closed || timer != null || policy == Policy.OFF) {
+            return;
+        }
+        long firstMs = 0;
+        if (policy == Policy.REFUSE) {
+            List<String> problems = round();
+            if (!problems.isEmpty()) {
+                throw new ConfigException(BudgetConfigKeys.LIMITS_CHECK.name(), BudgetConfigKeys.LIMITS_CHECK.name()
+                        + "=refuse: " + describe(problems));
+            }
+            firstMs = period.toMillis();
+        }
+        timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-sender-limits-" + instanceId);
+            t.setDaemon(true);
+            return t;
+        });
+        timer.scheduleWithFixedDelay(this::roundQuietly, firstMs, period.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void roundQuietly() {
+        try {
+            round();
+        } catch (RuntimeException e) {
+            log.debug("budget limits check failed", e);
+        }
+    }
+
+    /**
+     * One round: publishes this sender's limits for every bot, reads the other live senders', updates the gauge and
+     * warns on a disagreement. A bot whose call failed (Redis down, a timeout) keeps its previous count.
+     *
+     * @return one line per bot that disagrees
+     */
+    List<String> round() {
+        Map<String, RedisFuture<List<Object>>> calls = new LinkedHashMap<>();
+        String ttlMs = Long.toString(period.toMillis() * LIVE_PERIODS);
+        RedisSession<String, String> session;
+        try {
+            session = session();
+        } catch (RedisException e) {
+            log.debug("budget limits check: Redis unreachable ({})", e.toString());
+            return List.of();
+        }
+        limitsByBot.forEach((bot, limits) -> calls.put(bot, session.async().eval(SCRIPT, ScriptOutputType.MULTI,
+                new String[] {key(bot)}, instanceId, limits.text(), ttlMs)));
+        List<String> problems = new ArrayList<>();
+        int failed = 0;
+        for (Map.Entry<String, RedisFuture<List<Object>>> call : calls.entrySet()) {
+            List<Object> others;
+            try {
+                others = call.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | TimeoutException | RedisException e) {
+                failed++;
+                continue;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return problems;
+            }
+            SharedLimits mine = limitsByBot.get(call.getKey());
+            List<String> diffs = new ArrayList<>();
+            for (int i = 0; i + 1 < others.size(); i += 2) {
+                diffs.addAll(mine.differences(SharedLimits.parse(String.valueOf(others.get(i + 1))),
+                        "sender " + others.get(i)));
+            }
+            if (!diffs.isEmpty()) {
+                problems.add("bot " + call.getKey() + ": " + String.join(", ", diffs));
+            }
+        }
+        if (failed == 0) {
+            disagreeingBots.set(problems.size());
+        } else {
+            log.debug("budget limits check: {} of {} bots not checked this round (Redis)", failed, calls.size());
+        }
+        if (!problems.isEmpty()) {
+            warning.warn(describe(problems));
+        }
+        return problems;
+    }
+
+    /** Bots that disagree in the last complete round ({@code sluice_budget_limits_disagreeing_bots}). */
+    public int disagreeingBots() {
+        return disagreeingBots.get();
+    }
+
+    static String describe(List<String> problems) {
+        int shown = Math.min(problems.size(), 5);
+        return "budget limits differ between senders sharing this Redis, for " + problems.size() + " bot(s): "
+                + String.join("; ", problems.subList(0, shown)) + (shown < problems.size() ? "; ..." : "")
+                + ". Each budget call carries the limits of the sender that asks, so the bot's shared limit is neither "
+                + "configuration and the provider may answer 429: give every sender the same budget.* and bot.<id>.* "
+                + "settings (docs/operations.md, \"Shared limits\")";
+    }
+
+    /** Stops the rounds and removes this sender's fields (bounded by the command timeout), then disconnects. */
+    @Override
+    public void close() {
+        ScheduledExecutorService t;
+        synchronized (this) {
+            closed = true;
+            t = timer;
+        }
+        if (t != null) {
+            t.shutdownNow();
+            try {
+                t.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        RedisSession<String, String> s;
+        synchronized (this) {
+            s = session;
+        }
+        try {
+            if (s != null) {
+                List<RedisFuture<Long>> removals = new ArrayList<>();
+                limitsByBot.keySet().forEach(bot -> removals.add(s.async().hdel(key(bot), instanceId)));
+                for (RedisFuture<Long> r : removals) {
+                    r.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                }
+            }
+        } catch (ExecutionException | TimeoutException | RedisException e) {
+            log.debug("budget limits check: could not remove this sender's fields ({})", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            if (s != null) {
+                s.close();
+            }
+            resources.shutdown(0, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+}

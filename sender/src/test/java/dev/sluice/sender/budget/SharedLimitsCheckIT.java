@@ -1,0 +1,141 @@
+package dev.sluice.sender.budget;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.config.ConfigException;
+import dev.sluice.config.Settings;
+import dev.sluice.testkit.RedisCluster;
+import dev.sluice.testkit.RedisInstance;
+import dev.sluice.testkit.RedisLauncher;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link SharedLimitsCheck} against real redis-servers, with limits read from the settings a sender reads: senders that
+ * agree see nothing; a sender configured with another rate for a bot both serve is named with the key and both values
+ * (and only for that bot), refused at start under {@code refuse}; a sender that closed, or stopped writing (killed), stops
+ * counting; Redis unreachable is not a disagreement; on a Redis Cluster each bot's hash lives in its bot's slot.
+ */
+class SharedLimitsCheckIT {
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+
+    private static Map<String, SharedLimits> limits(Map<String, String> settings, String... bots) {
+        BudgetConfig config = BudgetConfig.from(Settings.of(settings));
+        Map<String, SharedLimits> out = new LinkedHashMap<>();
+        for (String bot : bots) {
+            out.put(bot, SharedLimits.of(config, bot));
+        }
+        return out;
+    }
+
+    private static SharedLimitsCheck check(String url, String instance, Map<String, SharedLimits> limits, Duration period) {
+        return new SharedLimitsCheck(url, instance, limits, period, TIMEOUT);
+    }
+
+    @Test
+    void aSenderWithAnotherRateIsNamedWithBothValuesAndOnlyForThatBot() throws Exception {
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck a = check(redis.url(), "sender-a", limits(Map.of(), "alerts", "news"),
+                     Duration.ofMinutes(1));
+             SharedLimitsCheck same = check(redis.url(), "sender-b", limits(Map.of(), "alerts", "news"),
+                     Duration.ofMinutes(1))) {
+            assertThat(a.round()).isEmpty();
+            assertThat(same.round()).isEmpty();
+            assertThat(a.round()).isEmpty();
+            assertThat(a.disagreeingBots()).isZero();
+
+            try (SharedLimitsCheck other = check(redis.url(), "sender-c",
+                    limits(Map.of("bot.news.rate.per.s", "20"), "news", "weather"), Duration.ofMinutes(1))) {
+                List<String> seenByOther = other.round();
+                assertThat(seenByOther).singleElement().asString().startsWith("bot news: ")
+                        .contains("budget.global.rate.per.s=").contains(" at sender sender-a")
+                        .contains(" at sender sender-b");
+                List<String> seenByA = a.round();
+                assertThat(seenByA).singleElement().asString().startsWith("bot news: ")
+                        .contains(" here, ").contains(" at sender sender-c").doesNotContain("alerts");
+                assertThat(a.disagreeingBots()).isEqualTo(1);
+                try (SharedLimitsCheck refused = check(redis.url(), "sender-d",
+                        limits(Map.of("bot.news.rate.per.s", "20"), "news"), Duration.ofMinutes(1))) {
+                    assertThatThrownBy(() -> refused.start(SharedLimitsCheck.Policy.REFUSE))
+                            .isInstanceOf(ConfigException.class)
+                            .hasMessageContaining("budget.limits.check=refuse")
+                            .hasMessageContaining("bot news").hasMessageContaining("at sender sender-a");
+                }
+            }
+            // sender-c closed, and sender-d (refused) was closed by its sender: their fields are gone at once
+            assertThat(a.round()).isEmpty();
+            assertThat(a.disagreeingBots()).isZero();
+        }
+    }
+
+    @Test
+    void aKilledSendersFieldsExpireAndAClosedSendersGoAtOnce() throws Exception {
+        Duration period = Duration.ofMillis(200); // fields live 3 periods
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck a = check(redis.url(), "sender-a", limits(Map.of(), "alerts"), period)) {
+            SharedLimitsCheck killed = check(redis.url(), "sender-k",
+                    limits(Map.of("budget.chat.rate.per.s", "0.5"), "alerts"), period);
+            assertThat(killed.round()).isEmpty(); // a was not there yet
+            assertThat(a.round()).singleElement().asString().contains("budget.chat.rate.per.s=1 here, 0.5 at sender sender-k");
+            // sender-k stops writing (as a killed process would): its field expires after 3 periods
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (!a.round().isEmpty()) {
+                assertThat(System.nanoTime()).as("sender-k's field expired").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+            assertThat(a.disagreeingBots()).isZero();
+            killed.close(); // removes the field it no longer has; harmless
+
+            try (SharedLimitsCheck b = check(redis.url(), "sender-b", limits(Map.of("budget.global.burst", "5"), "alerts"),
+                    Duration.ofMinutes(1))) {
+                b.round();
+                assertThat(a.round()).singleElement().asString().contains("budget.global.burst=1 here, 5 at sender sender-b");
+            }
+            assertThat(a.round()).isEmpty(); // closed: removed at once, not after its TTL of 3 minutes
+        }
+    }
+
+    @Test
+    void redisUnreachableIsNotADisagreementAndTheCountStays() throws Exception {
+        RedisInstance redis = RedisLauncher.localProcess().launch();
+        try (SharedLimitsCheck a = check(redis.url(), "sender-a", limits(Map.of(), "alerts"), Duration.ofMinutes(1));
+             SharedLimitsCheck b = check(redis.url(), "sender-b", limits(Map.of("budget.global.rate.per.s", "10"),
+                     "alerts"), Duration.ofMinutes(1))) {
+            b.round();
+            assertThat(a.round()).hasSize(1);
+            redis.close();
+            assertThat(a.round()).isEmpty();
+            assertThat(a.disagreeingBots()).as("the last complete round's count").isEqualTo(1);
+            a.start(SharedLimitsCheck.Policy.REFUSE); // nothing known to disagree: starts
+        }
+    }
+
+    @Test
+    void onAClusterEachBotsHashIsInItsSlot() throws Exception {
+        try (RedisCluster cluster = RedisCluster.start(3, 0)) {
+            String url = "redis-cluster://" + cluster.primaries().get(0).address();
+            String[] bots = {"alerts", "news", "weather", "shop", "quotes", "sport"};
+            try (SharedLimitsCheck a = check(url, "sender-a", limits(Map.of(), bots), Duration.ofMinutes(1));
+                 SharedLimitsCheck b = check(url, "sender-b", limits(Map.of("bot.sport.rate.per.s", "5"), bots),
+                         Duration.ofMinutes(1))) {
+                a.round();
+                assertThat(b.round()).singleElement().asString().startsWith("bot sport: ");
+                assertThat(a.round()).singleElement().asString().startsWith("bot sport: ");
+            }
+        }
+    }
+
+    @Test
+    void theTextFormReadsBackAndNumbersCompareAsTyped() {
+        SharedLimits typed = limits(Map.of("budget.global.rate.per.s", "30.0"), "alerts").get("alerts");
+        SharedLimits plain = limits(Map.of("budget.global.rate.per.s", "30"), "alerts").get("alerts");
+        assertThat(SharedLimits.parse(typed.text())).isEqualTo(plain);
+        assertThat(typed.text()).doesNotContain("|").contains("budget.script.sha1=");
+        assertThat(plain.differences(SharedLimits.parse("budget.global.rate.per.s=30;extra=1"), "x"))
+                .contains("extra=- here, 1 at x").anyMatch(d -> d.startsWith("budget.chat.rate.per.s="));
+    }
+}
