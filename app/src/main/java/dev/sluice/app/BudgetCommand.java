@@ -114,7 +114,7 @@ public final class BudgetCommand implements Callable<Integer> {
 
         static void print(BudgetInspector.Status s, Optional<PostgresQuota.Usage> quota, PrintWriter out) {
             out.printf("key %s at %s (Redis time)%n", s.key(), instant(s.redisTimeEpochMicros()));
-            out.printf("  rate      %.3f/s effective of %.3f/s configured (AIMD multiplier %.3f%s)%n",
+            out.printf("  rate      %.3f/s effective of %.3f/s configured (less budget.global.arrival.margin.ms; AIMD multiplier %.3f%s)%n",
                     s.effectiveRatePerS(), s.configuredRatePerS(), s.aimdMultiplier(),
                     s.aimdClimbsFromEpochMicros() == null ? "" : ", climbing from " + instant(s.aimdClimbsFromEpochMicros()));
             out.printf("  global    %s%n", gcra(s.global(), s.redisTimeEpochMicros()));

@@ -69,10 +69,10 @@ public final class BudgetInspector implements AutoCloseable {
      *
      * @param key                  the budget key (bot id)
      * @param redisTimeEpochMicros Redis server time of the reading
-     * @param configuredRatePerS   the global rate of the key's config
+     * @param configuredRatePerS   the global rate of the key's config, as configured (before the arrival margin)
      * @param aimdMultiplier       1.0 = full rate; lowered after bot-wide 429s, climbing back
      * @param aimdClimbsFromEpochMicros the instant the multiplier climbs from (null = full rate)
-     * @param effectiveRatePerS    the global rate the script applies now
+     * @param effectiveRatePerS    the global rate the script applies now: less the arrival margin, times the AIMD multiplier
      * @param global               the key's global GCRA at the effective rate
      * @param backfillTatEpochMicros the backfill lane's TAT (null = absent)
      * @param gates                active penalty gates, longest first (bounded by {@link #MAX_GATES})
@@ -135,7 +135,7 @@ public final class BudgetInspector implements AutoCloseable {
                 }
             }
             Long critical = redis.pttl(tag + BudgetKeys.CRITICAL);
-            return new Status(key, now, limits.globalRatePerS(), m / 1e6, climbsFrom, 1e6 / interval, global,
+            return new Status(key, now, config.configuredLimitsFor(key).globalRatePerS(), m / 1e6, climbsFrom, 1e6 / interval, global,
                     bot[4], List.copyOf(gates), chatId, chat, group, critical == null || critical < 0 ? null : critical);
         } catch (RedisException e) {
             throw new BudgetUnavailableException("reading budget key '" + key + "' failed: " + e.getMessage(), e);
