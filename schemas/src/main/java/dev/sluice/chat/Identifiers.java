@@ -54,7 +54,9 @@ public final class Identifiers {
     /**
      * {@code text} for a one-line message: a control character (and a backslash, so the escape is unambiguous) written
      * as an escape, backslash-n, -r, -t, two backslashes, else backslash-u and four hex digits (as JSON does), so a
-     * value cannot forge a second line or rewrite the terminal.
+     * value cannot forge a second line or rewrite the terminal. Format characters (Unicode category Cf: the bidi
+     * overrides and isolates U+202A-U+202E and U+2066-U+2069, the zero-width space and joiners, U+FEFF, the soft hyphen)
+     * are written as backslash-u too: printed raw, an id could read as another id or reorder the rest of the line.
      */
     public static String escape(String text) {
         if (text == null) {
@@ -69,6 +71,7 @@ public final class Identifiers {
                 case '\t' -> "\\t";
                 case '\\' -> "\\\\";
                 default -> Character.isISOControl(c) || c == '\u2028' || c == '\u2029'
+                        || Character.getType(c) == Character.FORMAT
                         ? String.format(Locale.ROOT, "\\u%04X", (int) c) : null;
             };
             if (rep != null && sb == null) {

@@ -1,0 +1,22 @@
+package dev.sluice.chat;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Identifiers#escape}, the one escaping rule of every tool's line: control characters and line separators, and
+ * the format characters that make a value read as another on a terminal (a bidi override reverses the rest of the line;
+ * a zero-width space makes "1001" and "10\u200B01" look the same), become visible escapes; other text is kept.
+ */
+class IdentifiersEscapeTest {
+    @Test
+    void controlAndFormatCharactersAreEscapedOtherTextIsKept() {
+        assertThat(Identifiers.escape("a\nb\\c\u0007")).isEqualTo("a\\nb\\\\c\\u0007");
+        assertThat(Identifiers.escape("id-\u202Etxt.exe")).isEqualTo("id-\\u202Etxt.exe");
+        assertThat(Identifiers.escape("10\u200B01")).isEqualTo("10\\u200B01");
+        assertThat(Identifiers.escape("\u2066x\u2069\uFEFF")).isEqualTo("\\u2066x\\u2069\\uFEFF");
+        assertThat(Identifiers.escape("Zürich ✓ 日本")).isEqualTo("Zürich ✓ 日本");
+        assertThat(Identifiers.escape("plain")).isSameAs("plain");
+    }
+}
