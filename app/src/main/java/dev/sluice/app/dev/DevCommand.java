@@ -214,6 +214,8 @@ public final class DevCommand implements Callable<Integer> {
         out.printf("Ctrl-C stops everything.%n");
         out.flush();
 
+        DevWatch watch = new DevWatch(stack.redis(), stack.senderRegistries(), line -> say(out, "%s", line));
+        watch.start();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             Thread watchdog = new Thread(() -> {
@@ -229,6 +231,7 @@ public final class DevCommand implements Callable<Integer> {
             watchdog.setDaemon(true);
             watchdog.start();
             say(out, "stopping ...");
+            watch.close(); // an ordered stop is no fault to report
             saver.shutdownNow();
             save.run();
             stack.close();
