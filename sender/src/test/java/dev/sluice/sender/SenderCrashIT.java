@@ -9,7 +9,6 @@ import dev.sluice.avro.OutboundMessage;
 import dev.sluice.testkit.FakeTelegram;
 import dev.sluice.testkit.FakeTelegramAccepted;
 import dev.sluice.testkit.FakeTelegramLimits;
-import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,7 +16,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -46,19 +44,10 @@ class SenderCrashIT {
             base.put("kafka.session.timeout.ms", "6000");
             base.put("kafka.heartbeat.interval.ms", "1000");
 
-            Map<String, String> childSettings = new HashMap<>(base);
-            childSettings.put("sender.instance.id", "crash-child");
-            Path props = Files.createTempFile("sender-crash", ".properties");
-            Path log = Files.createTempFile("sender-crash", ".log");
-            Properties p = new Properties();
-            p.putAll(childSettings);
-            try (Writer w = Files.newBufferedWriter(props)) {
-                p.store(w, "SenderCrashIT child");
-            }
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Process child = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                    SenderProcessMain.class.getName(), props.toString())
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            SenderIt.Child started = SenderIt.startChild(base, "crash-child");
+            Process child = started.process();
+            Path props = started.props();
+            Path log = started.log();
             List<SenderService> senders = new ArrayList<>();
             try (SenderIt.Results results = new SenderIt.Results(prefix + ".delivery.results")) {
                 await().atMost(Duration.ofSeconds(30)).until(() -> Files.readString(log).contains("SENDER-STARTED"));

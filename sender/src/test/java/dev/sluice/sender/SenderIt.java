@@ -106,6 +106,31 @@ final class SenderIt {
         return m;
     }
 
+    /** A sender running in a JVM of its own ({@link SenderProcessMain}), its properties file and its output file. */
+    record Child(Process process, java.nio.file.Path props, java.nio.file.Path log) {
+    }
+
+    /**
+     * Starts {@code settings} with {@code sender.instance.id=instanceId} as a sender in a child JVM (a kill -9 or a
+     * SIGSTOP of it is a real process's); it prints {@code SENDER-STARTED} to its log once started.
+     */
+    static Child startChild(Map<String, String> settings, String instanceId) throws java.io.IOException {
+        Map<String, String> childSettings = new java.util.HashMap<>(settings);
+        childSettings.put("sender.instance.id", instanceId);
+        java.nio.file.Path props = java.nio.file.Files.createTempFile(instanceId, ".properties");
+        java.nio.file.Path log = java.nio.file.Files.createTempFile(instanceId, ".log");
+        java.util.Properties p = new java.util.Properties();
+        p.putAll(childSettings);
+        try (java.io.Writer w = java.nio.file.Files.newBufferedWriter(props)) {
+            p.store(w, "child sender " + instanceId);
+        }
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process child = new ProcessBuilder(javaBin, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                SenderProcessMain.class.getName(), props.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new Child(child, props, log);
+    }
+
     static SenderService sender(Map<String, String> settings) {
         return new SenderService(SenderConfig.from(Settings.of(settings)),
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
