@@ -8,7 +8,6 @@ import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -83,7 +82,7 @@ public final class ProduceCommand implements Callable<Integer> {
             // Validate everything first: a half-written file is worse than none.
             try (BoundedLines in = open()) {
                 for (BoundedLines.Line line = in.next(); line != null; line = in.next()) {
-                    if (line.tooLong() || !skip(line.text())) {
+                    if (line.unreadable() || !skip(line.text())) {
                         try {
                             parse(parser, line);
                         } catch (InvalidLineException e) {
@@ -110,7 +109,7 @@ public final class ProduceCommand implements Callable<Integer> {
              BoundedLines in = open()) {
             for (BoundedLines.Line line = in.next(); line != null && sendError.get() == null; line = in.next()) {
                 bar.step(1);
-                if (!line.tooLong() && skip(line.text())) {
+                if (!line.unreadable() && skip(line.text())) {
                     continue;
                 }
                 total++;
@@ -146,8 +145,8 @@ public final class ProduceCommand implements Callable<Integer> {
     }
 
     private static Notification parse(NotificationJson parser, BoundedLines.Line line) {
-        if (line.tooLong()) {
-            throw BoundedLines.tooLong(line, BoundedLines.MAX_LINE_BYTES);
+        if (line.unreadable()) {
+            throw BoundedLines.unreadable(line); // over the bound, or not UTF-8
         }
         return parser.parse(line.number(), line.text());
     }
@@ -162,7 +161,7 @@ public final class ProduceCommand implements Callable<Integer> {
             return 0;
         }
         long n = 0;
-        try (BoundedLines in = new BoundedLines(Files.newBufferedReader(file, StandardCharsets.UTF_8), 0)) {
+        try (BoundedLines in = new BoundedLines(Files.newInputStream(file), 0)) {
             while (in.next() != null) {
                 n++; // counted without holding any line
             }
@@ -174,14 +173,17 @@ public final class ProduceCommand implements Callable<Integer> {
         return "-".equals(file.toString());
     }
 
-    /** The input's lines, each at most {@link BoundedLines#MAX_LINE_BYTES}: a longer one is reported, never held. */
+    /**
+     * The input's lines, each at most {@link BoundedLines#MAX_LINE_BYTES} and decoded strictly as UTF-8 (file and stdin
+     * alike): a longer line, or one that is not UTF-8, is reported and skipped, never held or sent with U+FFFD in it.
+     */
     private BoundedLines open() throws IOException {
         if (isStdin()) {
             if (failFast) {
                 throw new IllegalArgumentException("--fail-fast reads the input twice: give a file, not '-'");
             }
-            return new BoundedLines(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8), BoundedLines.MAX_LINE_BYTES);
+            return new BoundedLines(System.in, BoundedLines.MAX_LINE_BYTES);
         }
-        return new BoundedLines(Files.newBufferedReader(file, StandardCharsets.UTF_8), BoundedLines.MAX_LINE_BYTES);
+        return new BoundedLines(Files.newInputStream(file), BoundedLines.MAX_LINE_BYTES);
     }
 }
