@@ -8,6 +8,8 @@ import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.topology.InvalidNotificationException;
 import dev.sluice.topology.NotificationValidator;
+import dev.sluice.topology.TopologyConfig;
+import dev.sluice.config.Settings;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -30,9 +32,11 @@ import java.util.stream.Stream;
  * edit_part, delete_of}: {@link RichFieldsJson}; {@code text} may be left out of a delete, a markup edit or media). Times are
  * ISO-8601 instants ({@code 2025-07-30T00:00:00Z}) or epoch milliseconds (a JSON number).
  * {@code created_at} may be left out (then: the clock's now). Unknown fields are refused, so a typo such as
- * {@code chatId} is reported instead of silently dropped. After parsing, the topology's own
- * {@link NotificationValidator} rules apply (required text fields, text at most 4096 characters), so a line
- * accepted here is not dead-lettered later for the same reason.
+ * {@code chatId} is reported instead of silently dropped. After parsing, the topology's own {@link NotificationValidator} rules
+ * apply (required text fields, text at most 4096 characters, {@code not_before} within {@code schedule.max.horizon.ms}
+ * of the parser's clock), so a line accepted here is not dead-lettered later for the same reason. One rule is produce's
+ * own: {@code expires_at} must be after {@code not_before} (the topology would hold such a notification and end it
+ * EXPIRED unsent).
  */
 public final class NotificationJson {
     static final Set<String> FIELDS = Stream.concat(Stream.of("id", "bot_id", "chat_id", "kind", "event_class",
@@ -43,9 +47,17 @@ public final class NotificationJson {
 
     private final ObjectMapper json = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private final Clock clock;
+    private final long scheduleMaxHorizonMs;
 
+    /** With the default {@code schedule.max.horizon.ms} (400 days). */
     public NotificationJson(Clock clock) {
+        this(clock, TopologyConfig.scheduleMaxHorizonMs(Settings.empty()));
+    }
+
+    /** @param scheduleMaxHorizonMs the topology's {@code schedule.max.horizon.ms} ({@link TopologyConfig#scheduleMaxHorizonMs}) */
+    public NotificationJson(Clock clock, long scheduleMaxHorizonMs) {
         this.clock = clock;
+        this.scheduleMaxHorizonMs = scheduleMaxHorizonMs;
     }
 
     /**
@@ -98,8 +110,14 @@ public final class NotificationJson {
         Notification n = builder.build();
         try {
             NotificationValidator.validate(n);
+            NotificationValidator.validateNotBefore(n, clock.millis(), scheduleMaxHorizonMs);
         } catch (InvalidNotificationException e) {
             throw new InvalidLineException(lineNumber, e.field(), e.getMessage());
+        }
+        if (n.getNotBefore() != null && n.getExpiresAt() != null && !n.getExpiresAt().isAfter(n.getNotBefore())) {
+            throw new InvalidLineException(lineNumber, "expires_at", n.getExpiresAt() + " is not after not_before "
+                    + n.getNotBefore() + ": the topology would hold the notification until expires_at and end it EXPIRED"
+                    + " without sending it");
         }
         return n;
     }

@@ -6,6 +6,7 @@ import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
+import dev.sluice.topology.TopologyConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -75,7 +76,7 @@ public final class ProduceCommand implements Callable<Integer> {
         }
         Settings s = config.load();
         String target = topic != null ? topic : Topics.from(s).notifications();
-        NotificationJson parser = new NotificationJson(Clock.systemUTC());
+        NotificationJson parser = new NotificationJson(Clock.systemUTC(), TopologyConfig.scheduleMaxHorizonMs(s));
 
         long lines = countLines();
         if (failFast) {
