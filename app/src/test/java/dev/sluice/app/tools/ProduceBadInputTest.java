@@ -71,6 +71,17 @@ class ProduceBadInputTest {
     }
 
     @Test
+    void aKeyTwiceInOneObjectIsRefusedNamingTheKey() throws IOException {
+        Run r = failFast(line("\"text\":\"first\",\"text\":\"second\""));
+        assertThat(r.exit()).as(r.err()).isEqualTo(1);
+        assertThat(r.err()).startsWith("produce: line 2, field 'text': appears twice in one object");
+
+        Run nested = failFast(line("\"text\":\"t\",\"attributes\":{\"a\":\"1\",\"a\":\"2\"}"));
+        assertThat(nested.exit()).as(nested.err()).isEqualTo(1);
+        assertThat(nested.err()).startsWith("produce: line 2, field 'attributes.a': appears twice in one object");
+    }
+
+    @Test
     void aNotBeforePastTheScheduleHorizonIsRefusedAsTheTopologyWouldDeadLetterIt() throws IOException {
         Run r = failFast(line("\"text\":\"t\",\"not_before\":\"9999-01-01T00:00:00Z\""));
         assertThat(r.exit()).as(r.err()).isEqualTo(1);
