@@ -29,8 +29,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * wire format. Bad lines are reported (line, field, value) and skipped, or stop the run with
  * {@code --fail-fast} before anything is sent; a line over {@link BoundedLines#MAX_LINE_BYTES} is a bad line naming that
  * bound, never read whole, and so is a line that is not UTF-8. The loop and the summary are {@link ProduceRun}'s.
- * Exit code 0 when every line was written, 1 when some were skipped, 2 on a failure to write, 130 after Ctrl-C or
- * SIGTERM (the summary is printed all the same).
+ * Exit code 0 when every line was written, 1 when some were skipped, 2 on a failure to write, 130 after Ctrl-C (143
+ * after SIGTERM; the summary is printed all the same).
  */
 @Command(name = "produce", mixinStandardHelpOptions = true,
         description = {"Write notifications from a JSON-lines file (fields as in Notification.avsc; times ISO-8601 or epoch ms), keyed by chat id.",

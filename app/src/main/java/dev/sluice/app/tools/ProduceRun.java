@@ -24,7 +24,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 final class ProduceRun {
     /** How long records already handed to the producer get to be confirmed after a stop. */
     static final Duration CLOSE_BOUND = Duration.ofSeconds(5);
-    /** Exit code after Ctrl-C or SIGTERM: 128 + SIGINT, what a shell reports for a program ended by Ctrl-C. */
+    /**
+     * Exit code after a stop: 128 + SIGINT, what a shell reports for a program ended by Ctrl-C. The process's own exit
+     * code is the JVM's after a signal, 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
+     */
     static final int EXIT_INTERRUPTED = 130;
 
     private final NotificationJson parser;
