@@ -177,8 +177,7 @@ public final class TopologyConfig {
         this.chatPolicy = ChatPolicy.from(s);
         this.dedupeWindowMs = s.longValue(DEDUPE_WINDOW_MS, 86_400_000L, v -> v >= 1_000 && v <= 30L * 86_400_000L,
                 "a duration in milliseconds 1000..2592000000 (30 days)");
-        this.scheduleMaxHorizonMs = s.longValue(SCHEDULE_MAX_HORIZON_MS, 400L * 86_400_000L, v -> v >= 1_000,
-                "a duration in milliseconds >= 1000");
+        this.scheduleMaxHorizonMs = scheduleMaxHorizonMs(s);
         this.editWaitMaxMs = s.longValue(EDIT_WAIT_MAX_MS, 600_000, v -> v >= 1_000 && v <= 86_400_000L,
                 "a duration in milliseconds 1000..86400000 (24 h)");
         this.editTargetRetentionMs = s.longValue(EDIT_TARGET_RETENTION_MS, 86_400_000L, v -> v >= 60_000 && v <= 30L * 86_400_000L,
@@ -190,6 +189,14 @@ public final class TopologyConfig {
                 "an integer 0..1000"));
         this.streamThreadReplacementsWindowMs = s.longValue(STREAM_THREAD_REPLACEMENTS_WINDOW_MS, 600_000, v -> v >= 1_000,
                 "a duration in milliseconds >= 1000");
+    }
+
+    /**
+     * {@code schedule.max.horizon.ms} alone, read and checked as the topology reads it: {@code sluice produce} refuses the
+     * {@code not_before} the topology would dead-letter ({@link NotificationValidator#validateNotBefore}) with it.
+     */
+    public static long scheduleMaxHorizonMs(Settings s) {
+        return s.longValue(SCHEDULE_MAX_HORIZON_MS, 400L * 86_400_000L, v -> v >= 1_000, "a duration in milliseconds >= 1000");
     }
 
     /** Reads and validates; fails with a {@link ConfigException} naming the key and value. */

@@ -1,13 +1,23 @@
 package dev.sluice.app.tools;
 
 import java.io.IOException;
-import java.io.Reader;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
- * The lines of a text, each read into memory only up to a bound in UTF-8 bytes: a longer line is skipped to its end
- * (counted, never held) and reported as {@link Line#tooLong()}, so a huge line costs no memory and gets an error that
- * names the bound instead of a parser's. Line ends as {@link java.io.BufferedReader#readLine()} sees them ({@code \n},
- * {@code \r\n} or {@code \r}). One thread reads; closing closes the reader.
+ * The lines of a UTF-8 byte stream, each read into memory only up to a bound in bytes: a longer line is skipped to its
+ * end (counted, never held) and reported as {@link Line#tooLong()}, so a huge line costs no memory and gets an error
+ * that names the bound instead of a parser's. Each line is decoded on its own and strictly ({@link CodingErrorAction#REPORT}):
+ * a line that is not valid UTF-8 is reported as {@link Line#invalidUtf8()} with the byte offset of the first bad byte,
+ * and the following lines are read as usual (no U+FFFD replacement, no exception that ends the whole input). Line ends
+ * as {@link java.io.BufferedReader#readLine()} sees them ({@code \n}, {@code \r\n} or {@code \r}; neither byte occurs
+ * inside a multi-byte UTF-8 sequence, so lines are split before decoding). One thread reads; closing closes the stream.
  */
 final class BoundedLines implements AutoCloseable {
     /**
@@ -17,29 +27,45 @@ final class BoundedLines implements AutoCloseable {
      */
     static final int MAX_LINE_BYTES = 1 << 20;
 
-    /** One line: its 1-based number, its text (null when too long) and its length in UTF-8 bytes (so far, when too long). */
-    record Line(long number, String text, long bytes) {
+    /**
+     * One line: its 1-based number, its text (null when too long or not UTF-8), its length in UTF-8 bytes (so far, when
+     * too long) and, when it is not valid UTF-8, the 0-based byte offset in the line of the first invalid byte (else -1).
+     */
+    record Line(long number, String text, long bytes, long invalidAt, String invalidBytes) {
         boolean tooLong() {
+            return text == null && invalidAt < 0;
+        }
+
+        boolean invalidUtf8() {
+            return invalidAt >= 0;
+        }
+
+        /** Too long or not UTF-8: a bad line whatever it holds. */
+        boolean unreadable() {
             return text == null;
         }
     }
 
-    private final Reader in;
+    private final InputStream in;
     private final int maxBytes;
-    private final char[] buf = new char[8192];
+    private final byte[] buf = new byte[8192];
+    private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+    private byte[] line = new byte[256];
     private int pos;
     private int end;
     private long number;
     private boolean skipLf;
 
-    BoundedLines(Reader in, int maxBytes) {
+    /** @param maxBytes the bound per line; 0 only counts lines (nothing is held or decoded) */
+    BoundedLines(InputStream in, int maxBytes) {
         this.in = in;
         this.maxBytes = maxBytes;
     }
 
-    /** The next line, or null at the end of the text. */
+    /** The next line, or null at the end of the input. */
     Line next() throws IOException {
-        StringBuilder sb = new StringBuilder();
+        int held = 0;
         long bytes = 0;
         boolean any = false;
         while (true) {
@@ -48,36 +74,58 @@ final class BoundedLines implements AutoCloseable {
                 pos = 0;
                 if (end <= 0) {
                     end = 0;
-                    return any ? line(sb, bytes) : null;
+                    return any ? line(held, bytes) : null;
                 }
             }
-            char c = buf[pos++];
+            byte b = buf[pos++];
             if (skipLf) {
                 skipLf = false;
-                if (c == '\n') {
+                if (b == '\n') {
                     continue;
                 }
             }
-            if (c == '\n' || c == '\r') {
-                skipLf = c == '\r';
-                return line(sb, bytes);
+            if (b == '\n' || b == '\r') {
+                skipLf = b == '\r';
+                return line(held, bytes);
             }
             any = true;
-            // UTF-8: 1 byte below U+0080, 2 below U+0800, 4 for a surrogate pair (2 + 2), else 3
-            bytes += c < 0x80 ? 1 : c < 0x800 || Character.isSurrogate(c) ? 2 : 3;
-            if (sb != null) {
-                if (bytes > maxBytes) {
-                    sb = null; // from here on only counted
-                } else {
-                    sb.append(c);
+            bytes++;
+            if (bytes <= maxBytes) {
+                if (held == line.length) {
+                    line = Arrays.copyOf(line, Math.min(maxBytes, line.length * 2));
                 }
+                line[held++] = b;
             }
         }
     }
 
-    private Line line(StringBuilder sb, long bytes) {
+    private Line line(int held, long bytes) {
         number++;
-        return new Line(number, sb == null ? null : sb.toString(), bytes);
+        if (bytes > maxBytes) {
+            return new Line(number, null, bytes, -1, null);
+        }
+        ByteBuffer bytesIn = ByteBuffer.wrap(line, 0, held);
+        CharBuffer chars = CharBuffer.allocate(held); // UTF-8 never decodes to more UTF-16 units than bytes
+        decoder.reset();
+        CoderResult r = decoder.decode(bytesIn, chars, true);
+        if (!r.isError()) {
+            r = decoder.flush(chars);
+        }
+        if (r.isError()) {
+            int at = bytesIn.position();
+            return new Line(number, null, bytes, at, hex(line, at, Math.min(held, at + Math.max(1, r.length()))));
+        }
+        chars.flip();
+        return new Line(number, chars.toString(), bytes, -1, null);
+    }
+
+    /** The bad bytes as hex ({@code 0xC3 0x28}): never the raw bytes, which a terminal might act on. */
+    private static String hex(byte[] a, int from, int to) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = from; i < to; i++) {
+            sb.append(sb.length() == 0 ? "" : " ").append(String.format("0x%02X", a[i] & 0xff));
+        }
+        return sb.toString();
     }
 
     /** The report for a line over the bound: its number, its size and the bound. */
@@ -85,6 +133,18 @@ final class BoundedLines implements AutoCloseable {
         return new InvalidLineException(line.number(), "(line)", line.bytes() + " bytes, more than the " + maxBytes
                 + " bytes a line may have (" + (maxBytes >= 1 << 20 && maxBytes % (1 << 20) == 0 ? maxBytes / (1 << 20) + " MiB"
                 : maxBytes + " B") + "; a notification is at most about 32 KiB, 240 KiB of split text); not read as JSON");
+    }
+
+    /** The report for a line that is not UTF-8: its number and where, never its bytes themselves. */
+    static InvalidLineException invalidUtf8(Line line) {
+        return new InvalidLineException(line.number(), "(line)", "invalid UTF-8 at byte offset " + line.invalidAt()
+                + " of the line (" + line.invalidBytes() + "; offsets from 0, " + line.bytes() + " bytes in the line);"
+                + " not read as JSON");
+    }
+
+    /** The report for any unreadable line ({@link Line#unreadable()}). */
+    static InvalidLineException unreadable(Line line) {
+        return line.invalidUtf8() ? invalidUtf8(line) : tooLong(line, MAX_LINE_BYTES);
     }
 
     @Override

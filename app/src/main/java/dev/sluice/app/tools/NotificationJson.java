@@ -1,13 +1,20 @@
 package dev.sluice.app.tools;
 
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.sluice.avro.Notification;
 import dev.sluice.avro.NotificationClass;
 import dev.sluice.topology.InvalidNotificationException;
 import dev.sluice.topology.NotificationValidator;
+import dev.sluice.topology.TopologyConfig;
+import dev.sluice.config.Settings;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -30,9 +37,12 @@ import java.util.stream.Stream;
  * edit_part, delete_of}: {@link RichFieldsJson}; {@code text} may be left out of a delete, a markup edit or media). Times are
  * ISO-8601 instants ({@code 2025-07-30T00:00:00Z}) or epoch milliseconds (a JSON number).
  * {@code created_at} may be left out (then: the clock's now). Unknown fields are refused, so a typo such as
- * {@code chatId} is reported instead of silently dropped. After parsing, the topology's own
- * {@link NotificationValidator} rules apply (required text fields, text at most 4096 characters), so a line
- * accepted here is not dead-lettered later for the same reason.
+ * {@code chatId} is reported instead of silently dropped, and so is a key twice in one object (anywhere in the line:
+ * which of the values was meant is unknown). After parsing, the topology's own {@link NotificationValidator} rules
+ * apply (required text fields, text at most 4096 characters, {@code not_before} within {@code schedule.max.horizon.ms}
+ * of the parser's clock), so a line accepted here is not dead-lettered later for the same reason. One rule is produce's
+ * own: {@code expires_at} must be after {@code not_before} (the topology would hold such a notification and end it
+ * EXPIRED unsent).
  */
 public final class NotificationJson {
     static final Set<String> FIELDS = Stream.concat(Stream.of("id", "bot_id", "chat_id", "kind", "event_class",
@@ -41,11 +51,20 @@ public final class NotificationJson {
     static final List<String> REQUIRED = List.of("id", "bot_id", "chat_id", "kind", "text");
     private static final int MAX_VALUE_ECHO = 80;
 
-    private final ObjectMapper json = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private final ObjectMapper json = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
     private final Clock clock;
+    private final long scheduleMaxHorizonMs;
 
+    /** With the default {@code schedule.max.horizon.ms} (400 days). */
     public NotificationJson(Clock clock) {
+        this(clock, TopologyConfig.scheduleMaxHorizonMs(Settings.empty()));
+    }
+
+    /** @param scheduleMaxHorizonMs the topology's {@code schedule.max.horizon.ms} ({@link TopologyConfig#scheduleMaxHorizonMs}) */
+    public NotificationJson(Clock clock, long scheduleMaxHorizonMs) {
         this.clock = clock;
+        this.scheduleMaxHorizonMs = scheduleMaxHorizonMs;
     }
 
     /**
@@ -56,6 +75,13 @@ public final class NotificationJson {
         JsonNode node;
         try {
             node = json.readTree(line);
+        } catch (JsonParseException e) {
+            String duplicate = duplicateField(e);
+            if (duplicate != null) {
+                throw new InvalidLineException(lineNumber, duplicate, "appears twice in one object; give it once"
+                        + " (which value was meant is unknown, and JSON readers differ on which one wins)");
+            }
+            throw new InvalidLineException(lineNumber, "(line)", "not JSON: " + jsonProblem(line, e));
         } catch (JsonProcessingException e) {
             throw new InvalidLineException(lineNumber, "(line)", "not JSON: " + jsonProblem(line, e));
         }
@@ -98,10 +124,39 @@ public final class NotificationJson {
         Notification n = builder.build();
         try {
             NotificationValidator.validate(n);
+            NotificationValidator.validateNotBefore(n, clock.millis(), scheduleMaxHorizonMs);
         } catch (InvalidNotificationException e) {
             throw new InvalidLineException(lineNumber, e.field(), e.getMessage());
         }
+        if (n.getNotBefore() != null && n.getExpiresAt() != null && !n.getExpiresAt().isAfter(n.getNotBefore())) {
+            throw new InvalidLineException(lineNumber, "expires_at", n.getExpiresAt() + " is not after not_before "
+                    + n.getNotBefore() + ": the topology would hold the notification until expires_at and end it EXPIRED"
+                    + " without sending it");
+        }
         return n;
+    }
+
+    /**
+     * The path of the key a line has twice ({@code text}, {@code attributes.a}, {@code reply_markup.inline_keyboard[0][1].text}),
+     * or null when {@code e} is another problem. Jackson's {@link StreamReadFeature#STRICT_DUPLICATE_DETECTION} has no
+     * exception type of its own: it is told by its message, the path read from the parser's context.
+     */
+    static String duplicateField(JsonParseException e) {
+        String message = e.getOriginalMessage();
+        if (message == null || !message.startsWith("Duplicate field '")) {
+            return null;
+        }
+        JsonParser p = e.getProcessor();
+        if (p == null || p.getParsingContext() == null) {
+            return message.substring("Duplicate field '".length(), Math.max("Duplicate field '".length(), message.length() - 1));
+        }
+        StringBuilder path = new StringBuilder();
+        for (JsonStreamContext c = p.getParsingContext(); c != null && !c.inRoot(); c = c.getParent()) {
+            String step = c.inArray() ? "[" + c.getCurrentIndex() + "]" : c.getCurrentName();
+            path.insert(0, c.inObject() && c.getParent() != null && !c.getParent().inRoot() ? "." + step : step);
+        }
+        String s = path.toString();
+        return s.startsWith(".") ? s.substring(1) : s;
     }
 
     /** Where and what, in the line's own terms: no parser class names, token lists or source descriptions. */

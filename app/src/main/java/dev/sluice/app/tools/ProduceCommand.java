@@ -6,19 +6,16 @@ import dev.sluice.config.Settings;
 import dev.sluice.config.Topics;
 import dev.sluice.schemas.CachedSchemaRegistryClient;
 import dev.sluice.schemas.SpecificAvroSerde;
+import dev.sluice.topology.TopologyConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -31,8 +28,9 @@ import picocli.CommandLine.Model.CommandSpec;
  * fields as in {@code Notification.avsc}, see {@link NotificationJson}), keyed by chat id, Avro in the Confluent
  * wire format. Bad lines are reported (line, field, value) and skipped, or stop the run with
  * {@code --fail-fast} before anything is sent; a line over {@link BoundedLines#MAX_LINE_BYTES} is a bad line naming that
- * bound, never read whole. Exit code 0 when every line was written, 1 when some were
- * skipped, 2 on a failure to write.
+ * bound, never read whole, and so is a line that is not UTF-8. The loop and the summary are {@link ProduceRun}'s.
+ * Exit code 0 when every line was written, 1 when some were skipped, 2 on a failure to write, 130 after Ctrl-C (143
+ * after SIGTERM; the summary is printed all the same).
  */
 @Command(name = "produce", mixinStandardHelpOptions = true,
         description = {"Write notifications from a JSON-lines file (fields as in Notification.avsc; times ISO-8601 or epoch ms), keyed by chat id.",
@@ -76,16 +74,16 @@ public final class ProduceCommand implements Callable<Integer> {
         }
         Settings s = config.load();
         String target = topic != null ? topic : Topics.from(s).notifications();
-        NotificationJson parser = new NotificationJson(Clock.systemUTC());
+        NotificationJson parser = new NotificationJson(Clock.systemUTC(), TopologyConfig.scheduleMaxHorizonMs(s));
 
         long lines = countLines();
         if (failFast) {
             // Validate everything first: a half-written file is worse than none.
             try (BoundedLines in = open()) {
                 for (BoundedLines.Line line = in.next(); line != null; line = in.next()) {
-                    if (line.tooLong() || !skip(line.text())) {
+                    if (line.unreadable() || !ProduceRun.skip(line.text())) {
                         try {
-                            parse(parser, line);
+                            ProduceRun.parse(parser, line);
                         } catch (InvalidLineException e) {
                             err.println("produce: " + e.getMessage());
                             err.println("produce: --fail-fast: nothing was written to " + target);
@@ -100,61 +98,33 @@ public final class ProduceCommand implements Callable<Integer> {
         Reachability.registry(s, Reachability.REGISTRY_TIMEOUT);
         Reachability.kafka(producerProps, List.of(target), Reachability.TIMEOUT);
         CachedSchemaRegistryClient registry = CachedSchemaRegistryClient.fromSettings(s);
-        AtomicLong written = new AtomicLong();
-        AtomicReference<Exception> sendError = new AtomicReference<>();
-        long bad = 0;
-        long total = 0;
+        ProduceRun run = new ProduceRun(parser, target, isStdin() ? -1 : lines, out, err);
         try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(producerProps,
                 new StringSerializer(), new SpecificAvroSerde<>(registry, Notification.class).serializer());
              Progress bar = Progress.open(progress, "produce", lines, err);
              BoundedLines in = open()) {
-            for (BoundedLines.Line line = in.next(); line != null && sendError.get() == null; line = in.next()) {
-                bar.step(1);
-                if (!line.tooLong() && skip(line.text())) {
-                    continue;
-                }
-                total++;
-                Notification notification;
+            // Ctrl-C or SIGTERM: stop reading, give what was handed over a bounded time, print the summary (exit 130)
+            Thread hook = new Thread(() -> {
                 try {
-                    notification = parse(parser, line);
-                } catch (InvalidLineException e) {
-                    bad++;
-                    err.println("produce: skipped " + e.getMessage());
-                    continue;
+                    run.stopFromHook(producer);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
-                producer.send(new ProducerRecord<>(target, notification.getChatId(), notification), (md, ex) -> {
-                    if (ex != null) {
-                        sendError.compareAndSet(null, ex);
-                    } else {
-                        written.incrementAndGet();
+            }, "sluice-produce-stop");
+            Runtime.getRuntime().addShutdownHook(hook);
+            try {
+                run.send(in, producer, bar);
+            } finally {
+                if (!run.stopped()) {
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(hook);
+                    } catch (IllegalStateException shuttingDown) {
+                        // the JVM is stopping: the hook runs and finds the summary printed, or prints it
                     }
-                });
-                bar.message(written.get() + " written, " + bad + " skipped");
+                }
             }
-            producer.flush();
-            bar.message(written.get() + " written, " + bad + " skipped");
         }
-        if (sendError.get() != null) {
-            err.flush();
-            err.println("produce: writing to " + target + " failed after " + written.get() + " records: " + sendError.get().getMessage());
-            return 2;
-        }
-        out.printf("produce: %d notifications written to %s, %d bad lines skipped (of %d)%n", written.get(), target, bad, total);
-        out.flush();
-        err.flush();
-        return bad == 0 ? 0 : 1;
-    }
-
-    private static Notification parse(NotificationJson parser, BoundedLines.Line line) {
-        if (line.tooLong()) {
-            throw BoundedLines.tooLong(line, BoundedLines.MAX_LINE_BYTES);
-        }
-        return parser.parse(line.number(), line.text());
-    }
-
-    private static boolean skip(String line) {
-        String t = line.strip();
-        return t.isEmpty() || t.startsWith("//");
+        return run.summary();
     }
 
     private long countLines() throws IOException {
@@ -162,7 +132,7 @@ public final class ProduceCommand implements Callable<Integer> {
             return 0;
         }
         long n = 0;
-        try (BoundedLines in = new BoundedLines(Files.newBufferedReader(file, StandardCharsets.UTF_8), 0)) {
+        try (BoundedLines in = new BoundedLines(Files.newInputStream(file), 0)) {
             while (in.next() != null) {
                 n++; // counted without holding any line
             }
@@ -174,14 +144,17 @@ public final class ProduceCommand implements Callable<Integer> {
         return "-".equals(file.toString());
     }
 
-    /** The input's lines, each at most {@link BoundedLines#MAX_LINE_BYTES}: a longer one is reported, never held. */
+    /**
+     * The input's lines, each at most {@link BoundedLines#MAX_LINE_BYTES} and decoded strictly as UTF-8 (file and stdin
+     * alike): a longer line, or one that is not UTF-8, is reported and skipped, never held or sent with U+FFFD in it.
+     */
     private BoundedLines open() throws IOException {
         if (isStdin()) {
             if (failFast) {
                 throw new IllegalArgumentException("--fail-fast reads the input twice: give a file, not '-'");
             }
-            return new BoundedLines(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8), BoundedLines.MAX_LINE_BYTES);
+            return new BoundedLines(System.in, BoundedLines.MAX_LINE_BYTES);
         }
-        return new BoundedLines(Files.newBufferedReader(file, StandardCharsets.UTF_8), BoundedLines.MAX_LINE_BYTES);
+        return new BoundedLines(Files.newInputStream(file), BoundedLines.MAX_LINE_BYTES);
     }
 }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.StringReader;
+import java.io.ByteArrayInputStream;
 import java.io.StringWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -26,13 +26,41 @@ class BoundedLinesTest {
     Path dir;
 
     private static List<String> read(String text, int max) throws IOException {
+        return read(text.getBytes(StandardCharsets.UTF_8), max);
+    }
+
+    private static List<String> read(byte[] bytes, int max) throws IOException {
         List<String> out = new ArrayList<>();
-        try (BoundedLines in = new BoundedLines(new StringReader(text), max)) {
+        try (BoundedLines in = new BoundedLines(new ByteArrayInputStream(bytes), max)) {
             for (BoundedLines.Line l = in.next(); l != null; l = in.next()) {
-                out.add(l.number() + ":" + (l.tooLong() ? "TOO LONG " + l.bytes() : l.text()));
+                out.add(l.number() + ":" + (l.tooLong() ? "TOO LONG " + l.bytes()
+                        : l.invalidUtf8() ? "NOT UTF-8 at " + l.invalidAt() + " (" + l.invalidBytes() + ")" : l.text()));
             }
         }
         return out;
+    }
+
+    private static byte[] bytes(Object... parts) {
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        for (Object p : parts) {
+            if (p instanceof String s) {
+                b.writeBytes(s.getBytes(StandardCharsets.UTF_8));
+            } else {
+                b.write((Integer) p);
+            }
+        }
+        return b.toByteArray();
+    }
+
+    @Test
+    void aLineThatIsNotUtf8IsReportedWithTheOffsetOfItsFirstBadByteAndTheNextLinesAreRead() throws IOException {
+        // a Latin-1 byte, a lead byte without continuation, an overlong '/', an encoded surrogate, a sequence cut by the line end
+        assertThat(read(bytes("ok\n", "caf", 0xE9, "\n", "a", 0xC3, 0x28, "\r\n", 0xC0, 0xAF, "\n", "x", 0xED, 0xA0, 0x80, "\r",
+                "\u20ac", 0xE2, 0x82, "\n", "\u00e4 fine\n"), 100)).containsExactly(
+                "1:ok", "2:NOT UTF-8 at 3 (0xE9)", "3:NOT UTF-8 at 1 (0xC3)", "4:NOT UTF-8 at 0 (0xC0)", "5:NOT UTF-8 at 1 (0xED 0xA0 0x80)",
+                "6:NOT UTF-8 at 3 (0xE2 0x82)", "7:\u00e4 fine");
+        // over the bound it is too long, whatever its bytes (never decoded)
+        assertThat(read(bytes("abcd", 0xFF, "\nok"), 4)).containsExactly("1:TOO LONG 5", "2:ok");
     }
 
     @Test

@@ -51,7 +51,11 @@ class NotificationJsonTest {
             "{\"id\":\"a\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\",\"bot_pool\":\"b2\"}|line 7, field 'bot_pool': expected an array of strings, got 'b2'",
             "{\"id\":\"a\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\",\"attributes\":{\"x\":[1]}}|line 7, field 'attributes.x': expected a string",
             "{\"id\":1,\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\"}|line 7, field 'id': expected a string, got number 1",
-            "[1,2]|line 7, field '(line)': expected a JSON object, got ARRAY"})
+            "[1,2]|line 7, field '(line)': expected a JSON object, got ARRAY",
+            "{\"id\":\"a\",\"id\":\"b\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\"}|line 7, field 'id': appears twice in one object",
+            "{\"id\":\"a\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\",\"reply_markup\":{\"inline_keyboard\":[[{\"text\":\"A\",\"url\":\"https://a.example\"},{\"text\":\"B\",\"text\":\"C\"}]]}}|line 7, field 'reply_markup.inline_keyboard[0][1].text': appears twice",
+            "{\"id\":\"a\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\",\"not_before\":\"2026-10-01T00:00:00Z\"}|line 7, field 'not_before': field not_before 2026-10-01T00:00:00Z is more than 34560000000 ms after now (2025-07-30T01:02:03Z; schedule.max.horizon.ms)",
+            "{\"id\":\"a\",\"bot_id\":\"b\",\"chat_id\":\"1\",\"kind\":\"k\",\"text\":\"t\",\"not_before\":\"2025-08-01T00:00:00Z\",\"expires_at\":1753837200000}|line 7, field 'expires_at': 2025-07-30T01:00:00Z is not after not_before 2025-08-01T00:00:00Z"})
     void eachBadLineNamesLineFieldAndValue(String line, String message) {
         assertThatThrownBy(() -> json.parse(7, line)).isInstanceOf(InvalidLineException.class).hasMessageStartingWith(message);
     }

@@ -1,0 +1,191 @@
+package dev.sluice.app.tools;
+
+import dev.sluice.avro.Notification;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * One {@code sluice produce} run's sending loop and its summary: reads lines, reports and skips bad ones, hands good
+ * ones to the producer, and stops early when {@link #stop()} is called (Ctrl-C, SIGTERM: the command's shutdown hook).
+ * After a stop the producer is closed with a bound ({@link #CLOSE_BOUND}: what was handed to it gets that long to be
+ * confirmed) and the summary says what was written, skipped, left unconfirmed and not read; the exit code is then
+ * {@link #EXIT_INTERRUPTED}. The summary is printed once, by whichever of the loop and the hook gets there first (the
+ * hook when the loop is stuck: blocked reading stdin, or in a send waiting for metadata). Counters are read by both
+ * threads; the loop itself runs on one.
+ */
+final class ProduceRun {
+    /** How long records already handed to the producer get to be confirmed after a stop. */
+    static final Duration CLOSE_BOUND = Duration.ofSeconds(5);
+    /**
+     * Exit code after a stop: 128 + SIGINT, what a shell reports for a program ended by Ctrl-C. The process's own exit
+     * code is the JVM's after a signal, 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
+     */
+    static final int EXIT_INTERRUPTED = 130;
+
+    private final NotificationJson parser;
+    private final String target;
+    private final long linesInInput; // -1 when unknown (stdin)
+    private final PrintWriter out;
+    private final PrintWriter err;
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final AtomicBoolean summarized = new AtomicBoolean();
+    private final AtomicLong handed = new AtomicLong();
+    private final AtomicLong written = new AtomicLong();
+    private final AtomicLong bad = new AtomicLong();
+    private final AtomicLong total = new AtomicLong();
+    private final AtomicLong linesRead = new AtomicLong();
+    private final AtomicReference<Exception> sendError = new AtomicReference<>();
+    private final CountDownLatch loopEnded = new CountDownLatch(1);
+    private final CountDownLatch summaryPrinted = new CountDownLatch(1);
+
+    /** @param linesInInput the input's lines (all of them, blank too), or -1 when not known in advance (stdin) */
+    ProduceRun(NotificationJson parser, String target, long linesInInput, PrintWriter out, PrintWriter err) {
+        this.parser = parser;
+        this.target = target;
+        this.linesInInput = linesInInput;
+        this.out = out;
+        this.err = err;
+    }
+
+    /** Asks the loop to stop before its next line (any thread). */
+    void stop() {
+        stop.set(true);
+    }
+
+    /**
+     * What the shutdown hook does (Ctrl-C, SIGTERM): stops the loop and waits for it to close the producer and print the
+     * summary; when the loop does not end within a second (blocked reading stdin, or in a send waiting for metadata)
+     * it closes {@code producer} itself with {@link #CLOSE_BOUND} and prints the summary. Bounded: at most about
+     * {@link #CLOSE_BOUND} + 3 s.
+     */
+    void stopFromHook(Producer<?, ?> producer) throws InterruptedException {
+        stop();
+        if (loopEnded.await(1, TimeUnit.SECONDS)) {
+            summaryPrinted.await(CLOSE_BOUND.toMillis() + 2_000, TimeUnit.MILLISECONDS);
+        } else {
+            producer.close(CLOSE_BOUND);
+        }
+        summary(); // prints only if the loop has not
+    }
+
+    boolean stopped() {
+        return stop.get();
+    }
+
+    /**
+     * Sends every good line of {@code in} until its end, a send error or {@link #stop()}; then flushes (after a stop:
+     * closes with {@link #CLOSE_BOUND}). The caller closes {@code producer} again (a second close does nothing).
+     */
+    void send(BoundedLines in, Producer<String, Notification> producer, Progress bar) throws IOException {
+        try {
+            loop(in, producer, bar);
+        } finally {
+            loopEnded.countDown();
+        }
+        if (stop.get()) {
+            producer.close(CLOSE_BOUND); // what was handed over gets this long; the rest is counted as unconfirmed
+        } else {
+            producer.flush();
+        }
+        bar.message(written.get() + " written, " + bad.get() + " skipped");
+    }
+
+    private void loop(BoundedLines in, Producer<String, Notification> producer, Progress bar) throws IOException {
+        while (!stop.get() && sendError.get() == null) {
+            BoundedLines.Line line = in.next();
+            if (line == null || stop.get()) {
+                return; // the end, or a stop while this read waited (a line read after it is not sent)
+            }
+            linesRead.incrementAndGet();
+            bar.step(1);
+            if (!line.unreadable() && skip(line.text())) {
+                continue;
+            }
+            total.incrementAndGet();
+            Notification notification;
+            try {
+                notification = parse(parser, line);
+            } catch (InvalidLineException e) {
+                bad.incrementAndGet();
+                err.println("produce: skipped " + e.getMessage());
+                continue;
+            }
+            handed.incrementAndGet();
+            try {
+                producer.send(new ProducerRecord<>(target, notification.getChatId(), notification), (md, ex) -> {
+                    if (ex != null) {
+                        sendError.compareAndSet(null, ex);
+                    } else {
+                        written.incrementAndGet();
+                    }
+                });
+            } catch (RuntimeException e) {
+                handed.decrementAndGet();
+                if (stop.get()) {
+                    return; // the hook closed the producer while this send waited (for metadata, or buffer room)
+                }
+                throw e;
+            }
+            bar.message(written.get() + " written, " + bad.get() + " skipped");
+        }
+    }
+
+    /**
+     * Prints the summary unless it was printed already, and returns the exit code: {@link #EXIT_INTERRUPTED} after a
+     * stop, 2 after a send error, 1 when a line was skipped, else 0.
+     */
+    int summary() {
+        boolean first = summarized.compareAndSet(false, true);
+        int exit;
+        if (stop.get()) {
+            exit = EXIT_INTERRUPTED;
+            if (first) {
+                long unconfirmed = handed.get() - written.get();
+                long notRead = linesInInput < 0 ? -1 : Math.max(0, linesInInput - linesRead.get());
+                err.flush();
+                out.printf("produce: interrupted: %d notifications written to %s, %d bad lines skipped (of %d read),"
+                                + " %d handed to Kafka but not confirmed within %d s (may or may not be written), %s%n",
+                        written.get(), target, bad.get(), total.get(), unconfirmed, CLOSE_BOUND.toSeconds(),
+                        notRead < 0 ? "the rest of stdin not read" : notRead + " lines not read (of " + linesInInput + ")");
+            }
+        } else if (sendError.get() != null) {
+            exit = ToolErrors.EXIT_CANNOT_RUN;
+            if (first) {
+                err.flush();
+                err.println("produce: writing to " + target + " failed after " + written.get() + " records: "
+                        + ToolErrors.safe(sendError.get().getMessage()));
+            }
+        } else {
+            exit = bad.get() == 0 ? 0 : 1;
+            if (first) {
+                out.printf("produce: %d notifications written to %s, %d bad lines skipped (of %d)%n", written.get(), target,
+                        bad.get(), total.get());
+            }
+        }
+        out.flush();
+        err.flush();
+        summaryPrinted.countDown();
+        return exit;
+    }
+
+    static Notification parse(NotificationJson parser, BoundedLines.Line line) {
+        if (line.unreadable()) {
+            throw BoundedLines.unreadable(line); // over the bound, or not UTF-8
+        }
+        return parser.parse(line.number(), line.text());
+    }
+
+    /** A blank line or a {@code //} comment: not a notification, not counted. */
+    static boolean skip(String line) {
+        String t = line.strip();
+        return t.isEmpty() || t.startsWith("//");
+    }
+}
