@@ -71,4 +71,19 @@ class DedupeScopeTest extends HarnessTest {
         assertThat(h.outboxLive.isEmpty()).isTrue();
         assertThat(h.counts.get("live.duplicates")).isEqualTo(1);
     }
+
+    @Test
+    void digestsOpenedByRecordsOfTheDirectPathAndTheRepartitionAtOneOffsetHaveTwoIds() {
+        // A digest id is unique per partition, offset and instant; a chat-keyed record (direct path, offset 0 of
+        // notifications) and a repartitioned one (offset 0 of the by-chat repartition) share the partition and offset.
+        // One id for two chats' digests would make the sender take the second for a reuse of the first's id.
+        h = new Harness(stateDir, TEN, Map.of());
+        h.sendKeyed(notification("col-1", "42", TEN).setEventClass(NotificationClass.COLLAPSIBLE).build(), "42");
+        h.send(notification("col-2", "43", TEN).setEventClass(NotificationClass.COLLAPSIBLE).build());
+        h.advance(Duration.ofSeconds(61), Duration.ofSeconds(1));
+        java.util.List<OutboundMessage> digests = h.drainLive();
+        assertThat(digests).extracting(OutboundMessage::getChatId).containsExactlyInAnyOrder("42", "43");
+        assertThat(digests).allSatisfy(d -> assertThat(d.getDigestCount()).isEqualTo(1));
+        assertThat(digests).extracting(OutboundMessage::getId).doesNotHaveDuplicates();
+    }
 }
