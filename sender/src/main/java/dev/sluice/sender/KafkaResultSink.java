@@ -138,7 +138,8 @@ final class KafkaResultSink implements ResultSink, AutoCloseable {
         if (result.getStatus() == DeliveryStatus.DELIVERED || result.getStatus() == DeliveryStatus.UNCERTAIN) {
             // Only a message that reached the provider carries a sent mark to raise. A FAILED or EXPIRED one
             // gets none, so a replay of it (same id, e.g. `sluice replay --filter status=FAILED`) is sent.
-            sentMarks.markResultWritten(message.message().getBotId(), message.message().getId());
+            // the result's key (its normalised chat id) stays in the mark: the same id for another chat is no redelivery
+            sentMarks.markResultWritten(message.message().getBotId(), message.message().getId(), result.getChatId());
         }
     }
 

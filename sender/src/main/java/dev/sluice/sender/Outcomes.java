@@ -25,6 +25,8 @@ import org.slf4j.LoggerFactory;
  */
 final class Outcomes {
     private static final Logger log = LoggerFactory.getLogger(Outcomes.class);
+    /** Set by the topology on a message it re-addressed to a migrated group's new id: the chat id the producer used. */
+    static final String MIGRATED_FROM_ATTRIBUTE = "sluice.migrated_from_chat_id";
     /** Interval of the "sent mark unreadable" summary line while Redis is down. */
     static final long UNREADABLE_MARK_WARN_INTERVAL_MS = 10_000;
     /** Every message meets an unreadable sent mark while Redis is down: one line per interval, not one per message. */
@@ -32,6 +34,9 @@ final class Outcomes {
             new ThrottledWarning(log, UNREADABLE_MARK_WARN_INTERVAL_MS, System::currentTimeMillis);
     /** A Redis outage fails every message's sent mark: one line per interval, not one per message. */
     private final ThrottledWarning unwritableMark =
+            new ThrottledWarning(log, UNREADABLE_MARK_WARN_INTERVAL_MS, System::currentTimeMillis);
+    /** A producer reusing ids would log one line per message: one per interval. */
+    private final ThrottledWarning reusedId =
             new ThrottledWarning(log, UNREADABLE_MARK_WARN_INTERVAL_MS, System::currentTimeMillis);
 
     private final ResultSink results;
@@ -133,9 +138,20 @@ final class Outcomes {
         return replay(p, mark);
     }
 
-    /** The step for a message whose mark was read: DONE or its result when it was sent before, else null. */
+    /**
+     * The step for a message whose mark was read (here, or by the budget's Lua decision: its ALREADY_SENT carries the
+     * mark's value): DONE or its result when it was sent before, else null. A mark written for another chat (its result
+     * key, when it has one: marks of older versions have none) is no redelivery: FAILED, not sent ({@link #sameChat}).
+     */
     Step replay(PendingMessage p, SentMarks.Mark mark) {
         OutboundMessage m = p.message();
+        if (mark.state() != SentMarks.State.NONE && mark.resultKey() != null && !sameChat(mark.resultKey(), m)) {
+            reusedId.warn("id " + m.getId() + " of bot " + m.getBotId() + " is marked " + mark.state()
+                    + " for another chat: ended FAILED, not sent (ids are idempotency keys, unique per bot)");
+            return finish(p, DeliveryStatus.FAILED, "id " + m.getId() + " was already used for another chat of bot "
+                    + m.getBotId() + " within the sent marks' TTL; ids are idempotency keys, unique per bot; not sent",
+                    null, null);
+        }
         switch (mark.state()) {
             case RESULT_WRITTEN -> {
                 results.alreadyFinished(p);
@@ -170,6 +186,19 @@ final class Outcomes {
                 return null;
             }
         }
+    }
+
+    /**
+     * Whether a mark's result key names this message's chat: its normalised chat id (the result's key, also when the
+     * sender re-targets a migrated group, which changes only the target), or the chat the topology re-addressed it from
+     * ({@value #MIGRATED_FROM_ATTRIBUTE}: the same notification, sent before the group migrated).
+     */
+    static boolean sameChat(String resultKey, OutboundMessage m) {
+        if (resultKey.equals(ChatIds.normalise(m.getChatId()))) {
+            return true;
+        }
+        String from = m.getAttributes() == null ? null : m.getAttributes().get(MIGRATED_FROM_ATTRIBUTE);
+        return from != null && resultKey.equals(ChatIds.normalise(from));
     }
 
     /**

@@ -105,8 +105,8 @@ class BatchDecisionTest {
         }
 
         @Override
-        public void markResultWritten(String botId, String messageId) {
-            stored.markResultWritten(botId, messageId);
+        public void markResultWritten(String botId, String messageId, String resultKey) {
+            stored.markResultWritten(botId, messageId, resultKey);
         }
 
         @Override

@@ -105,8 +105,8 @@ class DeliveryProcessorTest {
             }
 
             @Override
-            public void markResultWritten(String botId, String messageId) {
-                marks.markResultWritten(botId, messageId);
+            public void markResultWritten(String botId, String messageId, String resultKey) {
+                marks.markResultWritten(botId, messageId, resultKey);
             }
 
             @Override

@@ -120,7 +120,10 @@ final class DigestFolder {
 
     /**
      * The id of a digest opened now: {@code <lane>-digest-<partition>-<offset>-<now>} from the repartition record
-     * that opens it (the same when a task is retried under exactly-once, unique per partition and offset), or
+     * that opens it (the same when a task is retried under exactly-once, unique per partition and offset),
+     * {@code <lane>-digest-<partition>-d<offset>-<now>} from a record of the direct path (the lane's input topic, whose
+     * offsets are another sequence: without the {@code d} a record of each at one offset and instant opened two chats'
+     * digests under one id, which the sender would take for a reused id), or
      * {@code <lane>-digest-<partition>-r<n>-<now>} when the schedule's punctuator opens it (n counts such openings
      * in this instance). Never derived from a folded id, so a repeated id cannot make two digests collide (F4).
      */
@@ -133,7 +136,9 @@ final class DigestFolder {
         String prefix = spec.lane().name().toLowerCase() + "-digest-" + context.taskId().partition() + "-";
         Optional<RecordMetadata> meta = released ? Optional.empty() : context.recordMetadata();
         if (meta.isPresent() && meta.get().offset() >= 0) {
-            return prefix + meta.get().offset() + "-" + now;
+            // Kafka Streams names its repartition topics <application id>-<name>-repartition
+            String path = meta.get().topic() != null && !meta.get().topic().endsWith("-repartition") ? "d" : "";
+            return prefix + path + meta.get().offset() + "-" + now;
         }
         return prefix + "r" + (releasedOpened++) + "-" + now;
     }

@@ -24,10 +24,14 @@ import org.slf4j.LoggerFactory;
  * {@code delivery-parts-results-sink} on {@code delivery.results}).
  *
  * <p>Store {@value SluiceTopology#PART_RESULTS_STORE} (changelogged, so a restart or a task moving to another instance
- * continues where it was): key {@code <parent id>#<k>/<n>} holds the first result of part k of n (a later copy, as a
- * sender writes after a crash, is ignored); when all n are there they are folded, the folded result is written, the part
- * entries are deleted and the folded result stays under {@code <parent id>#done} as a marker, so a late copy of a part
- * result writes no second result. A marker only stops results of the same round: one with the same {@code due_at}
+ * continues where it was): key {@code <chat> U+001E <parent id>#<k>/<n>} holds the first result of part k of n (a later
+ * copy, as a sender writes after a crash, is ignored); when all n are there they are folded, the folded result is
+ * written, the part entries are deleted and the folded result stays under {@code <chat> U+001E <parent id>#done} as a
+ * marker, so a late copy of a part result writes no second result. The chat (the result's {@code chat_id}) keeps two
+ * notifications with one id for two chats apart (the id is unique per bot, but the topology routes a reuse for another
+ * chat, which then ends FAILED at the sender: its parts must not take the other chat's slots). Entries the previous
+ * version wrote without the chat ({@code <parent id>#<k>/<n>}, {@code <parent id>#done}) are still read when they hold
+ * a result of the same chat. A marker only stops results of the same round: one with the same {@code due_at}
  * (every part of one split shares it); a notification sent again under its id (a replay) gets a new {@code due_at} and
  * its own result. Under exactly-once the store, the marker and the output commit together.
  *
@@ -57,13 +61,37 @@ final class PartResultsProcessor extends ContextualProcessor<byte[], byte[], Str
         this.deserializer = deserializer;
     }
 
-    /** The store key of part k of n of {@code parentId}; it is also that part's message id. */
+    /** The previous version's key of part k of n of {@code parentId} (no chat); it is also that part's message id. */
     static String partKey(String parentId, int index, int count) {
         return parentId + "#" + index + "/" + count;
     }
 
     static String doneKey(String parentId) {
         return parentId + DONE;
+    }
+
+    /** The store key of {@code key} ({@link #partKey} or {@link #doneKey}) for the chat. */
+    static String inChat(String chat, String key) {
+        return chat + RouteDedupe.CHAT_SEPARATOR + key;
+    }
+
+    /** The entry under the chat's key, else the previous version's entry of {@code key} when it is that chat's. */
+    private DeliveryResult get(String chat, String key) {
+        DeliveryResult r = store.get(inChat(chat, key));
+        if (r == null) {
+            r = store.get(key);
+            return r != null && chat.equals(r.getChatId()) ? r : null;
+        }
+        return r;
+    }
+
+    /** Deletes the chat's entry of {@code key} and the previous version's, when it is that chat's. */
+    private void delete(String chat, String key) {
+        store.delete(inChat(chat, key));
+        DeliveryResult old = store.get(key);
+        if (old != null && chat.equals(old.getChatId())) {
+            store.delete(key);
+        }
     }
 
     @Override
@@ -93,19 +121,21 @@ final class PartResultsProcessor extends ContextualProcessor<byte[], byte[], Str
             log.warn("skipping the result of {} on {}: part {}/{} makes no sense", r.getMessageId(), topic, k, n);
             return;
         }
-        DeliveryResult done = store.get(doneKey(parent));
+        String chat = String.valueOf(r.getChatId());
+        DeliveryResult done = get(chat, doneKey(parent));
         if (done != null && Objects.equals(done.getDueAt(), r.getDueAt())) {
             log.debug("result of part {}/{} of {} arrived after its notification's result: ignored", k, n, parent);
             return;
         }
         String key = partKey(parent, k, n);
-        DeliveryResult held = store.get(key);
+        DeliveryResult held = get(chat, key);
         if (held == null || !Objects.equals(held.getDueAt(), r.getDueAt())) {
-            store.put(key, r); // the first result of this part in this round
+            held = r;
+            store.put(inChat(chat, key), r); // the first result of this part in this round
         }
         List<DeliveryResult> parts = new ArrayList<>(n);
         for (int i = 1; i <= n; i++) {
-            DeliveryResult p = i == k ? store.get(key) : store.get(partKey(parent, i, n));
+            DeliveryResult p = i == k ? held : get(chat, partKey(parent, i, n));
             if (p == null || !Objects.equals(p.getDueAt(), r.getDueAt())) {
                 return; // still waiting for part i
             }
@@ -113,9 +143,9 @@ final class PartResultsProcessor extends ContextualProcessor<byte[], byte[], Str
         }
         DeliveryResult folded = fold(parent, parts, context().currentSystemTimeMs());
         for (int i = 1; i <= n; i++) {
-            store.delete(partKey(parent, i, n));
+            delete(chat, partKey(parent, i, n));
         }
-        store.put(doneKey(parent), folded);
+        store.put(inChat(chat, doneKey(parent)), folded);
         context().forward(new Record<>(folded.getChatId(), folded, record.timestamp()));
     }
 

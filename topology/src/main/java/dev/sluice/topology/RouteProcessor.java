@@ -34,7 +34,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * chat is in this task).
  * For each notification, in this order:
  * <ol>
- *   <li>duplicate: an id ({@link #dedupeKey}) already seen by this lane's task within {@code dedupe.window.ms} ({@link SeenIds}:
+ *   <li>duplicate: an id already seen for the same chat by this lane's task within {@code dedupe.window.ms}
+ *       ({@link RouteDedupe}: the same id for another chat is not a duplicate here; {@link SeenIds}:
  *       a filter in memory; the ids in batches in {@code <lane>-dedupe-batches}, one changelog record per batch and commit,
  *       or per id in {@code <lane>-dedupe-store} once they outgrow the filter; retention = the window)
  *       is counted and dropped: no second outbound message, no second result;</li>
@@ -98,7 +99,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     /** Folding and flushing into {@link #digests}. */
     private DigestFolder folder;
     private KeyValueStore<Bytes, Notification> schedule;
-    private SeenIds dedupe;
+    private RouteDedupe dedupe;
     private BotPressure pressure;
     private DigestPreferences preferences;
     private CriticalCommits criticalCommits;
@@ -134,7 +135,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         // Stores are restored before init: PendingDigests reads the entries a previous run left pending.
         digests = new PendingDigests(context.getStateStore(SluiceTopology.digestStore(spec)));
         schedule = context.getStateStore(SluiceTopology.scheduleStore(spec));
-        dedupe = SeenIds.open(context, spec, config.dedupeWindowMs());
+        dedupe = RouteDedupe.open(context, spec, config.dedupeWindowMs());
         pressure = new BotPressure(context.getStateStore(SluiceTopology.SENDER_STATUS_STORE), senderStatusDeserializer,
                 config.topics().senderStatus(), config.pressureDrainTimeThresholdMs(), config.pressureStatusMaxAgeMs(),
                 senderStatusChanges);
@@ -170,23 +171,11 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     public void process(Record<String, Notification> record) {
         long now = context().currentSystemTimeMs();
         criticalCommits.nextRecord(context(), now);
-        String id = dedupeKey(record.value());
-        if (dedupe.seen(id, now)) {
+        if (dedupe.repeat(record.value(), now)) {
             counters.duplicate(spec.lane());
             return;
         }
-        dedupe.remember(id, now);
         route(record.value(), now, false);
-    }
-
-    /**
-     * The id, plus the {@value #REPLAYED_FROM_ATTRIBUTE} attribute that {@code sluice replay} adds: a replay of a
-     * notification that ended without delivery is a new attempt, not a duplicate of the original (the same
-     * replay written twice is).
-     */
-    static String dedupeKey(Notification n) {
-        String replayed = n.getAttributes().get(REPLAYED_FROM_ATTRIBUTE);
-        return replayed == null ? n.getId() : n.getId() + "\u001F" + replayed;
     }
 
     private void route(Notification original, long now, boolean released) {
@@ -218,7 +207,8 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             // Kept until the earlier of not_before and expires_at: released at its deadline, it ends EXPIRED then.
             long releaseAt = n.getExpiresAt() == null ? n.getNotBefore().toEpochMilli()
                     : Math.min(n.getNotBefore().toEpochMilli(), n.getExpiresAt().toEpochMilli());
-            schedule.put(scheduleKey(releaseAt, original.getId()), original);
+            // chat and id (RouteDedupe#key): the same id for two chats due at the same instant are two entries
+            schedule.put(scheduleKey(releaseAt, RouteDedupe.key(original)), original);
             releases.ensure();
             counters.scheduled(spec.lane());
             return;
@@ -304,7 +294,10 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         }
     }
 
-    /** 8-byte big-endian not_before then the id: byte order is time order for instants after 1970. */
+    /**
+     * 8-byte big-endian not_before then the id (since the dedupe's scope, {@link RouteDedupe#key}; entries written
+     * before keep the bare id): byte order is time order for instants after 1970.
+     */
     static Bytes scheduleKey(long notBeforeMs, String id) {
         byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
         return Bytes.wrap(ByteBuffer.allocate(8 + idBytes.length).putLong(notBeforeMs).put(idBytes).array());

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -37,8 +38,9 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * lookup (stores are written only while a record is processed).
  *
  * <p>Two generations: a hash stays in the current one until the next rotation and in the previous one until the rotation
- * after, and rotations are at least {@code dedupe.window.ms} apart, so a hash stays at least the window. One instance per
- * processor, used by its task's stream thread only.
+ * after, and rotations are at least {@code dedupe.window.ms} apart, so a hash stays at least the window. The ids are
+ * opaque keys here ({@link RouteDedupe} makes them); loading notes until when an id of a previous key format is within the
+ * window ({@link #legacyUntilMs}). One instance per processor, used by its task's stream thread only.
  */
 final class SeenIds {
     /** Ids one generation holds before the filter gives up (per-id mode). */
@@ -55,6 +57,8 @@ final class SeenIds {
     private final WindowStore<Long, byte[]> batches;
     private final long windowMs;
     private final int maxIds;
+    /** Until when an id of the previous key format loaded at init may still be a duplicate ({@link #legacyUntilMs}). */
+    private long legacyUntilMs;
     private LongLongMap current = new LongLongMap();
     private LongLongMap previous = new LongLongMap();
     /** Ids (→ time) whose hash's slot in {@link #current} points elsewhere; counted against {@link #maxIds}. */
@@ -72,10 +76,11 @@ final class SeenIds {
      * The lane's two stores of this task ({@code <lane>-dedupe-store}, {@code <lane>-dedupe-batches}), batching only when
      * the record cache is on ({@link #recordCacheOn}).
      */
-    static SeenIds open(org.apache.kafka.streams.processor.api.ProcessorContext<?, ?> context, LaneSpec spec, long windowMs) {
+    static SeenIds open(org.apache.kafka.streams.processor.api.ProcessorContext<?, ?> context, LaneSpec spec, long windowMs,
+                        Predicate<String> legacy) {
         return new SeenIds(context.getStateStore(SluiceTopology.dedupeStore(spec)),
                 context.getStateStore(SluiceTopology.dedupeBatchStore(spec)), windowMs, context.currentSystemTimeMs(), MAX_IDS,
-                recordCacheOn(context.appConfigs()));
+                recordCacheOn(context.appConfigs()), legacy);
     }
 
     /** Reads the ids both stores hold (a previous run's, restored). */
@@ -94,14 +99,25 @@ final class SeenIds {
      */
     SeenIds(WindowStore<String, Long> ids, WindowStore<Long, byte[]> batches, long windowMs, long nowMs, int maxIds,
             boolean batching) {
+        this(ids, batches, windowMs, nowMs, maxIds, batching, id -> false);
+    }
+
+    /**
+     * @param legacy which stored ids have the previous version's key format: {@link #legacyUntilMs} is the latest time
+     *     such an id loaded at init is still within the window
+     */
+    SeenIds(WindowStore<String, Long> ids, WindowStore<Long, byte[]> batches, long windowMs, long nowMs, int maxIds,
+            boolean batching, Predicate<String> legacy) {
         this.ids = ids;
         this.batches = batches;
         this.windowMs = windowMs;
         this.maxIds = maxIds;
         this.rotateAtMs = nowMs + windowMs;
+        this.legacyUntilMs = Long.MIN_VALUE;
         try (KeyValueIterator<Windowed<String>, Long> it = ids.all()) {
             while (it.hasNext() && !migrateAtFirstUse) {
                 KeyValue<Windowed<String>, Long> kv = it.next();
+                noteLegacy(legacy, kv.key.key(), kv.key.window().start());
                 load(kv.key.key(), PER_ID, kv.key.window().start());
             }
         }
@@ -114,6 +130,7 @@ final class SeenIds {
                 if (!migrateAtFirstUse) {
                     decode(kv.value, kv.key.window().start(), (id, t) -> {
                         if (t >= oldest) {
+                            noteLegacy(legacy, id, t);
                             load(id, seq, t);
                         }
                     });
@@ -141,6 +158,21 @@ final class SeenIds {
             }
         }
         return true;
+    }
+
+    /**
+     * Until when (exclusive) an id of the previous key format ({@code legacy} of the constructor) may be found: the
+     * latest time of such an id loaded at init plus the window; when loading stopped at an overflow (the rest unread), the
+     * window from init. Long.MIN_VALUE when none was loaded.
+     */
+    long legacyUntilMs() {
+        return legacyUntilMs;
+    }
+
+    private void noteLegacy(Predicate<String> legacy, String id, long t) {
+        if (legacyUntilMs < t + windowMs && legacy.test(id)) {
+            legacyUntilMs = t + windowMs;
+        }
     }
 
     /** Whether {@code id} was remembered within the window before {@code nowMs}. */
@@ -212,6 +244,7 @@ final class SeenIds {
         }
         if (current.size() + extra.size() > maxIds) {
             migrateAtFirstUse = true;
+            legacyUntilMs = Math.max(legacyUntilMs, rotateAtMs); // the ids not read yet may hold some: the window from init
             current = new LongLongMap();
             previous = new LongLongMap();
             extra.clear();

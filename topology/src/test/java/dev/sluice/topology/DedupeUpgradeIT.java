@@ -74,7 +74,7 @@ class DedupeUpgradeIT {
         public void process(Record<byte[], byte[]> record) {
             Notification n = avro.deserialize("notifications", record.value());
             long now = context().currentSystemTimeMs();
-            store.put(RouteProcessor.dedupeKey(n), now, now);
+            store.put(RouteDedupe.legacyKey(n), now, now); // its key: the id, no chat
             remembered.incrementAndGet();
         }
     }

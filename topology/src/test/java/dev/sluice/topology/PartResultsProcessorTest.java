@@ -76,14 +76,23 @@ class PartResultsProcessorTest {
     }
 
     private void partResult(int index, int count, DeliveryStatus status, Long providerMessageId) {
-        DeliveryResult r = DeliveryResult.newBuilder().setMessageId("n-1#" + index + "/" + count).setBotId("alerts")
-                .setChatId("42").setStatus(status).setEventClass(NotificationClass.CRITICAL).setLane(Lane.LIVE)
+        partResult("42", DUE, index, count, status, providerMessageId);
+    }
+
+    private void partResult(String chat, Instant due, int index, int count, DeliveryStatus status, Long providerMessageId) {
+        DeliveryResult r = part(chat, due, index, count, status, providerMessageId);
+        processor.process(new Record<>(chat.getBytes(StandardCharsets.UTF_8), serializer.serialize("delivery.parts", r),
+                TEN.toEpochMilli()));
+    }
+
+    private static DeliveryResult part(String chat, Instant due, int index, int count, DeliveryStatus status,
+                                       Long providerMessageId) {
+        return DeliveryResult.newBuilder().setMessageId("n-1#" + index + "/" + count).setBotId("alerts")
+                .setChatId(chat).setStatus(status).setEventClass(NotificationClass.CRITICAL).setLane(Lane.LIVE)
                 .setReason(status == DeliveryStatus.DELIVERED ? null : "Bad Request: can't parse entities")
                 .setErrorCode(status == DeliveryStatus.DELIVERED ? null : 400).setProviderMessageId(providerMessageId)
-                .setAttempts(1).setDueAt(DUE).setSentAt(TEN).setResultAt(TEN).setSenderInstance("sender-" + index)
+                .setAttempts(1).setDueAt(due).setSentAt(TEN).setResultAt(TEN).setSenderInstance("sender-" + index)
                 .setPart(MessagePart.newBuilder().setIndex(index).setCount(count).setParentId("n-1").build()).build();
-        processor.process(new Record<>("42".getBytes(StandardCharsets.UTF_8), serializer.serialize("delivery.parts", r),
-                TEN.toEpochMilli()));
     }
 
     private List<DeliveryResult> forwarded() {
@@ -119,7 +128,7 @@ class PartResultsProcessorTest {
             assertThat(r.getSenderInstance()).isEqualTo("sender-2");
             assertThat(r.getProviderMessageId()).isEqualTo(501L);
         });
-        assertThat(keys()).as("parts deleted, the marker kept").containsExactly("n-1#done");
+        assertThat(keys()).as("parts deleted, the marker kept").containsExactly("42\u001En-1#done");
         crash();
 
         start();
@@ -133,13 +142,47 @@ class PartResultsProcessorTest {
     void entriesOlderThanSevenDaysArePurgedByTheWallClockPunctuator() {
         start();
         partResult(1, 2, DeliveryStatus.DELIVERED, 1L); // part 2 never gets a result
-        assertThat(keys()).containsExactly("n-1#1/2");
+        assertThat(keys()).containsExactly("42\u001En-1#1/2");
         assertThat(context.scheduledPunctuators()).singleElement().satisfies(p -> {
             assertThat(p.getInterval()).isEqualTo(PartResultsProcessor.PURGE_INTERVAL);
             p.getPunctuator().punctuate(TEN.plus(Duration.ofDays(7)).minusSeconds(1).toEpochMilli());
-            assertThat(keys()).as("younger than 7 days: kept").containsExactly("n-1#1/2");
+            assertThat(keys()).as("younger than 7 days: kept").containsExactly("42\u001En-1#1/2");
             p.getPunctuator().punctuate(TEN.plus(Duration.ofDays(7)).plusSeconds(1).toEpochMilli());
             assertThat(keys()).isEmpty();
         });
+    }
+
+    @Test
+    void oneIdSplitForTwoChatsEndsWithOneResultPerChatWhenTheirPartsInterleave() {
+        // the same id for two chats of one task: the topology routes both (the id is unique per bot; the sender ends the
+        // reuse FAILED), each split in two parts; the results of their parts arrive interleaved
+        start();
+        Instant dueOther = DUE.plusMillis(30);
+        partResult("42", DUE, 1, 2, DeliveryStatus.DELIVERED, 601L);
+        partResult("43", dueOther, 1, 2, DeliveryStatus.FAILED, null);
+        partResult("43", dueOther, 2, 2, DeliveryStatus.FAILED, null);
+        partResult("42", DUE, 2, 2, DeliveryStatus.DELIVERED, 602L);
+        assertThat(forwarded()).extracting(DeliveryResult::getChatId, DeliveryResult::getStatus)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("43", DeliveryStatus.FAILED),
+                        org.assertj.core.groups.Tuple.tuple("42", DeliveryStatus.DELIVERED));
+        assertThat(keys()).containsExactlyInAnyOrder("42\u001En-1#done", "43\u001En-1#done");
+    }
+
+    @Test
+    void partsThePreviousVersionStoredWithoutTheChatStillCompleteTheirNotification() {
+        start();
+        // as the previous version stored the first result of part 1 of 2: under the parent's key alone
+        store.put(PartResultsProcessor.partKey("n-1", 1, 2), part("42", DUE, 1, 2, DeliveryStatus.DELIVERED, 701L));
+        store.put(PartResultsProcessor.partKey("n-2", 1, 2), part("44", DUE, 1, 2, DeliveryStatus.DELIVERED, 1L));
+        partResult("43", DUE, 2, 2, DeliveryStatus.DELIVERED, 9L); // another chat's: not completed by 42's part
+        assertThat(forwarded()).isEmpty();
+        partResult("42", DUE, 1, 2, DeliveryStatus.DELIVERED, 799L); // a copy: the first result stays
+        partResult("42", DUE, 2, 2, DeliveryStatus.DELIVERED, 702L);
+        assertThat(forwarded()).singleElement().satisfies(r -> {
+            assertThat(r.getChatId()).isEqualTo("42");
+            assertThat(r.getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+            assertThat(r.getProviderMessageId()).isEqualTo(701L);
+        });
+        assertThat(keys()).containsExactlyInAnyOrder("42\u001En-1#done", "43\u001En-1#2/2", "n-2#1/2");
     }
 }

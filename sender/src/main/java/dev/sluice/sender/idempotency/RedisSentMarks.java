@@ -18,7 +18,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Sent marks in Redis: {@code SET sluice:{bot}:sent:<message id> <value> PX <ttl>}, the value being
- * {@code SENT|<status>|<provider message id>} or {@code DONE|<status>|<provider message id>}. The bot's hash
+ * {@code FLIGHT|||<at ms>|<result key>}, {@code SENT|<status>|<provider message id>|<at ms>|<result key>} or
+ * {@code DONE||||<result key>} (the result key: the normalised chat id the result is written under; a DONE of a version
+ * before it is {@code DONE||}). The bot's hash
  * tag keeps the key in the bot's Redis Cluster slot, next to its budget keys. One {@link RedisSession} (a server,
  * a Sentinel set or a Redis Cluster, whatever {@code redis.url} names; on a cluster each mark goes to the primary
  * of its bot's slot), shared by every sending thread, opened on first use: a sender must start while Redis is
@@ -203,10 +205,11 @@ public final class RedisSentMarks implements SentMarks {
         }
     }
 
-    @Override
-    public void markResultWritten(String botId, String messageId) {
+    @Override // DONE||||<result key>: the chat stays, so the same id for another chat is not taken for a redelivery
+    public void markResultWritten(String botId, String messageId, String resultKey) {
+        String done = value("DONE", null, null) + (resultKey == null ? "" : "||" + resultKey);
         MarkWrites folded = pending;
-        if (folded != null && folded.offer(botId, messageId, value("DONE", null, null))) {
+        if (folded != null && folded.offer(botId, messageId, done)) {
             return; // rides on the bot's next budget call, or on the next flush
         }
         // Asynchronous: called from the producer's callback thread, which must never block on Redis.
@@ -219,7 +222,7 @@ public final class RedisSentMarks implements SentMarks {
             return;
         }
         // bounded: nobody waits for it, but a write that has no answer within the command timeout is reported
-        c.async().set(key(botId, messageId), value("DONE", null, null), SetArgs.Builder.px(ttlMs))
+        c.async().set(key(botId, messageId), done, SetArgs.Builder.px(ttlMs))
                 .toCompletableFuture().orTimeout(commandTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .exceptionally(e -> {
                     log.warn("could not mark the result of {} as written: {}", messageId, e.toString());

@@ -13,6 +13,8 @@ package dev.sluice.sender.idempotency;
  * <li>{@link State#SENT}: do not send; write the result the previous owner could not write;</li>
  * <li>{@link State#RESULT_WRITTEN}: do not send and write nothing: the message already has its result.</li>
  * </ul>
+ * A mark whose {@code resultKey} (the chat its result is written under; absent in marks of older versions) is not the
+ * message's chat is not a redelivery: the id was used for another chat of the bot (see {@code Outcomes#replay}).
  * Keys are per logical bot and message id ({@code sluice:{bot}:sent:<id>}) and expire after a TTL chosen
  * longer than any redelivery (the outbox retention). Implementations are thread-safe.
  */
@@ -72,8 +74,16 @@ public interface SentMarks extends AutoCloseable {
         return false;
     }
 
-    /** The message's result is written; best effort (asynchronous for Redis), never throws. */
-    void markResultWritten(String botId, String messageId);
+    /**
+     * The message's result is written under {@code resultKey} (its normalised chat id, kept in the mark so that the same
+     * id for another chat is told from a redelivery; null: none kept); best effort (asynchronous for Redis), never throws.
+     */
+    void markResultWritten(String botId, String messageId, String resultKey);
+
+    /** As {@link #markResultWritten(String, String, String)} without a result key. */
+    default void markResultWritten(String botId, String messageId) {
+        markResultWritten(botId, messageId, null);
+    }
 
     /**
      * The Redis URL these marks live in ({@code sluice:{bot}:sent:<id>}), so a budget in the same Redis can read

@@ -119,7 +119,8 @@
 --   KEYS[1..n] sluice:{b}:sent:<id> (any bots' on one node; on a Redis Cluster those of one slot)   ARGV[2] PX TTL, ms
 --   ARGV[3..2+n] the values
 --   -> n. Each key is SET to its value with the TTL: a mark "SENT|<status>|<provider id>|<at ms>|<result key>"
---   (the provider accepted, or may have accepted, the message) or "DONE||" (its result is acknowledged by Kafka).
+--   (the provider accepted, or may have accepted, the message) or "DONE||||<result key>" (its result is acknowledged
+--   by Kafka; "DONE||" before the key was kept).
 --   A sent mark's life: none -> FLIGHT (written by the grant, op 'acquire' flag 16) -> SENT (after the provider's
 --   answer, before the result is acknowledged) -> DONE; a grant not used leaves FLIGHT, which only makes a next owner
 --   look for a result before sending.
