@@ -227,7 +227,7 @@ final class SenderWiring {
     static SentMarks sentMarksFor(SenderConfig config, MeterRegistry registry) {
         return switch (config.budgetMode()) {
             case REDIS -> new RedisSentMarks(config.redisUrl(), config.sentMarkTtl(), config.redisCommandTimeout(),
-                    registry);
+                    registry, config.budgetConfig().circuitMinimumCalls(), config.budgetConfig().probeInterval());
             case LOCAL -> new InMemorySentMarks(config.sentMarkTtl());
         };
     }

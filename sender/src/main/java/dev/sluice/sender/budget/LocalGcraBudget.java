@@ -366,9 +366,21 @@ public final class LocalGcraBudget implements BudgetPort {
         sweepAt = Math.max(SWEEP_THRESHOLD, (tats.size() + gates.size()) * 2);
     }
 
-    /** In-process state is never lost while the process runs: nothing to drain. */
+    /**
+     * The fallback's start for a bot when Redis is lost ({@link ResilientBudget}): its global TAT at least
+     * max(1 s, {@code budget.reservation.max.ms}) ahead, as a resumed Redis is drained: the provider still counts the
+     * shared grants of the last second, and slots the shared budget reserved ahead may still be sent (at the full rate
+     * over 3 senders, 6 x 429 in a second at the switch without it; RedisStallIT).
+     */
     @Override
-    public void startDrained(String botId) {
+    public synchronized void startDrained(String botId) {
+        long now = clock.millis();
+        long until = now + Math.max(1000, config.reservationMax().toMillis());
+        String key = BudgetKeys.globalTat(botId);
+        long seeded = Math.multiplyExact(until, bot(botId).globalCount);
+        if (tat(key) < seeded) { // EMPTY_TAT is Long.MIN_VALUE
+            tats.put(key, new Entry(seeded, until));
+        }
     }
 
     /** Refuses as usual: a reservation only pays off where replicas share the slots (Redis). */

@@ -42,8 +42,13 @@ final class RedisOutage {
     private final Map<BudgetState, Long> nanosInState = new EnumMap<>(BudgetState.class);
     /** Bots decided or penalized while Redis could not decide: drained in Redis when shared mode resumes. */
     private final java.util.Set<String> touchedInOutage = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Bots the fallback decided for in this outage (started drained); cleared when shared mode resumes. */
+    private final java.util.Set<String> fallbackStarted = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Penalties recorded while Redis was down, replayed when shared mode resumes. */
     private final java.util.Queue<Penalty> unshared = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** When the last shared decision was made (any bot); a fallback starting within {@link #sharedRecentMs} is drained. */
+    private volatile long lastSharedMs = Long.MIN_VALUE / 2;
+    private final long sharedRecentMs;
     private BudgetState state = BudgetState.SHARED;
     private long stateSinceNanos = System.nanoTime();
 
@@ -58,6 +63,7 @@ final class RedisOutage {
     RedisOutage(BudgetConfig config, BudgetListener listener, Clock clock) {
         this.listener = listener;
         this.clock = clock;
+        this.sharedRecentMs = Math.max(1000, config.reservationMax().toMillis());
         this.outageState = config.outageMode() == BudgetConfig.OutageMode.FAIL_CLOSED
                 ? BudgetState.PAUSED : BudgetState.FALLBACK_LOCAL;
         int calls = config.circuitMinimumCalls();
@@ -113,13 +119,20 @@ final class RedisOutage {
 
     /** A shared decision was made: the state is {@link BudgetState#SHARED}. */
     void decidedShared() {
+        lastSharedMs = clock.millis();
         enter(BudgetState.SHARED);
     }
 
-    /** The outage mode decides for {@code botId}: the state is the outage's; the bot starts drained on resume. */
-    void decidedInOutage(String botId) {
+    /**
+     * The outage mode decides for {@code botId}: the state is the outage's; the bot starts drained on resume.
+     *
+     * @return whether the fallback starts the bot drained: its first decision of this outage, within max(1 s,
+     *     {@code budget.reservation.max.ms}) of a shared decision (Redis down at start: nothing shared to wait for)
+     */
+    boolean decidedInOutage(String botId) {
         enter(outageState);
         touchedInOutage.add(botId);
+        return fallbackStarted.add(botId) && clock.millis() - lastSharedMs <= sharedRecentMs;
     }
 
     /** The bot's drained start could not reach Redis: it is drained when shared mode resumes. */
@@ -158,6 +171,7 @@ final class RedisOutage {
             }
             unshared.poll();
         }
+        fallbackStarted.clear(); // resumed (a failed attempt throws before): the next outage starts drained again
     }
 
     private void enter(BudgetState next) {

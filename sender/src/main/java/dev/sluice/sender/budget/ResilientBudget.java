@@ -119,7 +119,10 @@ public final class ResilientBudget implements BudgetPort {
                 return decided;
             }
         }
-        outage.decidedInOutage(botId);
+        boolean first = outage.decidedInOutage(botId);
+        if (first && outage.outageState() == BudgetState.FALLBACK_LOCAL) {
+            fallback.startDrained(botId); // the provider still counts the shared grants of the last second
+        }
         if (outage.outageState() == BudgetState.PAUSED) {
             long waitMs = Math.max(1, config.probeInterval().toMillis());
             List<Decision> out = new ArrayList<>(requests.size());

@@ -64,6 +64,8 @@ public final class RedisSentMarks implements SentMarks {
     /** Set once by {@link #foldWritesInto} (volatile): the DONE marks wait there; null: one SET each. */
     private volatile MarkWrites pending;
     private java.util.concurrent.ScheduledExecutorService flusher; // guarded by this
+    /** Fails the mark read and the SENT write at once while Redis does not answer (a stall), see {@link MarksCircuit}. */
+    private final MarksCircuit circuit;
 
     public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout) {
         this(redisUrl, ttl, commandTimeout, null);
@@ -77,6 +79,13 @@ public final class RedisSentMarks implements SentMarks {
      */
     public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout,
                           io.micrometer.core.instrument.MeterRegistry registry) {
+        this(redisUrl, ttl, commandTimeout, registry, 3, Duration.ofSeconds(1));
+    }
+
+    /** @param minimumCalls, probeInterval the breaker of the synchronous calls ({@link MarksCircuit}) */
+    public RedisSentMarks(String redisUrl, Duration ttl, Duration commandTimeout,
+                          io.micrometer.core.instrument.MeterRegistry registry, int minimumCalls, Duration probeInterval) {
+        this.circuit = new MarksCircuit(minimumCalls, probeInterval);
         this.redisUrl = redisUrl;
         this.endpoint = RedisEndpoint.parse(redisUrl);
         this.resources = dev.sluice.sender.budget.LettuceResources.create(registry, "sent_marks");
@@ -126,7 +135,7 @@ public final class RedisSentMarks implements SentMarks {
         String v;
         try {
             reads.increment();
-            v = session().sync().get(key(botId, messageId));
+            v = circuit.call(() -> session().sync().get(key(botId, messageId)));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not read the sent mark of " + messageId + ": "
                     + e.getMessage(), e);
@@ -173,8 +182,8 @@ public final class RedisSentMarks implements SentMarks {
                          String resultKey) {
         try {
             writes.increment();
-            session().sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|" + atMs + "|"
-                    + (resultKey == null ? "" : resultKey), SetArgs.Builder.px(ttlMs));
+            circuit.call(() -> session().sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|"
+                    + atMs + "|" + (resultKey == null ? "" : resultKey), SetArgs.Builder.px(ttlMs)));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not write the sent mark of " + messageId + ": "
                     + e.getMessage(), e);
