@@ -9,7 +9,7 @@ import dev.sluice.metrics.BudgetState;
 import dev.sluice.metrics.SenderMetrics;
 import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
-import dev.sluice.sender.idempotency.RedisSentMarks;
+import dev.sluice.sender.idempotency.MarkValues;
 import dev.sluice.chat.ChatIds;
 import java.util.ArrayList;
 import java.util.List;
@@ -172,7 +172,7 @@ final class Admission {
             request = request.checkingSentMark(m.getId());
         }
         if (markInFlight) {
-            request = request.markingInFlight(m.getId(), RedisSentMarks.inFlight(now, ChatIds.normalise(m.getChatId())));
+            request = request.markingInFlight(m.getId(), MarkValues.inFlight(now, ChatIds.normalise(m.getChatId())));
         }
         if (policy.reserves()) {
             // every lane asks with the full horizon; the budget holds a routine one to the routine horizon while the

@@ -9,9 +9,9 @@ import dev.sluice.sender.budget.BudgetPort;
 import dev.sluice.sender.budget.BudgetRequest;
 import dev.sluice.sender.budget.Decision;
 import dev.sluice.sender.budget.Limit;
-import dev.sluice.sender.idempotency.RedisSentMarks;
 import dev.sluice.sender.idempotency.SentMarks;
 import dev.sluice.sender.provider.Transport;
+import dev.sluice.sender.idempotency.MarkValues;
 import dev.sluice.sender.telegram.RetryAfterCap;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -273,7 +273,7 @@ public final class DeliveryProcessor {
         if (decision.limit() == Limit.ALREADY_SENT) {
             breakers.release(bot);
             p.releaseAttemptSlot();
-            Step step = outcomes.replay(p, RedisSentMarks.parse(decision.sentMark()));
+            Step step = outcomes.replay(p, MarkValues.parse(decision.sentMark()));
             return Next.of(step == null ? retryAt(now + 1, a.expiresAt()) : step);
         }
         if (decision.granted()) {

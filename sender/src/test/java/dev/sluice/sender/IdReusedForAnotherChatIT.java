@@ -215,7 +215,7 @@ class IdReusedForAnotherChatIT {
      * when folded; else another sender's (this one reads marks with a GET, as while the budget is in its outage fallback).
      */
     private void grantInFlight(String id, String chat, long at) {
-        BudgetRequest request = BudgetRequest.live("bot", chat).markingInFlight(id, RedisSentMarks.inFlight(at, chat));
+        BudgetRequest request = BudgetRequest.live("bot", chat).markingInFlight(id, dev.sluice.sender.idempotency.MarkValues.inFlight(at, chat));
         if (folded) {
             assertThat(redisBudget.tryAcquire(request).granted()).isTrue();
             return;

@@ -123,8 +123,8 @@ class InFlightMarkIT {
     @Test
     void a_message_left_in_flight_is_sent_once_unless_its_result_is_on_the_results_topic() {
         long at = System.currentTimeMillis();
-        direct.sync().set(BudgetKeys.sentMark("bot", "f1"), RedisSentMarks.inFlight(at, "42"), SetArgs.Builder.px(TTL_MS));
-        direct.sync().set(BudgetKeys.sentMark("bot", "f2"), RedisSentMarks.inFlight(at, "43"), SetArgs.Builder.px(TTL_MS));
+        direct.sync().set(BudgetKeys.sentMark("bot", "f1"), dev.sluice.sender.idempotency.MarkValues.inFlight(at, "42"), SetArgs.Builder.px(TTL_MS));
+        direct.sync().set(BudgetKeys.sentMark("bot", "f2"), dev.sluice.sender.idempotency.MarkValues.inFlight(at, "43"), SetArgs.Builder.px(TTL_MS));
         resultsOnTopic.add("f2"); // its killed owner's result reached the topic: the call was made and answered
 
         assertThat(runToEnd(pending("f1", "42"))).isEqualTo(Step.DONE);

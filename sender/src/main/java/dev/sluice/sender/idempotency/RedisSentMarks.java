@@ -140,36 +140,7 @@ public final class RedisSentMarks implements SentMarks {
             throw new SentMarksUnavailableException("could not read the sent mark of " + messageId + ": "
                     + e.getMessage(), e);
         }
-        return parse(v);
-    }
-
-    /** Reads a stored mark value (null: no mark); also what the budget returns for ALREADY_SENT. */
-    public static Mark parse(String v) {
-        if (v == null) {
-            return Mark.NONE;
-        }
-        String[] parts = v.split("\\|", -1);
-        State state = parts[0].equals("DONE") ? State.RESULT_WRITTEN
-                : parts[0].equals("FLIGHT") ? State.IN_FLIGHT : State.SENT;
-        String status = parts.length > 1 && !parts[1].isEmpty() ? parts[1] : null;
-        Long id = null;
-        if (parts.length > 2 && !parts[2].isEmpty()) {
-            try {
-                id = Long.parseLong(parts[2]);
-            } catch (NumberFormatException e) {
-                id = null;
-            }
-        }
-        long at = 0;
-        if (parts.length > 3 && !parts[3].isEmpty()) {
-            try {
-                at = Long.parseLong(parts[3]);
-            } catch (NumberFormatException e) {
-                at = 0;
-            }
-        }
-        String resultKey = parts.length > 4 && !parts[4].isEmpty() ? parts[4] : null;
-        return new Mark(state, status, id, at, resultKey);
+        return MarkValues.parse(v);
     }
 
     @Override
@@ -182,20 +153,12 @@ public final class RedisSentMarks implements SentMarks {
                          String resultKey) {
         try {
             writes.increment();
-            circuit.call(() -> session().sync().set(key(botId, messageId), value("SENT", status, providerMessageId) + "|"
+            circuit.call(() -> session().sync().set(key(botId, messageId), MarkValues.value("SENT", status, providerMessageId) + "|"
                     + atMs + "|" + (resultKey == null ? "" : resultKey), SetArgs.Builder.px(ttlMs)));
         } catch (RedisException e) {
             throw new SentMarksUnavailableException("could not write the sent mark of " + messageId + ": "
                     + e.getMessage(), e);
         }
-    }
-
-    /**
-     * The in-flight mark's value, {@code FLIGHT|||<at ms>|<result key>}, which the budget writes with a grant (op
-     * 'acquire', flag 16): the time and key a next owner looks for the result under.
-     */
-    public static String inFlight(long atMs, String resultKey) {
-        return "FLIGHT|||" + atMs + "|" + resultKey;
     }
 
     @Override
@@ -208,7 +171,7 @@ public final class RedisSentMarks implements SentMarks {
     public void markSentLater(String botId, String messageId, String status, Long providerMessageId, long atMs,
                               String resultKey) {
         MarkWrites folded = pending;
-        String v = value("SENT", status, providerMessageId) + "|" + atMs + "|" + (resultKey == null ? "" : resultKey);
+        String v = MarkValues.value("SENT", status, providerMessageId) + "|" + atMs + "|" + (resultKey == null ? "" : resultKey);
         if (folded == null || !folded.offerHeld(botId, messageId, v)) { // the DONE may replace it before it is written
             markSent(botId, messageId, status, providerMessageId, atMs, resultKey);
         }
@@ -216,7 +179,7 @@ public final class RedisSentMarks implements SentMarks {
 
     @Override // DONE||||<result key>: the chat stays, so the same id for another chat is not taken for a redelivery
     public void markResultWritten(String botId, String messageId, String resultKey) {
-        String done = value("DONE", null, null) + (resultKey == null ? "" : "||" + resultKey);
+        String done = MarkValues.value("DONE", null, null) + (resultKey == null ? "" : "||" + resultKey);
         MarkWrites folded = pending;
         if (folded != null && folded.offer(botId, messageId, done)) {
             return; // rides on the bot's next budget call, or on the next flush
@@ -249,9 +212,6 @@ public final class RedisSentMarks implements SentMarks {
         }
     }
 
-    private static String value(String state, String status, Long providerMessageId) {
-        return state + "|" + (status == null ? "" : status) + "|" + (providerMessageId == null ? "" : providerMessageId);
-    }
 
     /**
      * From now on the DONE marks wait in {@code writes} for a budget call of their bot ({@link MarkWrites}) instead of

@@ -115,7 +115,7 @@ class FoldedMarkWritesIT {
                 }
                 for (String bot : bots.subList(0, 3)) { // three bots ask for budget: their marks ride on it
                     var d = budget.tryAcquire(BudgetRequest.live(bot, "7").markingInFlight("f-1",
-                            RedisSentMarks.inFlight(1_700_000_000_000L, "7")));
+                            dev.sluice.sender.idempotency.MarkValues.inFlight(1_700_000_000_000L, "7")));
                     assertThat(d.granted()).isTrue();
                     assertThat(d.inFlightMarked()).isTrue();
                     String key = BudgetKeys.sentMark(bot, "f-1");

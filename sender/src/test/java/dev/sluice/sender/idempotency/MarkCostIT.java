@@ -141,7 +141,7 @@ class MarkCostIT {
 
     private static BudgetRequest request(String bot, String chat, String id) {
         return BudgetRequest.live(bot, chat).checkingSentMark(id).markingInFlight(id,
-                RedisSentMarks.inFlight(1_700_000_000_000L, chat));
+                dev.sluice.sender.idempotency.MarkValues.inFlight(1_700_000_000_000L, chat));
     }
 
     private static int majorVersion(RedisInstance redis) {
