@@ -56,23 +56,23 @@ public final class Identifiers {
      * as an escape, backslash-n, -r, -t, two backslashes, else backslash-u and four hex digits (as JSON does), so a
      * value cannot forge a second line or rewrite the terminal. Format characters (Unicode category Cf: the bidi
      * overrides and isolates U+202A-U+202E and U+2066-U+2069, the zero-width space and joiners, U+FEFF, the soft hyphen)
-     * are written as backslash-u too: printed raw, an id could read as another id or reorder the rest of the line.
+     * are written as backslash-u too, in any plane (the invisible tag characters U+E0000-U+E007F as their surrogate pair),
+     * and so are the Hangul fillers: printed raw, an id could read as another id or reorder the rest of the line.
      */
     public static String escape(String text) {
         if (text == null) {
             return null;
         }
         StringBuilder sb = null;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            String rep = switch (c) {
+        for (int i = 0; i < text.length(); ) {
+            int cp = text.codePointAt(i);
+            int n = Character.charCount(cp);
+            String rep = switch (cp) {
                 case '\n' -> "\\n";
                 case '\r' -> "\\r";
                 case '\t' -> "\\t";
                 case '\\' -> "\\\\";
-                default -> Character.isISOControl(c) || c == '\u2028' || c == '\u2029'
-                        || Character.getType(c) == Character.FORMAT
-                        ? String.format(Locale.ROOT, "\\u%04X", (int) c) : null;
+                default -> invisible(cp) ? unicodeEscape(text, i, n) : null;
             };
             if (rep != null && sb == null) {
                 sb = new StringBuilder(text.length() + 8).append(text, 0, i);
@@ -81,10 +81,29 @@ public final class Identifiers {
                 if (rep != null) {
                     sb.append(rep);
                 } else {
-                    sb.append(c);
+                    sb.append(text, i, i + n);
                 }
             }
+            i += n;
         }
         return sb == null ? text : sb.toString();
+    }
+
+    /**
+     * A control character, a line or paragraph separator, a format character (Cf, in any plane: the tag characters
+     * U+E0000-U+E007F too) or a Hangul filler (U+115F, U+1160, U+3164, U+FFA0: letters that print as nothing).
+     */
+    private static boolean invisible(int cp) {
+        return Character.isISOControl(cp) || cp == 0x2028 || cp == 0x2029 || Character.getType(cp) == Character.FORMAT
+                || cp == 0x115F || cp == 0x1160 || cp == 0x3164 || cp == 0xFFA0;
+    }
+
+    /** Backslash-u and four hex digits per UTF-16 unit (a surrogate pair above U+FFFF), as JSON does. */
+    private static String unicodeEscape(String text, int at, int units) {
+        StringBuilder b = new StringBuilder(6 * units);
+        for (int k = at; k < at + units; k++) {
+            b.append(String.format(Locale.ROOT, "\\u%04X", (int) text.charAt(k)));
+        }
+        return b.toString();
     }
 }

@@ -16,7 +16,11 @@ class IdentifiersEscapeTest {
         assertThat(Identifiers.escape("id-\u202Etxt.exe")).isEqualTo("id-\\u202Etxt.exe");
         assertThat(Identifiers.escape("10\u200B01")).isEqualTo("10\\u200B01");
         assertThat(Identifiers.escape("\u2066x\u2069\uFEFF")).isEqualTo("\\u2066x\\u2069\\uFEFF");
-        assertThat(Identifiers.escape("Zürich ✓ 日本")).isEqualTo("Zürich ✓ 日本");
+        // above U+FFFF (found from outside: printed raw): a tag character, and a musical format character
+        assertThat(Identifiers.escape("tag-\uDB40\uDC41x")).isEqualTo("tag-\\uDB40\\uDC41x");
+        assertThat(Identifiers.escape("beam-\uD834\uDD73")).isEqualTo("beam-\\uD834\\uDD73");
+        assertThat(Identifiers.escape("a\u3164b\u115F")).isEqualTo("a\\u3164b\\u115F");
+        assertThat(Identifiers.escape("Zürich ✓ 日本 \uD83D\uDE00")).isEqualTo("Zürich ✓ 日本 \uD83D\uDE00");
         assertThat(Identifiers.escape("plain")).isSameAs("plain");
     }
 }

@@ -93,7 +93,7 @@ public final class DeliveryProcessor {
         this.breakers = new ProviderBreakers(config.breakerFailureRatePercent(), config.breakerWindowCalls(),
                 config.breakerOpen(), config.breakerHalfOpenCalls());
         this.pacer = new LanePacer(config.budgetConfig(), config.topics().outboxBackfill(), policy,
-                budget::routineHorizonShort);
+                budget::routineHorizonShort, () -> budget.state() == BudgetState.FALLBACK_LOCAL);
         this.outcomes = new Outcomes(results, sentMarks, chats, metrics, clock, config.instanceId());
         this.tokens = new TokenRejections(config.tokenRecheck());
         // Issue 19: the grant writes the message's in-flight mark when the sent-mark writes ride on the budget's calls

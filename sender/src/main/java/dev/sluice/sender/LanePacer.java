@@ -16,23 +16,40 @@ import dev.sluice.sender.budget.BudgetLimits;
  */
 final class LanePacer {
     private static final String BACKFILL_PACER = "#backfill";
+    /** The schedules of an outage: attempt slots at the fallback's share of the rate ({@code budget.max.replicas}). */
+    private static final String FALLBACK_PACER = "#fallback";
 
     private final BotPacer pacer;
     private final String backfillTopic;
     private final DeliveryPolicy policy;
     /** Whether a bot's routine lanes get the short horizon now (the budget's last word, thread-safe). */
     private final java.util.function.Predicate<String> routineShort;
+    private final java.util.function.BooleanSupplier inFallback;
 
     LanePacer(BudgetConfig budgetConfig, String backfillTopic, DeliveryPolicy policy,
               java.util.function.Predicate<String> routineShort) {
+        this(budgetConfig, backfillTopic, policy, routineShort, () -> false);
+    }
+
+    /**
+     * @param inFallback whether the budget decides in its outage fallback now: it reserves no slot, so lanes are not
+     *                   aligned to batch windows then, and take attempt slots at the fallback's share of the rate
+     *                   (before: about a third of that share was sent, RedisStallIT)
+     */
+    LanePacer(BudgetConfig budgetConfig, String backfillTopic, DeliveryPolicy policy,
+              java.util.function.Predicate<String> routineShort, java.util.function.BooleanSupplier inFallback) {
+        this.inFallback = inFallback;
         this.backfillTopic = backfillTopic;
         this.policy = policy;
         this.routineShort = routineShort;
+        BudgetConfig fallback = budgetConfig.fallbackShare();
         this.pacer = new BotPacer(key -> {
-            if (!key.endsWith(BACKFILL_PACER)) {
-                return budgetConfig.limitsFor(key);
+            BudgetConfig c = key.endsWith(FALLBACK_PACER) ? fallback : budgetConfig;
+            String k = key.endsWith(FALLBACK_PACER) ? key.substring(0, key.length() - FALLBACK_PACER.length()) : key;
+            if (!k.endsWith(BACKFILL_PACER)) {
+                return c.limitsFor(k);
             }
-            BudgetLimits l = budgetConfig.limitsFor(key.substring(0, key.length() - BACKFILL_PACER.length()));
+            BudgetLimits l = c.limitsFor(k.substring(0, k.length() - BACKFILL_PACER.length()));
             return l.withGlobalRate(Math.max(0.01, l.globalRatePerS() * (1 - budgetConfig.backfillHeadroom())));
         });
     }
@@ -78,8 +95,9 @@ final class LanePacer {
 
     /** No attempt slot of {@code bot}, live or backfill, before {@code untilMs} (a bot-wide penalty). */
     void deferBoth(String bot, long untilMs) {
-        pacer.deferTo(bot, untilMs);
-        pacer.deferTo(bot + BACKFILL_PACER, untilMs);
+        String suffix = inFallback.getAsBoolean() ? FALLBACK_PACER : "";
+        pacer.deferTo(bot + suffix, untilMs);
+        pacer.deferTo(bot + BACKFILL_PACER + suffix, untilMs);
     }
 
     /** How late the lane's reserved slot of {@code bot} may still be used ({@link DeliveryPolicy#lateSlotMs}). */
@@ -95,7 +113,7 @@ final class LanePacer {
      * one window.
      */
     long aligned(String bot, PendingMessage p, long atMs) {
-        if (laneOf(p) == Lane.BACKFILL || asksAhead(p)) {
+        if (laneOf(p) == Lane.BACKFILL || asksAhead(p) || inFallback.getAsBoolean()) {
             return atMs;
         }
         return policy.alignedMs(atMs, routineShort.test(bot));
@@ -107,6 +125,7 @@ final class LanePacer {
     }
 
     private String key(String bot, PendingMessage p) {
-        return laneOf(p) == Lane.BACKFILL ? bot + BACKFILL_PACER : bot;
+        String key = laneOf(p) == Lane.BACKFILL ? bot + BACKFILL_PACER : bot;
+        return inFallback.getAsBoolean() ? key + FALLBACK_PACER : key;
     }
 }

@@ -56,7 +56,7 @@ public final class SenderService implements AutoCloseable {
     private final ScheduledExecutorService statusTimer;
     private final Thread pollThread;
     private final Thread dispatchThread;
-    /** Whether the senders sharing this Redis decide each bot with the same limits; null in local mode or when off. */
+    /** Whether the senders sharing this Redis decide each bot with the same limits; null in local mode. */
     private final SharedLimitsCheck limitsCheck;
     private volatile boolean running;
     private volatile boolean started;
@@ -91,9 +91,8 @@ public final class SenderService implements AutoCloseable {
         this.status = new StatusPublisher(wiring.statusProducer, config, lanes::backlog, wiring.metrics, wiring.clock);
         this.pollThread = new Thread(this::pollThenShutDown, "sluice-sender-poll-" + id);
         this.dispatchThread = new Thread(dispatcher, "sluice-sender-dispatch-" + id);
-        this.limitsCheck = config.budgetMode() != BudgetMode.REDIS
-                || config.budgetConfig().limitsCheck() == SharedLimitsCheck.Policy.OFF ? null
-                : SharedLimitsCheck.of(config.redisUrl(), config.redisCommandTimeout(), id, config.budgetConfig(),
+        // under off the check still publishes this sender's limits: one sender set to off must not hide from the others
+        this.limitsCheck = config.budgetMode() != BudgetMode.REDIS ? null : SharedLimitsCheck.of(config.redisUrl(), config.redisCommandTimeout(), id, config.budgetConfig(),
                         config.bots().keySet());
         if (limitsCheck != null) {
             wiring.metrics.limitsDisagreeingBots(limitsCheck::disagreeingBots);

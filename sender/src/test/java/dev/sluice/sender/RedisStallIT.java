@@ -27,7 +27,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * bot-wide 429s in one of three runs. Measured here before the fixes:
  * <ul>
  *   <li>stall: the fallback delivered 2.2 msg/s (every mark read and SENT write waited the command timeout, one after
- *       another for a batch's heads): the sent marks now have their own breaker ({@code MarksCircuit}); after: 8.5-9.9/s;</li>
+ *       another for a batch's heads): the sent marks now have their own breaker ({@code MarksCircuit}): 7.7-10.8/s;
+ *       then the fallback's lanes are paced at the fallback's share and not aligned to reservation windows it never
+ *       grants ({@code LanePacer}): 19.0-20.7/s (disconnect 25.0-26.0/s) of a 28.6/s share;</li>
  *   <li>disconnect: 6 x 429 in the second of the switch in one of two runs (slots the shared budget had reserved ahead were still sent
  *       while the fresh fallback granted at once): the fallback now starts each bot drained for max(1 s,
  *       {@code budget.reservation.max.ms}) ({@code LocalGcraBudget#startDrained}); after: 0.</li>
@@ -118,7 +120,7 @@ class RedisStallIT {
                 fallbackPerS, telegram.rejected429Count(), telegram.maxBotMessagesPer(Duration.ofSeconds(1)));
         assertThat(telegram.rejected429Count()).as("429s").isZero();
         assertThat(telegram.maxBotMessagesPer(Duration.ofSeconds(1))).isLessThanOrEqualTo(30);
-        assertThat(fallbackPerS).as("msg/s delivered by the fallback while Redis was gone (before: 2.2 in a stall)")
-                .isGreaterThanOrEqualTo(4.0);
+        assertThat(fallbackPerS).as("msg/s delivered by the fallback while Redis was gone (before: 2.3 in a stall, "
+                + "9.5 disconnected)").isGreaterThanOrEqualTo(10.0);
     }
 }

@@ -93,7 +93,7 @@ public final class BudgetConfigKeys {
             "every 30 s each sender publishes, per bot, the limits it decides with (rates, bursts, margins, AIMD, the "
                     + "script's hash) in Redis and compares them with the other live senders': warn = log the keys that "
                     + "differ and count the bots in sluice_budget_limits_disagreeing_bots, refuse = also do not start "
-                    + "while a live sender disagrees, off = do not publish or compare");
+                    + "while a live sender disagrees, off = publish only (the others still compare with it)");
     public static final ConfigKey<Long> MAX_REPLICAS = ConfigKey.integer("budget.max.replicas", 3L,
             n -> n >= 1 && n <= Integer.MAX_VALUE, "an integer >= 1",
             "sender replicas that may fall back at once: in local fallback each decides at global rate / this");

@@ -30,7 +30,7 @@ public record SharedLimits(Map<String, String> values) {
     public static SharedLimits of(BudgetConfig config, String botId) {
         BudgetLimits l = config.configuredLimitsFor(botId);
         Map<String, String> v = new LinkedHashMap<>();
-        v.put(BudgetConfigKeys.GLOBAL_RATE.name(), number(l.globalRatePerS()));
+        v.put(rateKey(config, botId), number(l.globalRatePerS()));
         v.put(BudgetConfigKeys.GLOBAL_BURST.name(), Integer.toString(l.globalBurst()));
         v.put(BudgetConfigKeys.CHAT_RATE.name(), number(l.chatRatePerS()));
         v.put(BudgetConfigKeys.CHAT_BURST.name(), Integer.toString(l.chatBurst()));
@@ -45,6 +45,23 @@ public record SharedLimits(Map<String, String> values) {
         v.put(BudgetConfigKeys.AIMD_FLOOR.name(), number(config.aimdFloor()));
         v.put(SCRIPT, BudgetScript.sha1(BudgetScript.load()).substring(0, 12));
         return new SharedLimits(v);
+    }
+
+    /**
+     * The key that sets the bot's global rate, by the precedence of {@link BudgetConfig#configuredLimitsFor}: a provider's
+     * limits, paid broadcast, a per-bot rate, the default. Two senders that set it differently disagree on both keys.
+     */
+    static String rateKey(BudgetConfig config, String botId) {
+        if (config.botLimits().containsKey(botId)) {
+            return "provider." + botId + ".rate.per.s";
+        }
+        if (config.paidBroadcastBots().contains(botId)) {
+            return BudgetConfigKeys.PAID_RATE.name();
+        }
+        if (config.botRates().containsKey(botId)) {
+            return "bot." + botId + BudgetConfigKeys.BOT_RATE_SUFFIX;
+        }
+        return BudgetConfigKeys.GLOBAL_RATE.name();
     }
 
     /** Reads the text form; a pair without {@code =} is kept under its whole text with an empty value. */

@@ -84,6 +84,8 @@ public final class SharedLimitsCheck implements AutoCloseable {
     private RedisSession<String, String> session; // guarded by this
     private ScheduledExecutorService timer; // guarded by this
     private boolean closed; // guarded by this
+    /** False under {@link Policy#OFF}: the rounds still publish this sender's limits (others compare), nothing else. */
+    private volatile boolean compare = true;
 
     /**
      * @param redisUrl any form {@link RedisEndpoint} parses; connected at the first round, again after a failed one
@@ -132,9 +134,10 @@ public final class SharedLimitsCheck implements AutoCloseable {
      * @throws ConfigException under {@code refuse}, naming the bots, the keys and both values of a disagreement
      */
     public synchronized void start(Policy policy) {
-        if (closed || timer != null || policy == Policy.OFF) {
+        if (closed || timer != null) {
             return;
         }
+        compare = policy != Policy.OFF;
         long firstMs = 0;
         if (policy == Policy.REFUSE) {
             List<String> problems = round();
@@ -191,6 +194,9 @@ public final class SharedLimitsCheck implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return problems;
             }
+            if (!compare) {
+                continue;
+            }
             SharedLimits mine = limitsByBot.get(call.getKey());
             List<String> diffs = new ArrayList<>();
             for (int i = 0; i + 1 < others.size(); i += 2) {
@@ -201,7 +207,7 @@ public final class SharedLimitsCheck implements AutoCloseable {
                 problems.add("bot " + call.getKey() + ": " + String.join(", ", diffs));
             }
         }
-        if (failed == 0) {
+        if (failed == 0 && compare) {
             disagreeingBots.set(problems.size());
         } else {
             log.debug("budget limits check: {} of {} bots not checked this round (Redis)", failed, calls.size());

@@ -51,8 +51,10 @@ class SharedLimitsCheckIT {
             try (SharedLimitsCheck other = check(redis.url(), "sender-c",
                     limits(Map.of("bot.news.rate.per.s", "20"), "news", "weather"), Duration.ofMinutes(1))) {
                 List<String> seenByOther = other.round();
+                // named by the key that sets it (found from outside: a per-bot rate was named budget.global.rate.per.s)
                 assertThat(seenByOther).singleElement().asString().startsWith("bot news: ")
-                        .contains("budget.global.rate.per.s=").contains(" at sender sender-a")
+                        .contains("bot.news.rate.per.s=20 here, - at sender sender-a")
+                        .contains("budget.global.rate.per.s=- here, 30 at sender sender-a")
                         .contains(" at sender sender-b");
                 List<String> seenByA = a.round();
                 assertThat(seenByA).singleElement().asString().startsWith("bot news: ")
@@ -96,6 +98,25 @@ class SharedLimitsCheckIT {
                 assertThat(a.round()).singleElement().asString().contains("budget.global.burst=1 here, 5 at sender sender-b");
             }
             assertThat(a.round()).isEmpty(); // closed: removed at once, not after its TTL of 3 minutes
+        }
+    }
+
+    @Test
+    void aSenderWithTheCheckOffStillPublishesSoTheOthersSeeIt() throws Exception {
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck a = check(redis.url(), "sender-a", limits(Map.of(), "alerts"), Duration.ofMinutes(1));
+             SharedLimitsCheck off = check(redis.url(), "sender-off", limits(Map.of("budget.global.rate.per.s", "10"),
+                     "alerts"), Duration.ofMinutes(1))) {
+            assertThat(a.round()).isEmpty();
+            off.start(SharedLimitsCheck.Policy.OFF); // its first round runs at once on its timer thread
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            List<String> seen;
+            while ((seen = a.round()).isEmpty()) {
+                assertThat(System.nanoTime()).as("sender-off's limits published").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+            assertThat(seen).singleElement().asString().contains("budget.global.rate.per.s=30 here, 10 at sender sender-off");
+            assertThat(off.disagreeingBots()).as("off: it does not compare").isZero();
         }
     }
 
