@@ -100,11 +100,11 @@ public final class BudgetCommand implements Callable<Integer> {
                 out.flush();
                 return 0;
             } catch (IllegalArgumentException e) { // ConfigException included
-                err.println("sluice budget status: " + e.getMessage());
+                err.println("sluice budget status: " + dev.sluice.chat.Identifiers.escapeInvisible(e.getMessage()));
                 err.flush();
                 return 2;
             } catch (BudgetUnavailableException | SQLException e) {
-                err.println("sluice budget status: " + e.getMessage());
+                err.println("sluice budget status: " + dev.sluice.chat.Identifiers.escapeInvisible(e.getMessage()));
                 err.flush();
                 return 1;
             } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
@@ -113,7 +113,8 @@ public final class BudgetCommand implements Callable<Integer> {
         }
 
         static void print(BudgetInspector.Status s, Optional<PostgresQuota.Usage> quota, PrintWriter out) {
-            out.printf("key %s at %s (Redis time)%n", s.key(), instant(s.redisTimeEpochMicros()));
+            out.printf("key %s at %s (Redis time)%n", dev.sluice.chat.Identifiers.escape(s.key()),
+                    instant(s.redisTimeEpochMicros()));
             out.printf("  rate      %.3f/s effective of %.3f/s configured (less budget.global.arrival.margin.ms; AIMD multiplier %.3f%s)%n",
                     s.effectiveRatePerS(), s.configuredRatePerS(), s.aimdMultiplier(),
                     s.aimdClimbsFromEpochMicros() == null ? "" : ", climbing from " + instant(s.aimdClimbsFromEpochMicros()));
@@ -132,10 +133,12 @@ public final class BudgetCommand implements Callable<Integer> {
                     : "no CRITICAL mark: routine lanes reserve up to budget.reservation.max.ms (unless "
                     + "budget.reservation.critical.memory.ms=0)");
             if (s.chat() != null) {
-                out.printf("  chat %s  %s%n", s.chatId(), gcra(s.chat(), s.redisTimeEpochMicros()));
+                out.printf("  chat %s  %s%n", dev.sluice.chat.Identifiers.escape(s.chatId()),
+                        gcra(s.chat(), s.redisTimeEpochMicros()));
             }
             if (s.group() != null) {
-                out.printf("  group %s %s%n", s.chatId(), gcra(s.group(), s.redisTimeEpochMicros()));
+                out.printf("  group %s %s%n", dev.sluice.chat.Identifiers.escape(s.chatId()),
+                        gcra(s.group(), s.redisTimeEpochMicros()));
             }
             quota.ifPresent(q -> out.printf("  quota     %d of %d used in window %d, window ends in %d ms%n",
                     q.used(), q.quota(), q.windowId(), q.windowEndsInMs()));

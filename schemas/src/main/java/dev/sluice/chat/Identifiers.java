@@ -90,6 +90,31 @@ public final class Identifiers {
     }
 
     /**
+     * {@code text} with only its invisible characters ({@link #escape}'s controls, separators, format characters and
+     * fillers) written as backslash-u; backslashes are kept. For a whole message line that mixes values already
+     * escaped with text that is not (a parser's error quoting the input): the line cannot reach the terminal raw.
+     */
+    public static String escapeInvisible(String text) {
+        if (text == null) {
+            return null;
+        }
+        StringBuilder sb = null;
+        for (int i = 0; i < text.length(); ) {
+            int cp = text.codePointAt(i);
+            int n = Character.charCount(cp);
+            boolean hide = invisible(cp);
+            if (hide && sb == null) {
+                sb = new StringBuilder(text.length() + 8).append(text, 0, i);
+            }
+            if (sb != null) {
+                sb.append(hide ? unicodeEscape(text, i, n) : text.substring(i, i + n));
+            }
+            i += n;
+        }
+        return sb == null ? text : sb.toString();
+    }
+
+    /**
      * A control character, a line or paragraph separator, a format character (Cf, in any plane: the tag characters
      * U+E0000-U+E007F too) or a Hangul filler (U+115F, U+1160, U+3164, U+FFA0: letters that print as nothing).
      */

@@ -22,5 +22,9 @@ class IdentifiersEscapeTest {
         assertThat(Identifiers.escape("a\u3164b\u115F")).isEqualTo("a\\u3164b\\u115F");
         assertThat(Identifiers.escape("Zürich ✓ 日本 \uD83D\uDE00")).isEqualTo("Zürich ✓ 日本 \uD83D\uDE00");
         assertThat(Identifiers.escape("plain")).isSameAs("plain");
+        // a whole error line: what is escaped stays as it is, what is not is escaped now (found from outside: produce
+        // and budget status quoted bad input raw, NUL and ESC included)
+        assertThat(Identifiers.escapeInvisible("field 'a\\u202Eb' (id e\u202E1): unexpected '{\u0000' x\u001B"))
+                .isEqualTo("field 'a\\u202Eb' (id e\\u202E1): unexpected '{\\u0000' x\\u001B");
     }
 }

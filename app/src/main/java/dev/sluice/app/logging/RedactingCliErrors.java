@@ -57,7 +57,7 @@ public final class RedactingCliErrors implements IExecutionExceptionHandler, IPa
     public int handleParseException(ParameterException ex, String[] args) {
         CommandLine cmd = ex.getCommandLine();
         PrintWriter err = cmd.getErr();
-        err.println(SecretRedaction.redact(ex.getMessage()));
+        err.println(dev.sluice.chat.Identifiers.escapeInvisible(SecretRedaction.redact(ex.getMessage())));
         if (!CommandLine.UnmatchedArgumentException.printSuggestions(ex, err)) {
             err.print(SecretRedaction.redact(cmd.getUsageMessage()));
         }
@@ -75,7 +75,8 @@ public final class RedactingCliErrors implements IExecutionExceptionHandler, IPa
                 sb.append(": ").append(t);
             }
         }
-        return SecretRedaction.redact(sb.toString().replaceAll("\\R", " "));
+        // a message quoting input (an id, a key) must not reach the terminal with its invisible characters raw
+        return dev.sluice.chat.Identifiers.escapeInvisible(SecretRedaction.redact(sb.toString().replaceAll("\\R", " ")));
     }
 
     private static String text(Throwable t) {

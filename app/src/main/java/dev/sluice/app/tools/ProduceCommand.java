@@ -85,7 +85,7 @@ public final class ProduceCommand implements Callable<Integer> {
                         try {
                             ProduceRun.parse(parser, line);
                         } catch (InvalidLineException e) {
-                            err.println("produce: " + e.getMessage());
+                            err.println("produce: " + dev.sluice.chat.Identifiers.escapeInvisible(e.getMessage()));
                             err.println("produce: --fail-fast: nothing was written to " + target);
                             return 1;
                         }

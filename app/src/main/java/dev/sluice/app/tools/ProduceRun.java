@@ -115,7 +115,7 @@ final class ProduceRun {
                 notification = parse(parser, line);
             } catch (InvalidLineException e) {
                 bad.incrementAndGet();
-                err.println("produce: skipped " + e.getMessage());
+                err.println("produce: skipped " + dev.sluice.chat.Identifiers.escapeInvisible(e.getMessage()));
                 continue;
             }
             handed.incrementAndGet();

@@ -71,6 +71,17 @@ class ProduceBadInputTest {
     }
 
     @Test
+    void invisibleCharactersOfBadInputNeverReachTheTerminalRaw() throws IOException {
+        // found from outside: an unknown field's name and a parser's quote of the input were printed raw
+        Run r = failFast(line("\"text\":\"t\",\"x\u202E\":1"));
+        assertThat(r.exit()).as(r.err()).isEqualTo(1);
+        assertThat(r.err()).contains("x\\u202E").doesNotContain("\u202E");
+        Run control = failFast("{\u0001\u001B[2J");
+        assertThat(control.exit()).as(control.err()).isEqualTo(1);
+        assertThat(control.err()).doesNotContain("\u001B").doesNotContain("\u0001");
+    }
+
+    @Test
     void aKeyTwiceInOneObjectIsRefusedNamingTheKey() throws IOException {
         Run r = failFast(line("\"text\":\"first\",\"text\":\"second\""));
         assertThat(r.exit()).as(r.err()).isEqualTo(1);
