@@ -51,7 +51,13 @@ final class DevWatch implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        timer.scheduleWithFixedDelay(this::check, 0, PERIOD_MS, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(() -> {
+            try {
+                check();
+            } catch (RuntimeException e) { // a throwing task would be cancelled: the watch would fall silent
+                say.accept("watch: " + e);
+            }
+        }, 0, PERIOD_MS, TimeUnit.MILLISECONDS);
     }
 
     /** One look: the Redis process, then every sender's budget mode. */

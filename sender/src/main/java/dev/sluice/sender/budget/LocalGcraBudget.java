@@ -377,7 +377,11 @@ public final class LocalGcraBudget implements BudgetPort {
         long now = clock.millis();
         long until = now + Math.max(1000, config.reservationMax().toMillis());
         String key = BudgetKeys.globalTat(botId);
-        long seeded = Math.multiplyExact(until, bot(botId).globalCount);
+        Bot bot = bot(botId);
+        // + one interval per burst slot, as the Redis drain: GCRA grants while TAT - now <= (burst - 1) x interval,
+        // so the first grant comes at `until`, not (burst - 1) intervals before it (review: burst 10 waited 100 ms)
+        long seeded = Math.addExact(Math.multiplyExact(until, bot.globalCount),
+                Math.multiplyExact(bot.limits.globalBurst() - 1L, BASE_PERIOD_MS));
         if (tat(key) < seeded) { // EMPTY_TAT is Long.MIN_VALUE
             tats.put(key, new Entry(seeded, until));
         }

@@ -48,6 +48,7 @@ public final class SharedLimitsCheck implements AutoCloseable {
     public static final Duration PERIOD = Duration.ofSeconds(30);
     /** KEYS[1] the bot's limits hash; ARGV: instance id, limits text, field TTL in ms. Returns the others' pairs. */
     static final String SCRIPT = """
+            if redis.replicate_commands then redis.replicate_commands() end
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local ttl = tonumber(ARGV[3])

@@ -186,4 +186,17 @@ class LocalGcraBudgetTest extends BudgetContract {
         assertThat(b.tryAcquire("other", "a").granted()).isTrue();
         assertThat(b.tryAcquire("other", "b").retryIn()).isEqualTo(Duration.ofMillis(34));
     }
+
+    /** A drained start waits the whole hold whatever the burst: the first grant only at now + 1 s. */
+    @org.junit.jupiter.api.Test
+    void a_drained_start_waits_the_hold_also_with_a_burst() {
+        ManualClock clock = new ManualClock();
+        LocalGcraBudget b = new LocalGcraBudget(new BudgetLimits(10, 10, 1000, 1000), clock);
+        b.startDrained("bot");
+        Decision first = b.tryAcquire(BudgetRequest.live("bot", "1"));
+        org.assertj.core.api.Assertions.assertThat(first.granted()).isFalse();
+        org.assertj.core.api.Assertions.assertThat(first.retryIn().toMillis()).isBetween(999L, 1000L);
+        clock.advance(java.time.Duration.ofMillis(1000));
+        org.assertj.core.api.Assertions.assertThat(b.tryAcquire(BudgetRequest.live("bot", "1")).granted()).isTrue();
+    }
 }
