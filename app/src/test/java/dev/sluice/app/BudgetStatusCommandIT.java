@@ -76,7 +76,8 @@ class BudgetStatusCommandIT {
         // the penalty was 60 s a moment ago: a loaded machine (two forks, other builds) took more than 1 s to get here
         assertThat(n.get("gates").get(0).get("remainingMs").asLong()).isBetween(50_000L, 60_000L);
         assertThat(n.get("gates").get(1).get("scope").asText()).isEqualTo("bot");
-        assertThat(n.get("chat").get("remainingBurst").asLong()).isEqualTo(2);
+        // one grant on chat 7 (1/s, burst 3): 2 left, or 3 again if the CLI took more than a second to get here
+        assertThat(n.get("chat").get("remainingBurst").asLong()).isBetween(2L, 3L);
         // with the default arrival margin (50 ms) the configured rate is shown as configured (it showed 0.0952 for
         // 0.1, i.e. 28.571 for Telegram's 30), and the effective one less the margin
         JsonNode withMargin = new ObjectMapper().readTree(run(0, "budget", "status", "--key", bot, "--redis-url",
