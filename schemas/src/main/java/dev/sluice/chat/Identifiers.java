@@ -60,6 +60,20 @@ public final class Identifiers {
      * and so are the Hangul fillers: printed raw, an id could read as another id or reorder the rest of the line.
      */
     public static String escape(String text) {
+        return escape(text, true);
+    }
+
+    /**
+     * {@code text} with only its invisible characters ({@link #escape}'s controls, separators, format characters and
+     * fillers) written as backslash-u; backslashes are kept. For a whole message line that mixes values already
+     * escaped with text that is not (a parser's error quoting the input): the line cannot reach the terminal raw.
+     */
+    public static String escapeInvisible(String text) {
+        return escape(text, false);
+    }
+
+    /** One pass by code point; {@code named}: backslash-n, -r, -t and two backslashes as {@link #escape} writes them. */
+    private static String escape(String text, boolean named) {
         if (text == null) {
             return null;
         }
@@ -67,13 +81,16 @@ public final class Identifiers {
         for (int i = 0; i < text.length(); ) {
             int cp = text.codePointAt(i);
             int n = Character.charCount(cp);
-            String rep = switch (cp) {
+            String rep = !named ? null : switch (cp) {
                 case '\n' -> "\\n";
                 case '\r' -> "\\r";
                 case '\t' -> "\\t";
                 case '\\' -> "\\\\";
-                default -> invisible(cp) ? unicodeEscape(text, i, n) : null;
+                default -> null;
             };
+            if (rep == null && invisible(cp)) {
+                rep = unicodeEscape(text, i, n);
+            }
             if (rep != null && sb == null) {
                 sb = new StringBuilder(text.length() + 8).append(text, 0, i);
             }
@@ -83,31 +100,6 @@ public final class Identifiers {
                 } else {
                     sb.append(text, i, i + n);
                 }
-            }
-            i += n;
-        }
-        return sb == null ? text : sb.toString();
-    }
-
-    /**
-     * {@code text} with only its invisible characters ({@link #escape}'s controls, separators, format characters and
-     * fillers) written as backslash-u; backslashes are kept. For a whole message line that mixes values already
-     * escaped with text that is not (a parser's error quoting the input): the line cannot reach the terminal raw.
-     */
-    public static String escapeInvisible(String text) {
-        if (text == null) {
-            return null;
-        }
-        StringBuilder sb = null;
-        for (int i = 0; i < text.length(); ) {
-            int cp = text.codePointAt(i);
-            int n = Character.charCount(cp);
-            boolean hide = invisible(cp);
-            if (hide && sb == null) {
-                sb = new StringBuilder(text.length() + 8).append(text, 0, i);
-            }
-            if (sb != null) {
-                sb.append(hide ? unicodeEscape(text, i, n) : text.substring(i, i + n));
             }
             i += n;
         }

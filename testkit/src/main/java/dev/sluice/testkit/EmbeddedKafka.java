@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,9 +23,6 @@ import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
@@ -314,7 +310,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     private void create(List<NewTopic> topics) {
         try {
             admin().createTopics(topics).all().get(30, TimeUnit.SECONDS);
-            awaitLeaders(topics);
+            TopicReadiness.await(admin(), topics.stream().map(NewTopic::name).toList());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topics", e);
@@ -322,37 +318,6 @@ public final class EmbeddedKafka implements AutoCloseable {
             throw new IllegalStateException("cannot create topics " + topics.stream().map(NewTopic::name).toList()
                     + ": " + e.getMessage(), e);
         }
-    }
-
-    // Until every partition has a leader that answers ListOffsets: a leader named before its log exists fails the first
-    // produce, whose retries then fail OUT_OF_ORDER_SEQUENCE_NUMBER until the delivery timeout (KafkaResultLookupIT).
-    private void awaitLeaders(List<NewTopic> topics) throws InterruptedException, TimeoutException {
-        List<String> names = topics.stream().map(NewTopic::name).toList();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        Exception last = null;
-        while (System.nanoTime() < deadline) {
-            try {
-                Map<String, TopicDescription> described =
-                        admin().describeTopics(names).allTopicNames().get(5, TimeUnit.SECONDS);
-                boolean ready = described.values().stream()
-                        .flatMap(d -> d.partitions().stream())
-                        .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
-                if (ready && admin().listTopics().names().get(5, TimeUnit.SECONDS).containsAll(names)) {
-                    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-                    described.values().forEach(d -> d.partitions().forEach(
-                            p -> latest.put(new TopicPartition(d.name(), p.partition()), OffsetSpec.latest())));
-                    admin().listOffsets(latest).all().get(5, TimeUnit.SECONDS);
-                    return;
-                }
-            } catch (ExecutionException | TimeoutException e) {
-                last = e; // not visible or not writable yet: try again until the deadline
-            }
-            Thread.sleep(20);
-        }
-        TimeoutException timeout = new TimeoutException("topics " + names
-                + " have no leader answering ListOffsets after 30 s" + (last == null ? "" : ": " + last));
-        timeout.initCause(last);
-        throw timeout;
     }
 
     /** Stops the broker (bounded by Kafka's own shutdown) and deletes the log directory (kept after {@link #startPersistent}). Idempotent. */

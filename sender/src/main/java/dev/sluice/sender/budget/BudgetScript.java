@@ -26,6 +26,9 @@ import org.slf4j.LoggerFactory;
 final class BudgetScript {
     private static final Logger log = LoggerFactory.getLogger(BudgetScript.class);
     static final String RESOURCE = "/dev/sluice/sender/budget/budget.lua";
+    /** The script text, read from the class path once per process, and its SHA-1 (what EVALSHA names). */
+    static final String TEXT = load();
+    static final String SHA1 = sha1(TEXT);
 
     private final RedisClusterCommands<byte[], byte[]> redis;
     private final String script;
@@ -34,8 +37,8 @@ final class BudgetScript {
 
     BudgetScript(RedisClusterCommands<byte[], byte[]> redis) {
         this.redis = redis;
-        this.script = load();
-        this.sha = sha1(script);
+        this.script = TEXT;
+        this.sha = SHA1;
     }
 
     String sha() {

@@ -27,9 +27,9 @@ import java.util.Objects;
 public final class LocalGcraBudget implements BudgetPort {
     /** Idle entries are swept when the tables grow past this size, so memory stays bounded by activity. */
     private static final int SWEEP_THRESHOLD = 10_000;
-    private static final long PPM = 1_000_000L;
+    static final long PPM = 1_000_000L;
     /** Rates are kept as count per 10^6 ms: thousandths of a message per second, exact. */
-    private static final long BASE_PERIOD_MS = 1_000_000L;
+    static final long BASE_PERIOD_MS = 1_000_000L;
     private static final long MAX_PERIOD_MS = 366L * 86_400_000L;
 
     static final int MAX_DOUBLINGS = UnsharedBotBackoff.MAX_DOUBLINGS;
@@ -40,7 +40,7 @@ public final class LocalGcraBudget implements BudgetPort {
     /** Whether bot penalties back off as unshared ones: a fallback of more than one replica. */
     private final boolean unshared;
     private final UnsharedBotBackoff backoff;
-    private final Map<String, Bot> bots = new HashMap<>();
+    private final Map<String, LocalBot> bots = new HashMap<>();
     /** Key (same names as in Redis) → TAT in its policy's scaled units and the instant the entry is idle. */
     private final Map<String, Entry> tats = new HashMap<>();
     /** Gate key → epoch ms when the gate lifts. */
@@ -48,43 +48,6 @@ public final class LocalGcraBudget implements BudgetPort {
     private int sweepAt = SWEEP_THRESHOLD;
 
     private record Entry(long tat, long idleAtMs) {
-    }
-
-    /** Per-bot policies and AIMD state. */
-    private final class Bot {
-        final BudgetLimits limits;
-        final long globalCount;
-        final GcraPolicy chat;
-        final GcraPolicy group;
-        long multiplierPpm = PPM;
-        long climbFromMs;
-        /** The latest-ending chat 429 of the look-back: its gate's end and when it was reported, epoch ms (0: none). */
-        long recent429EndMs;
-        long recent429AtMs;
-        /** The arrival guard: the last grant's number and the floors (grant number → epoch ms) of later grants. */
-        long grantSeq;
-        /** The end of the bot gate that closed behind the last penalty probe, epoch ms (0: none): not probed again. */
-        long probeGateEndMs;
-        /** Unshared bot penalties in a row in this episode (the doublings of the next one), 0..MAX_DOUBLINGS. */
-        int unsharedStreak;
-        final java.util.TreeMap<Long, Long> floors = new java.util.TreeMap<>();
-
-        Bot(BudgetLimits limits) {
-            this.limits = limits;
-            this.globalCount = count(limits.globalRatePerS());
-            this.chat = new GcraPolicy(rate(limits.chatRatePerS()), limits.chatBurst());
-            // per minute, stretched by (60 s + margin) / 60 s: budget.group.arrival.margin.ms, as RedisGcraBudget decides
-            this.group = new GcraPolicy(new Rate(count(limits.groupRatePerMin()),
-                    60 * BASE_PERIOD_MS + config.groupArrivalMargin().toMillis() * (BASE_PERIOD_MS / 1000)), limits.groupBurst());
-        }
-
-        long multiplier(long now) {
-            if (multiplierPpm >= PPM || now <= climbFromMs) {
-                return multiplierPpm;
-            }
-            long climbed = multiplierPpm + (long) Math.floor(config.aimdIncreasePerS() * PPM * (now - climbFromMs) / 1000d);
-            return Math.min(PPM, climbed);
-        }
     }
 
     public LocalGcraBudget(BudgetConfig config, Clock clock) {
@@ -118,7 +81,7 @@ public final class LocalGcraBudget implements BudgetPort {
         return new Rate(count(ratePerS), BASE_PERIOD_MS);
     }
 
-    private static long count(double ratePer) {
+    static long count(double ratePer) {
         return Math.min(Rate.MAX_COUNT, Math.max(1, (long) Math.floor(ratePer * 1000)));
     }
 
@@ -131,8 +94,8 @@ public final class LocalGcraBudget implements BudgetPort {
         return state;
     }
 
-    private Bot bot(String botId) {
-        return bots.computeIfAbsent(botId, id -> new Bot(config.limitsFor(id)));
+    private LocalBot bot(String botId) {
+        return bots.computeIfAbsent(botId, id -> new LocalBot(config.limitsFor(id), config));
     }
 
     @Override
@@ -143,7 +106,7 @@ public final class LocalGcraBudget implements BudgetPort {
         boolean backfill = request.lane() == Lane.BACKFILL;
         long now = clock.millis();
         sweepIfLarge(now);
-        Bot bot = bot(botId);
+        LocalBot bot = bot(botId);
 
         // 1. gates: the longest active one refuses
         Limit limit = Limit.NONE;
@@ -234,7 +197,7 @@ public final class LocalGcraBudget implements BudgetPort {
     }
 
     /** The arrival guard's wait for the bot's next grant: until its floor, if one was recorded. */
-    private long guardWait(Bot bot, long now) {
+    private long guardWait(LocalBot bot, long now) {
         long floor = 0;
         for (long f : bot.floors.headMap(bot.grantSeq + 1, true).values()) {
             floor = Math.max(floor, f);
@@ -249,7 +212,7 @@ public final class LocalGcraBudget implements BudgetPort {
         if (n <= 0 || grantSeq < 1) {
             return;
         }
-        Bot bot = bot(botId);
+        LocalBot bot = bot(botId);
         long at = Math.max(grantSeq + n, bot.grantSeq + 1);
         bot.floors.merge(at, clock.millis() + RedisGcraBudget.GUARD_WINDOW_MICROS / 1000, Math::max);
     }
@@ -292,7 +255,7 @@ public final class LocalGcraBudget implements BudgetPort {
             case CHAT -> BudgetKeys.chatGate(botId, chatId);
         };
         boolean active = gateWait(key, now) > 0;
-        Bot penalized = bot(botId);
+        LocalBot penalized = bot(botId);
         boolean recent = penalized.recent429EndMs > 0
                 && now - penalized.recent429AtMs <= RedisGcraBudget.RECENT_429_LOOKBACK.toMillis();
         if (effective == PenaltyScope.BOT && recent && penalized.recent429EndMs > until
@@ -319,12 +282,12 @@ public final class LocalGcraBudget implements BudgetPort {
             // The bot's gate is up (or just lifted), so this call was made during the bot-wide penalty, and Telegram
             // extends a penalty on every call made during it: the bot's gate moves too (no second AIMD cut).
             long botLifts = gates.merge(botGate, until, Math::max);
-            Bot bot = bot(botId);
+            LocalBot bot = bot(botId);
             bot.multiplierPpm = bot.multiplier(now);
             bot.climbFromMs = Math.max(bot.climbFromMs, botLifts);
         }
         if (effective == PenaltyScope.BOT) {
-            Bot bot = bot(botId);
+            LocalBot bot = bot(botId);
             long m = bot.multiplier(now);
             if (!active) {
                 long floor = Math.round(config.aimdFloor() * PPM);
@@ -339,7 +302,7 @@ public final class LocalGcraBudget implements BudgetPort {
     }
 
     /** The unshared bot gate ({@link UnsharedBotBackoff}): only a 429 that goes on an episode moves it. */
-    private void backOffUnshared(Bot bot, String botGate, long now, long retryAfterMs, boolean goesOn, boolean gateUp) {
+    private void backOffUnshared(LocalBot bot, String botGate, long now, long retryAfterMs, boolean goesOn, boolean gateUp) {
         bot.unsharedStreak = UnsharedBotBackoff.streakAfter(bot.unsharedStreak, goesOn, gateUp);
         if (!goesOn) {
             return;
@@ -377,7 +340,7 @@ public final class LocalGcraBudget implements BudgetPort {
         long now = clock.millis();
         long until = now + Math.max(1000, config.reservationMax().toMillis());
         String key = BudgetKeys.globalTat(botId);
-        Bot bot = bot(botId);
+        LocalBot bot = bot(botId);
         // + one interval per burst slot, as the Redis drain: GCRA grants while TAT - now <= (burst - 1) x interval,
         // so the first grant comes at `until`, not (burst - 1) intervals before it (review: burst 10 waited 100 ms)
         long seeded = Math.addExact(Math.multiplyExact(until, bot.globalCount),

@@ -287,7 +287,12 @@ public final class RedisGcraBudget implements BudgetPort {
 
     /** The script text, for tools that want to inspect or benchmark it. */
     public static String loadScript() {
-        return BudgetScript.load();
+        return BudgetScript.TEXT;
+    }
+
+    /** The SHA-1 of {@link #loadScript()}: what EVALSHA names (the sent marks' flush calls the same script). */
+    public static String scriptSha1() {
+        return BudgetScript.SHA1;
     }
 
     @Override

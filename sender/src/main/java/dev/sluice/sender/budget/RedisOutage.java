@@ -49,7 +49,8 @@ final class RedisOutage {
     /** When the last shared decision was made (any bot); a fallback starting within {@link #sharedRecentMs} is drained. */
     private volatile long lastSharedMs = Long.MIN_VALUE / 2;
     private final long sharedRecentMs;
-    private BudgetState state = BudgetState.SHARED;
+    /** Written under {@code nanosInState} (transitions); volatile: read on every pacer and admission call. */
+    private volatile BudgetState state = BudgetState.SHARED;
     private long stateSinceNanos = System.nanoTime();
 
     private record Penalty(String botId, PenaltyScope scope, String chatId, long untilMs) {
@@ -175,6 +176,9 @@ final class RedisOutage {
     }
 
     private void enter(BudgetState next) {
+        if (state == next) { // every decision passes here: no lock unless the state changes
+            return;
+        }
         synchronized (nanosInState) {
             if (state == next) {
                 return;
@@ -189,9 +193,7 @@ final class RedisOutage {
     }
 
     BudgetState state() {
-        synchronized (nanosInState) {
-            return state;
-        }
+        return state;
     }
 
     /** Time spent in each state so far, including the current one. */

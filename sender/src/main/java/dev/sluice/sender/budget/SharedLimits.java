@@ -43,7 +43,7 @@ public record SharedLimits(Map<String, String> values) {
         v.put(BudgetConfigKeys.AIMD_DECREASE.name(), number(config.aimdDecreaseFactor()));
         v.put(BudgetConfigKeys.AIMD_INCREASE.name(), number(config.aimdIncreasePerS()));
         v.put(BudgetConfigKeys.AIMD_FLOOR.name(), number(config.aimdFloor()));
-        v.put(SCRIPT, BudgetScript.sha1(BudgetScript.load()).substring(0, 12));
+        v.put(SCRIPT, BudgetScript.SHA1.substring(0, 12));
         return new SharedLimits(v);
     }
 

@@ -60,7 +60,7 @@ public final class RedisSentMarks implements SentMarks {
     private final java.util.concurrent.atomic.LongAdder writes = new java.util.concurrent.atomic.LongAdder();
     /** {@code budget.lua}, whose op 'marks' the flush calls (the same script as the budget's: loaded once per node). */
     private static final String SCRIPT = dev.sluice.sender.budget.RedisGcraBudget.loadScript();
-    private static final String SCRIPT_SHA = sha1Hex(SCRIPT);
+    private static final String SCRIPT_SHA = dev.sluice.sender.budget.RedisGcraBudget.scriptSha1();
     /** Set once by {@link #foldWritesInto} (volatile): the DONE marks wait there; null: one SET each. */
     private volatile MarkWrites pending;
     private java.util.concurrent.ScheduledExecutorService flusher; // guarded by this
@@ -201,17 +201,6 @@ public final class RedisSentMarks implements SentMarks {
                     return null;
                 });
     }
-
-    private static String sha1Hex(String text) {
-        try {
-            byte[] d = java.security.MessageDigest.getInstance("SHA-1").digest(
-                    text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return java.util.HexFormat.of().formatHex(d);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
 
     /**
      * From now on the DONE marks wait in {@code writes} for a budget call of their bot ({@link MarkWrites}) instead of
