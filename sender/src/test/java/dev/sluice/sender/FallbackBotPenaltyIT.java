@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * had just extended, so with three senders probing about once a second each the bot's penalty never ended while Redis
  * stayed down. The penalty must end within a bound, and nothing is lost or sent twice.
  */
+@org.junit.jupiter.api.Tag("quiet") // real rates, little headroom: run alone (sender/pom.xml)
 class FallbackBotPenaltyIT {
     private static final String BOT = "fallpen";
     private static final String BOT_ID = "773000001"; // the token's id part: how FakeTelegram names the bot

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * reserves headroom for live ({@code budget.backfill.headroom}) and the sender paces backfill lanes apart
  * from live ones, so live never queues behind the backlog.
  */
+@org.junit.jupiter.api.Tag("quiet") // real rates, little headroom: run alone (sender/pom.xml)
 class LiveBackfillIT {
     private static final int RATE = 40;
 

@@ -33,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * {@code fail-closed} sends nothing while Redis is down, then delivers everything; both return to shared mode
  * by themselves. Rates scaled down (provider 20/s, shared budget 15/s; the fallback takes 15/3 per sender).
  */
+@org.junit.jupiter.api.Tag("quiet") // real rates, little headroom: run alone (sender/pom.xml)
 class RedisOutageIT {
     private static final String BOT = "outage";
     private static final String TOKEN = "7700" + "1:outage" + "tokenoutagetoken";

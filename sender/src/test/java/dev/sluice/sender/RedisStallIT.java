@@ -37,6 +37,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Each case: no 429 at all, never above 30 in any second, the fallback keeps sending while Redis is gone, every
  * sender back in shared mode after.
  */
+@org.junit.jupiter.api.Tag("quiet") // real rates, little headroom: run alone (sender/pom.xml)
 class RedisStallIT {
     private static final String BOT = "stall";
     private static final String TOKEN = "7700" + "2:stall" + "tokenstalltokenstall";
