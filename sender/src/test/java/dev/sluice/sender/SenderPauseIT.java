@@ -107,7 +107,19 @@ class SenderPauseIT {
                 long idsWithTwoResults = perId.values().stream().filter(n -> n > 1).count();
                 System.out.printf("pause: %d accepted, sent twice %s, of them first sent during the stop %s, %d ids with "
                         + "two results%n", telegram.accepted().size(), twice, twiceAfterResume, idsWithTwoResults);
+                List<String> notAccepted = byId.values().stream()
+                        .filter(r -> !byText.containsKey("msg " + r.getMessageId()))
+                        .map(r -> r.getMessageId() + " " + r.getStatus() + " by " + r.getSenderInstance() + ": "
+                                + r.getReason())
+                        .sorted().toList();
+                if (!notAccepted.isEmpty()) {
+                    Path kept = Path.of("target", "SenderPauseIT-child-" + System.currentTimeMillis() + ".log");
+                    Files.copy(log, kept);
+                    System.out.printf("pause: results of messages the provider never accepted %s (child log: %s)%n",
+                            notAccepted, kept.toAbsolutePath());
+                }
                 assertThat(byId).hasSize(count);
+                assertThat(notAccepted).as("a result for a message the provider never accepted").isEmpty();
                 assertThat(byText).as("every message reached the provider").hasSize(count);
                 assertThat(twiceAfterResume).as("sent during the stop by the other sender, then again by the stopped one").isEmpty();
                 assertThat(twice).as("duplicates: the calls on the wire at the stop").hasSizeLessThanOrEqualTo(IN_FLIGHT_PER_BOT);
