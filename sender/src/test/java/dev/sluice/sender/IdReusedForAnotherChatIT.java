@@ -196,6 +196,37 @@ class IdReusedForAnotherChatIT {
                 .containsExactly(DeliveryStatus.FAILED, DeliveryStatus.DELIVERED);
     }
 
+    /**
+     * The race a review found: the mark is read with a message's first decision only, so a notification for chat 43
+     * whose first decision came (refused: its chat waits) before chat 42's message with the same id was granted went on to
+     * be granted over 42's in-flight mark and sent; a later redelivery of 42's message then ended FAILED "reused" after
+     * its DELIVERED (two results for one message). The grant's in-flight write now refuses a mark of another chat.
+     * Folded only: without folding nothing is written between the read and the send (see the class's docs).
+     */
+    @org.junit.jupiter.api.Test
+    void anIdGrantedForAnotherChatAfterThisMessagesFirstDecisionIsNotSentOverItsMark() {
+        wire(true, true);
+        redisBudget.penalizeChat("bot", "43", Duration.ofMillis(400)); // what a 429 of chat 43 writes
+        long offset = nextOffset++;
+        offsets.received(tp, offset);
+        PendingMessage for43 = new PendingMessage(tp, offset, message("x1", "43"));
+        assertThat(processor.process(for43)).as("chat 43 waits; its mark was read: none yet")
+                .isInstanceOf(Step.RetryAt.class);
+        assertThat(for43.sentMarkChecked()).isTrue();
+
+        assertThat(run(message("x1", "42"))).isEqualTo(Step.DONE);
+        awaitMark("x1", "DONE|");
+        assertThat(runToEnd(for43)).isEqualTo(Step.DONE);
+        assertThat(run(message("x1", "42"))).as("a redelivery of 42's message").isEqualTo(Step.DONE);
+
+        assertThat(transport.sent).containsExactly("42/text x1");
+        assertThat(results()).hasSize(2);
+        assertThat(results().get(0).getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+        assertReuseFailed(results().get(1), "x1", "43");
+        assertThat(alreadyFinished).containsExactly("x1@42");
+        assertThat(mark("x1")).as("42's mark is kept").startsWith("DONE|").endsWith("|42");
+    }
+
     @ParameterizedTest(name = "folded={0}")
     @ValueSource(booleans = {true, false})
     void aMessageTheTopologyReAddressedAfterAMigrationIsARedeliveryOfItsOldChat(boolean folded) {
@@ -208,6 +239,25 @@ class IdReusedForAnotherChatIT {
         assertThat(transport.sent).containsExactly("-700/text m1");
         assertThat(results()).hasSize(1);
         assertThat(alreadyFinished).containsExactly("m1@-100700");
+    }
+
+    /**
+     * The re-addressed message meets its old chat's in-flight mark with no result on the topic (its owner was killed
+     * before the call): it is sent once to the new chat, not refused as another chat's (the grant's in-flight write is
+     * not exclusive for it) and not asked again and again.
+     */
+    @ParameterizedTest(name = "folded={0}")
+    @ValueSource(booleans = {true, false})
+    void aReAddressedMessageWhoseOldChatsGrantLeftNoResultIsSentOnce(boolean folded) {
+        wire(folded, true);
+        long at = System.currentTimeMillis();
+        grantInFlight("g1", "-700", at);
+        OutboundMessage readdressed = OutboundMessage.newBuilder(message("g1", "-100700"))
+                .setAttributes(Map.of("sluice.migrated_from_chat_id", "-700")).build();
+        assertThat(run(readdressed)).isEqualTo(Step.DONE);
+        assertThat(transport.sent).containsExactly("-100700/text g1");
+        assertThat(lookups).containsExactly("g1@-700");
+        assertThat(results()).singleElement().satisfies(r -> assertThat(r.getStatus()).isEqualTo(DeliveryStatus.DELIVERED));
     }
 
     /**
@@ -250,7 +300,10 @@ class IdReusedForAnotherChatIT {
     private Step run(OutboundMessage m) {
         long offset = nextOffset++;
         offsets.received(tp, offset);
-        PendingMessage p = new PendingMessage(tp, offset, m);
+        return runToEnd(new PendingMessage(tp, offset, m));
+    }
+
+    private Step runToEnd(PendingMessage p) {
         Step step = null;
         for (int i = 0; i < 20; i++) {
             step = processor.process(p);

@@ -25,8 +25,8 @@ final class AcquireCall {
     private static final int FIXED_ARGS = 16;
     /** Index of the reservation horizon among the fixed arguments (ARGV[11]). */
     private static final int HORIZON_ARG = 10;
-    /** The candidate flags 0..63 as arguments, encoded once. */
-    private static final byte[][] FLAG_ARGS = new byte[64][];
+    /** The candidate flags 0..127 as arguments, encoded once. */
+    private static final byte[][] FLAG_ARGS = new byte[128][];
     private static final byte[] ZERO = ascii("0");
 
     static {
@@ -91,7 +91,8 @@ final class AcquireCall {
             }
             boolean reserve = !r.reserveUpTo().isZero();
             int flags = (r.lane() == dev.sluice.avro.Lane.BACKFILL ? 1 : 0) | (group ? 2 : 0)
-                    | (r.sentMarkId() != null ? 4 : 0) | (reserve ? 8 : 0) | (flight ? 16 : 0) | (r.urgent() ? 32 : 0);
+                    | (r.sentMarkId() != null ? 4 : 0) | (reserve ? 8 : 0) | (flight ? 16 : 0) | (r.urgent() ? 32 : 0)
+                    | (flight && r.inFlight().exclusive() ? 64 : 0);
             if (reserve) {
                 horizonMicros = Math.max(horizonMicros, r.reserveUpTo().toNanos() / 1000);
             }

@@ -29,8 +29,15 @@ import java.util.Objects;
 public record BudgetRequest(String botId, String chatId, Lane lane, String sentMarkId, Duration reserveUpTo,
                             InFlight inFlight, boolean urgent) {
 
-    /** The in-flight mark a grant writes: message {@code messageId}'s sent mark becomes {@code value}. */
-    public record InFlight(String messageId, String value) {
+    /**
+     * The in-flight mark a grant writes: message {@code messageId}'s sent mark becomes {@code value}.
+     *
+     * @param exclusive the grant is refused (answered ALREADY_SENT with the stored mark) when the message's mark holds
+     *                  another result key (another chat: the id was used for another chat, see {@code Outcomes#replay}),
+     *                  so two chats' messages with one id are never both sent, whichever read the mark first. Off for a
+     *                  message the topology re-addressed after a migration: its old chat's mark is its own
+     */
+    public record InFlight(String messageId, String value, boolean exclusive) {
         public InFlight {
             if (messageId == null || messageId.isEmpty() || value == null) {
                 throw new IllegalArgumentException("an in-flight mark needs a message id and a value");
@@ -80,9 +87,18 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
         return new BudgetRequest(botId, chatId, lane, messageId, reserveUpTo, inFlight, urgent);
     }
 
-    /** This request, also writing message {@code messageId}'s in-flight mark {@code value} if granted. */
+    /**
+     * This request, also writing message {@code messageId}'s in-flight mark {@code value} if granted; refused instead
+     * when the stored mark names another chat ({@link InFlight#exclusive()}).
+     */
     public BudgetRequest markingInFlight(String messageId, String value) {
-        return new BudgetRequest(botId, chatId, lane, sentMarkId, reserveUpTo, new InFlight(messageId, value), urgent);
+        return markingInFlight(messageId, value, true);
+    }
+
+    /** As {@link #markingInFlight(String, String)}; {@code exclusive} false writes over another chat's mark. */
+    public BudgetRequest markingInFlight(String messageId, String value, boolean exclusive) {
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, reserveUpTo, new InFlight(messageId, value, exclusive),
+                urgent);
     }
 
     /** The message whose sent mark this request reads or writes, or null. */

@@ -46,7 +46,9 @@
 --              8 = may reserve, 16 = write the in-flight mark on a grant, 32 = urgent (bits); with 16 the next ARGV is that mark's
 --              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[18] when (and only when) the candidate is
 --              granted, reservations included: a sender killed after the grant leaves the mark, and the message's
---              next owner looks for its result before sending it (RedisSentMarks, Outcomes.replay)
+--              next owner looks for its result before sending it (RedisSentMarks, Outcomes.replay);
+--              64 = exclusive (with 16): a stored mark of another result key (another chat) is answered ALREADY_SENT
+--              instead of a grant, so two chats' messages with one id are never both granted, whichever read first
 --   -> {multiplier_ppm, r_1, r_2, ..., short}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
 --      granted (wait_ms 0, or the reservation's wait), else the limit that refused: 1 GLOBAL, 2 CHAT, 3 GROUP,
 --      4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM; or a string, the sent mark's value: ALREADY_SENT
@@ -278,13 +280,14 @@ if op == 'acquire' then
   local i = 19 + marks_n
   local n_args = #ARGV
   while i <= n_args do
-    local flags = A[i] + 0 -- 0..63, bits tested with % (no function calls)
+    local flags = A[i] + 0 -- 0..127, bits tested with % (no function calls)
     i = i + 1
     local backfill = flags % 2 == 1
     local group = flags % 4 >= 2
     local check = flags % 8 >= 4
     local may_reserve = flags % 16 >= 8 and not backfill
-    local urgent = flags >= 32
+    local urgent = flags % 64 >= 32
+    local exclusive = flags >= 64
     local flight = nil
     if flags % 32 >= 16 then
       flight = A[i]
@@ -303,9 +306,16 @@ if op == 'acquire' then
     if check or flight then
       mark_key = KEYS[k]
       k = k + 1
+      local stored = written[mark_key]
+      if stored == nil then stored = pre[k - 1 - marks_n] end
       if check then
-        mark = written[mark_key]
-        if mark == nil then mark = pre[k - 1 - marks_n] end
+        mark = stored
+      elseif exclusive and stored then
+        -- the result key is the fifth field of a mark (absent in marks of older versions: no verdict)
+        local stored_key = string.match(stored, '^[^|]*|[^|]*|[^|]*|[^|]*|(.+)$')
+        if stored_key and stored_key ~= string.match(flight, '^[^|]*|[^|]*|[^|]*|[^|]*|(.+)$') then
+          mark = stored -- the id was used for another chat: not granted (Outcomes.replay ends it FAILED)
+        end
       end
     end
     if mark then
