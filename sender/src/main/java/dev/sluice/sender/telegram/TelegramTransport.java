@@ -88,6 +88,7 @@ public final class TelegramTransport implements Transport {
                 .callTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 // No silent resend by OkHttp after a dropped connection: the sender decides (backoff, breaker).
                 .retryOnConnectionFailure(false)
+                .eventListener(new RequestWriteEvents()) // a timeout before the request's first byte is not UNCERTAIN
                 .connectionPool(new ConnectionPool(idleConnections, 5, TimeUnit.MINUTES))
                 .addInterceptor(TelegramTransport::nonJsonErrorsAsBotApiErrors)
                 .build();
@@ -232,13 +233,16 @@ public final class TelegramTransport implements Transport {
     static SendOutcome classifyException(RuntimeException e, BotToken token) {
         Throwable cause = e.getCause() instanceof IOException io ? io : e;
         String description = cause.getClass().getSimpleName() + ": " + token.redact(String.valueOf(cause.getMessage()));
-        return new SendOutcome.TransientFailure(null, description, isTimeoutAfterSending(cause));
+        return new SendOutcome.TransientFailure(null, description,
+                isTimeoutAfterSending(cause) && RequestWriteEvents.startedWriting());
     }
 
     /**
      * A read or call timeout: the request was written and no answer came, so the provider may have accepted
-     * it (UNCERTAIN). A connect timeout, a refused connection, a reset or an end of stream without any answer
-     * count as connect errors: retried with backoff (issue 9 keeps "connection reset" with the 5xx family).
+     * it (UNCERTAIN) — when the call had begun writing its request ({@link RequestWriteEvents}, checked by the caller):
+     * a call timeout while the call still waited for its connection sent nothing. A connect timeout, a refused
+     * connection, a reset or an end of stream without any answer count as connect errors: retried with backoff (issue 9
+     * keeps "connection reset" with the 5xx family).
      */
     static boolean isTimeoutAfterSending(Throwable cause) {
         String message = cause.getMessage() == null ? "" : cause.getMessage().toLowerCase(java.util.Locale.ROOT);

@@ -124,6 +124,78 @@ class TelegramTransportTest {
         assertThat(new BotToken(TOKEN).toString()).isEqualTo("[redacted]");
     }
 
+    /**
+     * The whole-call bound strikes while the call still waits for its TCP connection (a listener whose accept queue is
+     * full drops the SYN, so the connect hangs past the call's bound): nothing was written, so the provider cannot have
+     * it — retried like a connect error, not ended UNCERTAIN (the same as a process stopped between the start of its call
+     * and its write: the call's timer fires at once when it runs again; found by SenderPauseIT, a result UNCERTAIN for a
+     * message the provider never received).
+     */
+    @Test
+    void a_call_timing_out_before_its_request_is_written_is_transient_not_uncertain() throws IOException {
+        try (ServerSocket full = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            List<java.net.Socket> queued = new java.util.ArrayList<>();
+            try {
+                InetSocketAddress at = new InetSocketAddress(full.getInetAddress(), full.getLocalPort());
+                for (int i = 0; i < 4; i++) { // fill the accept queue (backlog 1): the later connects hang
+                    java.net.Socket s = new java.net.Socket();
+                    try {
+                        s.connect(at, 200);
+                        queued.add(s);
+                    } catch (java.net.SocketTimeoutException e) {
+                        s.close();
+                        break; // the queue is full: a connect now hangs
+                    }
+                }
+                try (TelegramTransport stuck = new TelegramTransport("http://127.0.0.1:" + full.getLocalPort() + "/bot",
+                        Map.of("alerts", new BotToken(TOKEN)), Duration.ofSeconds(5), Duration.ofMillis(300))) {
+                    long start = System.nanoTime();
+                    SendOutcome o = stuck.send("alerts", "42", "hi", null);
+                    assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the call's bound, not the connect's")
+                            .isLessThan(Duration.ofSeconds(3));
+                    assertThat(o).isInstanceOf(SendOutcome.TransientFailure.class);
+                    assertThat(((SendOutcome.TransientFailure) o).description()).contains("timeout");
+                    assertThat(((SendOutcome.TransientFailure) o).maybeDelivered()).as("nothing was written").isFalse();
+                }
+            } finally {
+                for (java.net.Socket s : queued) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    /** The request was written and no answer came within the call's bound: the provider may have it (UNCERTAIN). */
+    @Test
+    void a_call_timing_out_after_its_request_was_written_may_have_been_delivered() throws IOException {
+        java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        HttpServer silent = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        silent.createContext("/", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            read.countDown();
+            try {
+                release.await(10, java.util.concurrent.TimeUnit.SECONDS); // no answer within the call's bound
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            exchange.close();
+        });
+        silent.setExecutor(java.util.concurrent.Executors.newSingleThreadExecutor());
+        silent.start();
+        try (TelegramTransport slow = new TelegramTransport("http://127.0.0.1:" + silent.getAddress().getPort() + "/bot",
+                Map.of("alerts", new BotToken(TOKEN)), Duration.ofSeconds(2), Duration.ofMillis(300))) {
+            SendOutcome o = slow.send("alerts", "42", "hi", null);
+            assertThat(read.getCount()).as("the server read the whole request").isZero();
+            assertThat(o).isInstanceOf(SendOutcome.TransientFailure.class);
+            assertThat(((SendOutcome.TransientFailure) o).maybeDelivered()).isTrue();
+        } finally {
+            release.countDown();
+            silent.stop(0);
+            ((java.util.concurrent.ExecutorService) silent.getExecutor()).shutdownNow();
+        }
+    }
+
     @Test
     void a_description_echoing_the_token_is_redacted() {
         answer(400, "{\"ok\":false,\"error_code\":400,\"description\":\"Bad Request: bot" + TOKEN + " is odd\"}");
