@@ -42,8 +42,14 @@ final class RedisOutage {
     private final Map<BudgetState, Long> nanosInState = new EnumMap<>(BudgetState.class);
     /** Bots decided or penalized while Redis could not decide: drained in Redis when shared mode resumes. */
     private final java.util.Set<String> touchedInOutage = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** Bots the fallback decided for in this outage (started drained); cleared when shared mode resumes. */
-    private final java.util.Set<String> fallbackStarted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /**
+     * Per bot, the outage (its number, {@link #outageEpoch}) whose fallback started it drained: a bot starts drained once
+     * per outage. An epoch, not a set cleared at resume: a shared decision racing the switch can end an outage without a
+     * resume, and a set would then keep the bot for the next outage, which would start it undrained.
+     */
+    private final Map<String, Long> fallbackStartedInOutage = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Incremented on each switch from shared to the outage mode (under {@code nanosInState}). */
+    private volatile long outageEpoch;
     /** Penalties recorded while Redis was down, replayed when shared mode resumes. */
     private final java.util.Queue<Penalty> unshared = new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** When the last shared decision was made (any bot); a fallback starting within {@link #sharedRecentMs} is drained. */
@@ -133,7 +139,9 @@ final class RedisOutage {
     boolean decidedInOutage(String botId) {
         enter(outageState);
         touchedInOutage.add(botId);
-        return fallbackStarted.add(botId) && clock.millis() - lastSharedMs <= sharedRecentMs;
+        long epoch = outageEpoch;
+        Long before = fallbackStartedInOutage.put(botId, epoch);
+        return (before == null || before != epoch) && clock.millis() - lastSharedMs <= sharedRecentMs;
     }
 
     /** The bot's drained start could not reach Redis: it is drained when shared mode resumes. */
@@ -155,7 +163,8 @@ final class RedisOutage {
      * @param calls counts each call made to {@code s}
      */
     void resumeIfNeeded(BudgetPort s, LongAdder calls) {
-        if (state() == BudgetState.SHARED && unshared.isEmpty()) {
+        // what is kept, not the state: a shared call racing the switch can put the state back to SHARED first
+        if (touchedInOutage.isEmpty() && unshared.isEmpty()) {
             return;
         }
         for (String bot : List.copyOf(touchedInOutage)) {
@@ -172,7 +181,6 @@ final class RedisOutage {
             }
             unshared.poll();
         }
-        fallbackStarted.clear(); // resumed (a failed attempt throws before): the next outage starts drained again
     }
 
     private void enter(BudgetState next) {
@@ -186,6 +194,9 @@ final class RedisOutage {
             long now = System.nanoTime();
             nanosInState.merge(state, now - stateSinceNanos, Long::sum);
             log.warn("budget state {} -> {}", state, next);
+            if (state == BudgetState.SHARED) {
+                outageEpoch++; // a new outage: each bot's fallback starts drained again (decidedInOutage)
+            }
             state = next;
             stateSinceNanos = now;
         }
