@@ -40,6 +40,13 @@ class RedisOutageTest {
         }
     };
 
+    /** A fixed clock: every fallback decision is within the "recent shared decision" window. */
+    private static RedisOutage outage() {
+        Clock clock = Clock.fixed(Instant.parse("2026-12-03T12:00:00Z"), ZoneOffset.UTC);
+        return new RedisOutage(BudgetConfig.builder(new BudgetLimits(30, 3, 1000, 1000)).build(), BudgetListener.NONE,
+                clock);
+    }
+
     /**
      * A review found the race: a shared call that passed {@code resumeIfNeeded}'s early return (shared, nothing kept)
      * while another thread entered the outage and decided a bot, then succeeded, put the state back to SHARED without
@@ -49,9 +56,7 @@ class RedisOutageTest {
      */
     @Test
     void a_shared_decision_racing_the_switch_to_the_fallback_does_not_make_the_next_outage_start_undrained() {
-        Clock clock = Clock.fixed(Instant.parse("2026-12-03T12:00:00Z"), ZoneOffset.UTC);
-        RedisOutage outage = new RedisOutage(BudgetConfig.builder(new BudgetLimits(30, 3, 1000, 1000)).build(),
-                BudgetListener.NONE, clock);
+        RedisOutage outage = outage();
         LongAdder calls = new LongAdder();
         outage.resumeIfNeeded(shared, calls); // thread A: a shared call, nothing to resume
         outage.decidedShared();
@@ -69,9 +74,7 @@ class RedisOutageTest {
 
     @Test
     void each_outage_starts_a_bot_drained_once() {
-        Clock clock = Clock.fixed(Instant.parse("2026-12-03T12:00:00Z"), ZoneOffset.UTC);
-        RedisOutage outage = new RedisOutage(BudgetConfig.builder(new BudgetLimits(30, 3, 1000, 1000)).build(),
-                BudgetListener.NONE, clock);
+        RedisOutage outage = outage();
         LongAdder calls = new LongAdder();
         outage.decidedShared();
         assertThat(outage.decidedInOutage("a")).isTrue();
