@@ -11,7 +11,7 @@ import java.util.Objects;
  * What one sender decides a bot's budget with, as the text every sender sharing a Redis publishes for the bot
  * ({@link SharedLimitsCheck}): the limits as configured ({@link BudgetConfig#configuredLimitsFor}: a per-bot rate, paid
  * broadcast or a provider's limits applied, named after the default keys), the arrival guard's N, the margins, the backfill headroom, the AIMD
- * parameters and the budget script's hash. Every budget call carries the asking sender's limits, so two senders that
+ * parameters and the hash of the budget script's code. Every budget call carries the asking sender's limits, so two senders that
  * disagree on any of these move the same TATs with different intervals: the bot's real limit is then neither
  * configuration. Immutable.
  *
@@ -19,8 +19,14 @@ import java.util.Objects;
  * hex hash: no {@code ;}, {@code =} or {@code |}, and nothing secret).
  */
 public record SharedLimits(Map<String, String> values) {
-    /** The script's hash: another budget.lua decides differently with the same numbers (a rolling upgrade). */
-    static final String SCRIPT = "budget.script.sha1";
+    /**
+     * The hash of what the budget script does ({@link LuaCode}: without comments and layout): another budget.lua
+     * decides differently with the same numbers (a rolling upgrade). Not the SHA-1 EVALSHA names ({@link
+     * BudgetScript#SHA1}): an upgrade that only edits comments would disagree for its whole rollout.
+     */
+    static final String SCRIPT = "budget.script.code.sha1";
+    /** {@link #SCRIPT}'s value for this process's budget.lua, computed once. */
+    private static final String SCRIPT_CODE_HASH = scriptHash(BudgetScript.TEXT);
 
     public SharedLimits {
         values = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(values, "values")));
@@ -28,6 +34,15 @@ public record SharedLimits(Map<String, String> values) {
 
     /** The limits {@code config} decides {@code botId} with. */
     public static SharedLimits of(BudgetConfig config, String botId) {
+        return ofHash(config, botId, SCRIPT_CODE_HASH);
+    }
+
+    /** The same, with {@code scriptText} as the budget script (a test's other budget.lua). */
+    static SharedLimits of(BudgetConfig config, String botId, String scriptText) {
+        return ofHash(config, botId, scriptHash(scriptText));
+    }
+
+    private static SharedLimits ofHash(BudgetConfig config, String botId, String scriptCodeHash) {
         BudgetLimits l = config.configuredLimitsFor(botId);
         Map<String, String> v = new LinkedHashMap<>();
         v.put(rateKey(config, botId), number(l.globalRatePerS()));
@@ -43,8 +58,13 @@ public record SharedLimits(Map<String, String> values) {
         v.put(BudgetConfigKeys.AIMD_DECREASE.name(), number(config.aimdDecreaseFactor()));
         v.put(BudgetConfigKeys.AIMD_INCREASE.name(), number(config.aimdIncreasePerS()));
         v.put(BudgetConfigKeys.AIMD_FLOOR.name(), number(config.aimdFloor()));
-        v.put(SCRIPT, BudgetScript.SHA1.substring(0, 12));
+        v.put(SCRIPT, scriptCodeHash);
         return new SharedLimits(v);
+    }
+
+    /** {@link #SCRIPT}'s value for {@code scriptText}: the SHA-1 of its code, 12 hex digits. */
+    static String scriptHash(String scriptText) {
+        return BudgetScript.sha1(LuaCode.of(scriptText)).substring(0, 12);
     }
 
     /**

@@ -75,6 +75,27 @@ class SharedLimitsCheckIT {
     }
 
     @Test
+    void anUpgradeThatOnlyEditsBudgetLuasCommentsAgreesAndStartsUnderRefuse() throws Exception {
+        BudgetConfig config = BudgetConfig.from(Settings.of(Map.of()));
+        String commentsEdited = SharedLimitsTest.commentOnlyEdit(BudgetScript.TEXT);
+        String codeEdited = "local sluice_test_edit = 1\n" + BudgetScript.TEXT;
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck running = check(redis.url(), "sender-a", Map.of("alerts", SharedLimits.of(config, "alerts")),
+                     Duration.ofMinutes(1));
+             SharedLimitsCheck upgraded = check(redis.url(), "sender-b",
+                     Map.of("alerts", SharedLimits.of(config, "alerts", commentsEdited)), Duration.ofMinutes(1));
+             SharedLimitsCheck otherCode = check(redis.url(), "sender-c",
+                     Map.of("alerts", SharedLimits.of(config, "alerts", codeEdited)), Duration.ofMinutes(1))) {
+            assertThat(running.round()).isEmpty();
+            upgraded.start(SharedLimitsCheck.Policy.REFUSE); // the first upgraded sender starts
+            assertThat(running.round()).isEmpty();
+            assertThat(running.disagreeingBots()).isZero();
+            assertThatThrownBy(() -> otherCode.start(SharedLimitsCheck.Policy.REFUSE))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("bot alerts: " + SharedLimits.SCRIPT + "=");
+        }
+    }
+
+    @Test
     void aKilledSendersFieldsExpireAndAClosedSendersGoAtOnce() throws Exception {
         Duration period = Duration.ofMillis(200); // fields live 3 periods
         try (RedisInstance redis = RedisLauncher.localProcess().launch();
@@ -155,7 +176,7 @@ class SharedLimitsCheckIT {
         SharedLimits typed = limits(Map.of("budget.global.rate.per.s", "30.0"), "alerts").get("alerts");
         SharedLimits plain = limits(Map.of("budget.global.rate.per.s", "30"), "alerts").get("alerts");
         assertThat(SharedLimits.parse(typed.text())).isEqualTo(plain);
-        assertThat(typed.text()).doesNotContain("|").contains("budget.script.sha1=");
+        assertThat(typed.text()).doesNotContain("|").contains(SharedLimits.SCRIPT + "=");
         assertThat(plain.differences(SharedLimits.parse("budget.global.rate.per.s=30;extra=1"), "x"))
                 .contains("extra=- here, 1 at x").anyMatch(d -> d.startsWith("budget.chat.rate.per.s="));
     }
