@@ -69,7 +69,7 @@ public record SharedLimits(Map<String, String> values) {
 
     /**
      * The key that sets the bot's global rate, by the precedence of {@link BudgetConfig#configuredLimitsFor}: a provider's
-     * limits, paid broadcast, a per-bot rate, the default. Two senders that set it differently disagree on both keys.
+     * limits, paid broadcast, a per-bot rate, the default. Compared by value whichever key set it ({@link #differences}).
      */
     static String rateKey(BudgetConfig config, String botId) {
         if (config.botLimits().containsKey(botId)) {
@@ -104,20 +104,46 @@ public record SharedLimits(Map<String, String> values) {
         return b.toString();
     }
 
+    /** Whether {@code key} is one {@link #rateKey} names: the bot's global rate, set by that key. */
+    static boolean isRateKey(String key) {
+        return key.equals(BudgetConfigKeys.GLOBAL_RATE.name()) || key.equals(BudgetConfigKeys.PAID_RATE.name())
+                || (key.startsWith("bot.") || key.startsWith("provider."))
+                && key.endsWith(BudgetConfigKeys.BOT_RATE_SUFFIX);
+    }
+
+    /** The key setting the bot's global rate and the rate, or null (a text without one). */
+    private Map.Entry<String, String> rate() {
+        return values.entrySet().stream().filter(e -> isRateKey(e.getKey())).findFirst().orElse(null);
+    }
+
     /**
      * Each key whose value differs, as {@code key=<mine> here, <theirs> at <who>}, in this object's key order and then
-     * the keys only {@code other} has ({@code -} for a key one side lacks: another version of Sluice).
+     * the keys only {@code other} has ({@code -} for a key one side lacks: another version of Sluice). The bot's global
+     * rate is compared by value, whichever key each side set it with (a per-bot rate of 30 is the default's 30); when the
+     * values differ and the keys do too, both are named: {@code bot.x.rate.per.s=20 here, budget.global.rate.per.s=30 at
+     * <who>}.
      */
     public List<String> differences(SharedLimits other, String who) {
         List<String> out = new ArrayList<>();
+        Map.Entry<String, String> theirRate = other.rate();
         values.forEach((k, mine) -> {
+            if (isRateKey(k)) {
+                if (theirRate == null) {
+                    out.add(k + "=" + mine + " here, - at " + who);
+                } else if (!mine.equals(theirRate.getValue())) {
+                    out.add(k + "=" + mine + " here, " + (k.equals(theirRate.getKey()) ? "" : theirRate.getKey() + "=")
+                            + theirRate.getValue() + " at " + who);
+                }
+                return;
+            }
             String theirs = other.values.getOrDefault(k, "-");
             if (!mine.equals(theirs)) {
                 out.add(k + "=" + mine + " here, " + theirs + " at " + who);
             }
         });
+        boolean myRate = rate() != null;
         other.values.forEach((k, theirs) -> {
-            if (!values.containsKey(k)) {
+            if (isRateKey(k) ? !myRate : !values.containsKey(k)) {
                 out.add(k + "=- here, " + theirs + " at " + who);
             }
         });

@@ -53,8 +53,7 @@ class SharedLimitsCheckIT {
                 List<String> seenByOther = other.round();
                 // named by the key that sets it (found from outside: a per-bot rate was named budget.global.rate.per.s)
                 assertThat(seenByOther).singleElement().asString().startsWith("bot news: ")
-                        .contains("bot.news.rate.per.s=20 here, - at sender sender-a")
-                        .contains("budget.global.rate.per.s=- here, 30 at sender sender-a")
+                        .contains("bot.news.rate.per.s=20 here, budget.global.rate.per.s=30 at sender sender-a")
                         .contains(" at sender sender-b");
                 List<String> seenByA = a.round();
                 assertThat(seenByA).singleElement().asString().startsWith("bot news: ")
@@ -71,6 +70,19 @@ class SharedLimitsCheckIT {
             // sender-c closed, and sender-d (refused) was closed by its sender: their fields are gone at once
             assertThat(a.round()).isEmpty();
             assertThat(a.disagreeingBots()).isZero();
+        }
+    }
+
+    @Test
+    void theSameRateSetByAnotherKeyIsNoDisagreement() throws Exception {
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck byDefault = check(redis.url(), "sender-a", limits(Map.of(), "news"), Duration.ofMinutes(1));
+             SharedLimitsCheck perBot = check(redis.url(), "sender-b", limits(Map.of("bot.news.rate.per.s", "30"), "news"),
+                     Duration.ofMinutes(1))) {
+            assertThat(byDefault.round()).isEmpty();
+            perBot.start(SharedLimitsCheck.Policy.REFUSE); // 30 from bot.news.rate.per.s is the default's 30
+            assertThat(byDefault.round()).isEmpty();
+            assertThat(byDefault.disagreeingBots()).isZero();
         }
     }
 

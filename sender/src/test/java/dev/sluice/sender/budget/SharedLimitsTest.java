@@ -60,4 +60,35 @@ class SharedLimitsTest {
                 .isNotEqualTo(publishedScriptHash(base.replace("\"y\\\"--z\"", "\"y\\\"--q\"")))
                 .isNotEqualTo(publishedScriptHash(base.replace("[[--w]]", "[[--u]]")));
     }
+
+    private static SharedLimits news(Map<String, String> settings) {
+        return SharedLimits.of(BudgetConfig.from(Settings.of(settings)), "news");
+    }
+
+    @Test
+    void theSameRateSetByAnotherKeyIsTheSameLimit() {
+        SharedLimits byDefault = news(Map.of());
+        SharedLimits perBot = news(Map.of("bot.news.rate.per.s", "30.0"));
+        SharedLimits paid = news(Map.of("bot.news.paid.broadcast", "true", "budget.paid.broadcast.rate.per.s", "30"));
+        SharedLimits provider = SharedLimits.of(DEFAULTS.toBuilder().botLimits("news", BudgetLimits.telegramDefaults())
+                .build(), "news");
+        assertThat(provider.values()).containsKey("provider.news.rate.per.s");
+        for (SharedLimits a : new SharedLimits[] {byDefault, perBot, paid, provider}) {
+            for (SharedLimits b : new SharedLimits[] {byDefault, perBot, paid, provider}) {
+                assertThat(a.differences(b, "sender b")).as("%s against %s", a.text(), b.text()).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void anotherRateIsNamedWithTheKeyEachSideSetItWithAndBothValues() {
+        SharedLimits byDefault = news(Map.of());
+        SharedLimits perBot = news(Map.of("bot.news.rate.per.s", "20"));
+        assertThat(perBot.differences(byDefault, "sender a"))
+                .containsExactly("bot.news.rate.per.s=20 here, budget.global.rate.per.s=30 at sender a");
+        assertThat(byDefault.differences(perBot, "sender b"))
+                .containsExactly("budget.global.rate.per.s=30 here, bot.news.rate.per.s=20 at sender b");
+        assertThat(byDefault.differences(news(Map.of("budget.global.rate.per.s", "10")), "sender c"))
+                .containsExactly("budget.global.rate.per.s=30 here, 10 at sender c");
+    }
 }
