@@ -11,12 +11,13 @@ import java.util.Objects;
  * What one sender decides a bot's budget with, as the text every sender sharing a Redis publishes for the bot
  * ({@link SharedLimitsCheck}): the limits as configured ({@link BudgetConfig#configuredLimitsFor}: a per-bot rate, paid
  * broadcast or a provider's limits applied, named after the default keys), the arrival guard's N, the margins, the backfill headroom, the AIMD
- * parameters and the hash of the budget script's code. Every budget call carries the asking sender's limits, so two senders that
- * disagree on any of these move the same TATs with different intervals: the bot's real limit is then neither
- * configuration. Immutable.
+ * parameters, the outage mode and {@code budget.max.replicas} (the share each sender takes in local fallback) and the
+ * hash of the budget script's code. Every budget call carries the asking sender's limits, so two senders that
+ * disagree on any of these move the same TATs with different intervals (or, while Redis is out, take other shares of
+ * the bot's rate): the bot's real limit is then neither configuration. Immutable.
  *
- * <p>Text form: {@code key=value;key=value}, keys named after the config keys they come from (values are numbers and a
- * hex hash: no {@code ;}, {@code =} or {@code |}, and nothing secret).
+ * <p>Text form: {@code key=value;key=value}, keys named after the config keys they come from (values are numbers, the
+ * outage mode as configured and a hex hash: no {@code ;}, {@code =} or {@code |}, and nothing secret).
  */
 public record SharedLimits(Map<String, String> values) {
     /**
@@ -58,6 +59,10 @@ public record SharedLimits(Map<String, String> values) {
         v.put(BudgetConfigKeys.AIMD_DECREASE.name(), number(config.aimdDecreaseFactor()));
         v.put(BudgetConfigKeys.AIMD_INCREASE.name(), number(config.aimdIncreasePerS()));
         v.put(BudgetConfigKeys.AIMD_FLOOR.name(), number(config.aimdFloor()));
+        // while Redis cannot decide: local-fallback decides at the global rate / budget.max.replicas, fail-closed not at all
+        v.put(BudgetConfigKeys.MAX_REPLICAS.name(), Integer.toString(config.maxReplicas()));
+        v.put(BudgetConfigKeys.OUTAGE_MODE.name(),
+                config.outageMode().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'));
         v.put(SCRIPT, scriptCodeHash);
         return new SharedLimits(v);
     }

@@ -87,6 +87,28 @@ class SharedLimitsCheckIT {
     }
 
     @Test
+    void anotherReplicaCountOrOutageModeIsADisagreement() throws Exception {
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck a = check(redis.url(), "sender-a", limits(Map.of(), "alerts"), Duration.ofMinutes(1));
+             SharedLimitsCheck replicas = check(redis.url(), "sender-b", limits(Map.of("budget.max.replicas", "2"),
+                     "alerts"), Duration.ofMinutes(1));
+             SharedLimitsCheck failClosed = check(redis.url(), "sender-c",
+                     limits(Map.of("budget.redis.outage.mode", "fail-closed"), "alerts"), Duration.ofMinutes(1))) {
+            assertThat(a.round()).isEmpty();
+            // each divides (or does not use) the fallback share otherwise: global rate / budget.max.replicas
+            assertThat(replicas.round()).singleElement().asString()
+                    .contains("budget.max.replicas=2 here, 3 at sender sender-a");
+            assertThat(failClosed.round()).singleElement().asString()
+                    .contains("budget.redis.outage.mode=fail-closed here, local-fallback at sender sender-a");
+            assertThat(a.disagreeingBots()).isZero(); // its last round saw neither yet
+            assertThat(a.round()).singleElement().asString()
+                    .contains("budget.max.replicas=3 here, 2 at sender sender-b")
+                    .contains("budget.redis.outage.mode=local-fallback here, fail-closed at sender sender-c");
+            assertThat(a.disagreeingBots()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void anUpgradeThatOnlyEditsBudgetLuasCommentsAgreesAndStartsUnderRefuse() throws Exception {
         BudgetConfig config = BudgetConfig.from(Settings.of(Map.of()));
         String commentsEdited = SharedLimitsTest.commentOnlyEdit(BudgetScript.TEXT);

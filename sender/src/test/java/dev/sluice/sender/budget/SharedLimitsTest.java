@@ -91,4 +91,15 @@ class SharedLimitsTest {
         assertThat(byDefault.differences(news(Map.of("budget.global.rate.per.s", "10")), "sender c"))
                 .containsExactly("budget.global.rate.per.s=30 here, 10 at sender c");
     }
+
+    @Test
+    void theFallbackShareAndTheOutageModeArePublished() {
+        SharedLimits byDefault = news(Map.of());
+        assertThat(byDefault.values()).containsEntry("budget.max.replicas", "3")
+                .containsEntry("budget.redis.outage.mode", "local-fallback");
+        assertThat(byDefault.differences(news(Map.of("budget.max.replicas", "4",
+                "budget.redis.outage.mode", "FAIL_CLOSED")), "sender b")).containsExactly(
+                "budget.max.replicas=3 here, 4 at sender b",
+                "budget.redis.outage.mode=local-fallback here, fail-closed at sender b");
+    }
 }
