@@ -3,6 +3,10 @@ package dev.sluice.sender.budget;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.Settings;
 import dev.sluice.testkit.RedisCluster;
@@ -12,7 +16,9 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link SharedLimitsCheck} against real redis-servers, with limits read from the settings a sender reads: senders that
@@ -156,6 +162,76 @@ class SharedLimitsCheckIT {
         }
     }
 
+    private static List<String> warnings(ListAppender<ILoggingEvent> appender, String containing) {
+        return appender.list.stream().filter(e -> e.getLevel() == Level.WARN).map(ILoggingEvent::getFormattedMessage)
+                .filter(m -> m.contains(containing)).toList();
+    }
+
+    @Test
+    void twoLiveProcessesUnderOneInstanceIdAreNamedOnceEveryFiveMinutesAndCounted() throws Exception {
+        AtomicLong clockMs = new AtomicLong(1_000_000);
+        Logger logger = (Logger) LoggerFactory.getLogger(SharedLimitsCheck.class);
+        ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        Duration period = Duration.ofMinutes(1);
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck first = new SharedLimitsCheck(redis.url(), "sender-a", limits(Map.of(), "alerts", "news"),
+                     period, TIMEOUT, clockMs::get);
+             SharedLimitsCheck second = new SharedLimitsCheck(redis.url(), "sender-a", limits(Map.of(), "alerts", "news"),
+                     period, TIMEOUT, clockMs::get)) {
+            assertThat(first.round()).isEmpty();
+            assertThat(second.round()).isEmpty(); // its first write: what it replaced may be a killed predecessor's
+            assertThat(second.disagreeingBots()).isZero();
+            assertThat(first.round()).as("same limits: no disagreement line").isEmpty();
+            assertThat(first.disagreeingBots()).as("its field held another process's value").isEqualTo(2);
+            second.round();
+            assertThat(second.disagreeingBots()).isEqualTo(2);
+            assertThat(warnings(appender, "instance id sender-a")).hasSize(2)
+                    .allSatisfy(line -> assertThat(line).contains("bots alerts, news").contains("sender.instance.id"));
+            first.round();
+            second.round();
+            assertThat(warnings(appender, "instance id sender-a")).as("once per 5 min each").hasSize(2);
+            clockMs.addAndGet(Duration.ofMinutes(SharedLimitsCheck.WARN_INTERVAL_MIN).toMillis());
+            first.round();
+            assertThat(warnings(appender, "instance id sender-a")).hasSize(3);
+        } finally {
+            logger.detachAppender(appender);
+        }
+    }
+
+    @Test
+    void aProcessRestartedAfterAKillUnderItsInstanceIdIsNoClash() throws Exception {
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck killed = check(redis.url(), "sender-a", limits(Map.of(), "alerts"), Duration.ofMinutes(1));
+             SharedLimitsCheck restarted = check(redis.url(), "sender-a", limits(Map.of(), "alerts"),
+                     Duration.ofMinutes(1))) {
+            killed.round();
+            killed.round(); // then stops writing, its field still live (90 s here: 3 minutes)
+            for (int i = 0; i < 3; i++) {
+                assertThat(restarted.round()).isEmpty();
+                assertThat(restarted.disagreeingBots()).isZero();
+            }
+        }
+    }
+
+    @Test
+    void aCleanCloseRemovesTheFieldOnlyWhileItHoldsThisProcesssValue() throws Exception {
+        Map<String, SharedLimits> burst5 = limits(Map.of("budget.global.burst", "5"), "alerts");
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             SharedLimitsCheck observer = check(redis.url(), "sender-c", limits(Map.of(), "alerts"), Duration.ofMinutes(1))) {
+            SharedLimitsCheck first = check(redis.url(), "sender-a", burst5, Duration.ofMinutes(1));
+            SharedLimitsCheck second = check(redis.url(), "sender-a", burst5, Duration.ofMinutes(1));
+            first.round();
+            second.round(); // the field now holds second's value
+            first.close(); // must not remove it: second is live
+            assertThat(observer.round()).singleElement().asString()
+                    .contains("budget.global.burst=1 here, 5 at sender sender-a");
+            second.close();
+            assertThat(observer.round()).isEmpty();
+        }
+    }
+
     @Test
     void aSenderWithTheCheckOffStillPublishesSoTheOthersSeeIt() throws Exception {
         try (RedisInstance redis = RedisLauncher.localProcess().launch();
@@ -201,6 +277,15 @@ class SharedLimitsCheckIT {
                 a.round();
                 assertThat(b.round()).singleElement().asString().startsWith("bot sport: ");
                 assertThat(a.round()).singleElement().asString().startsWith("bot sport: ");
+                // a second process under b's instance id: b's clean close leaves its field (a compare-and-delete in
+                // the bot's slot), its own close removes it
+                SharedLimitsCheck b2 = check(url, "sender-b", limits(Map.of("bot.sport.rate.per.s", "5"), bots),
+                        Duration.ofMinutes(1));
+                b2.round();
+                b.close();
+                assertThat(a.round()).singleElement().asString().startsWith("bot sport: ").contains("at sender sender-b");
+                b2.close();
+                assertThat(a.round()).isEmpty();
             }
         }
     }
