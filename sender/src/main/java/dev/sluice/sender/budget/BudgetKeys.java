@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
  * sluice:{bot}:recent429         "end|reported at" the latest-ending chat 429 of the last second
  * sluice:{bot}:critical          "1" while a CRITICAL grant is recent (budget.reservation.critical.memory.ms)
  * sluice:{bot}:probe             "gate end" the bot gate that closed behind a penalty probe (budget.penalty.probe.window.ms)
- * sluice:{bot}:limits            hash: sender instance → "expiry ms|limits" (SharedLimitsCheck, budget.limits.check)
+ * sluice:{bot}:limits            hash: sender instance → "expiry ms|limits|nonce" (SharedLimitsCheck, budget.limits.check)
  * </pre>
  *
  * The {@code tat:*} and {@code gate:*} names below name the tables of the in-process {@link LocalGcraBudget}.

@@ -11,16 +11,23 @@ import java.util.Objects;
  * What one sender decides a bot's budget with, as the text every sender sharing a Redis publishes for the bot
  * ({@link SharedLimitsCheck}): the limits as configured ({@link BudgetConfig#configuredLimitsFor}: a per-bot rate, paid
  * broadcast or a provider's limits applied, named after the default keys), the arrival guard's N, the margins, the backfill headroom, the AIMD
- * parameters and the budget script's hash. Every budget call carries the asking sender's limits, so two senders that
- * disagree on any of these move the same TATs with different intervals: the bot's real limit is then neither
- * configuration. Immutable.
+ * parameters, the outage mode and {@code budget.max.replicas} (the share each sender takes in local fallback) and the
+ * hash of the budget script's code. Every budget call carries the asking sender's limits, so two senders that
+ * disagree on any of these move the same TATs with different intervals (or, while Redis is out, take other shares of
+ * the bot's rate): the bot's real limit is then neither configuration. Immutable.
  *
- * <p>Text form: {@code key=value;key=value}, keys named after the config keys they come from (values are numbers and a
- * hex hash: no {@code ;}, {@code =} or {@code |}, and nothing secret).
+ * <p>Text form: {@code key=value;key=value}, keys named after the config keys they come from (values are numbers, the
+ * outage mode as configured and a hex hash: no {@code ;}, {@code =} or {@code |}, and nothing secret).
  */
 public record SharedLimits(Map<String, String> values) {
-    /** The script's hash: another budget.lua decides differently with the same numbers (a rolling upgrade). */
-    static final String SCRIPT = "budget.script.sha1";
+    /**
+     * The hash of what the budget script does ({@link LuaCode}: without comments and layout): another budget.lua
+     * decides differently with the same numbers (a rolling upgrade). Not the SHA-1 EVALSHA names ({@link
+     * BudgetScript#SHA1}): an upgrade that only edits comments would disagree for its whole rollout.
+     */
+    static final String SCRIPT = "budget.script.code.sha1";
+    /** {@link #SCRIPT}'s value for this process's budget.lua, computed once. */
+    private static final String SCRIPT_CODE_HASH = scriptHash(BudgetScript.TEXT);
 
     public SharedLimits {
         values = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(values, "values")));
@@ -28,6 +35,15 @@ public record SharedLimits(Map<String, String> values) {
 
     /** The limits {@code config} decides {@code botId} with. */
     public static SharedLimits of(BudgetConfig config, String botId) {
+        return ofHash(config, botId, SCRIPT_CODE_HASH);
+    }
+
+    /** The same, with {@code scriptText} as the budget script (a test's other budget.lua). */
+    static SharedLimits of(BudgetConfig config, String botId, String scriptText) {
+        return ofHash(config, botId, scriptHash(scriptText));
+    }
+
+    private static SharedLimits ofHash(BudgetConfig config, String botId, String scriptCodeHash) {
         BudgetLimits l = config.configuredLimitsFor(botId);
         Map<String, String> v = new LinkedHashMap<>();
         v.put(rateKey(config, botId), number(l.globalRatePerS()));
@@ -43,13 +59,22 @@ public record SharedLimits(Map<String, String> values) {
         v.put(BudgetConfigKeys.AIMD_DECREASE.name(), number(config.aimdDecreaseFactor()));
         v.put(BudgetConfigKeys.AIMD_INCREASE.name(), number(config.aimdIncreasePerS()));
         v.put(BudgetConfigKeys.AIMD_FLOOR.name(), number(config.aimdFloor()));
-        v.put(SCRIPT, BudgetScript.SHA1.substring(0, 12));
+        // while Redis cannot decide: local-fallback decides at the global rate / budget.max.replicas, fail-closed not at all
+        v.put(BudgetConfigKeys.MAX_REPLICAS.name(), Integer.toString(config.maxReplicas()));
+        v.put(BudgetConfigKeys.OUTAGE_MODE.name(),
+                config.outageMode().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'));
+        v.put(SCRIPT, scriptCodeHash);
         return new SharedLimits(v);
+    }
+
+    /** {@link #SCRIPT}'s value for {@code scriptText}: the SHA-1 of its code, 12 hex digits. */
+    static String scriptHash(String scriptText) {
+        return BudgetScript.sha1(LuaCode.of(scriptText)).substring(0, 12);
     }
 
     /**
      * The key that sets the bot's global rate, by the precedence of {@link BudgetConfig#configuredLimitsFor}: a provider's
-     * limits, paid broadcast, a per-bot rate, the default. Two senders that set it differently disagree on both keys.
+     * limits, paid broadcast, a per-bot rate, the default. Compared by value whichever key set it ({@link #differences}).
      */
     static String rateKey(BudgetConfig config, String botId) {
         if (config.botLimits().containsKey(botId)) {
@@ -84,20 +109,46 @@ public record SharedLimits(Map<String, String> values) {
         return b.toString();
     }
 
+    /** Whether {@code key} is one {@link #rateKey} names: the bot's global rate, set by that key. */
+    static boolean isRateKey(String key) {
+        return key.equals(BudgetConfigKeys.GLOBAL_RATE.name()) || key.equals(BudgetConfigKeys.PAID_RATE.name())
+                || (key.startsWith("bot.") || key.startsWith("provider."))
+                && key.endsWith(BudgetConfigKeys.BOT_RATE_SUFFIX);
+    }
+
+    /** The key setting the bot's global rate and the rate, or null (a text without one). */
+    private Map.Entry<String, String> rate() {
+        return values.entrySet().stream().filter(e -> isRateKey(e.getKey())).findFirst().orElse(null);
+    }
+
     /**
      * Each key whose value differs, as {@code key=<mine> here, <theirs> at <who>}, in this object's key order and then
-     * the keys only {@code other} has ({@code -} for a key one side lacks: another version of Sluice).
+     * the keys only {@code other} has ({@code -} for a key one side lacks: another version of Sluice). The bot's global
+     * rate is compared by value, whichever key each side set it with (a per-bot rate of 30 is the default's 30); when the
+     * values differ and the keys do too, both are named: {@code bot.x.rate.per.s=20 here, budget.global.rate.per.s=30 at
+     * <who>}.
      */
     public List<String> differences(SharedLimits other, String who) {
         List<String> out = new ArrayList<>();
+        Map.Entry<String, String> theirRate = other.rate();
         values.forEach((k, mine) -> {
+            if (isRateKey(k)) {
+                if (theirRate == null) {
+                    out.add(k + "=" + mine + " here, - at " + who);
+                } else if (!mine.equals(theirRate.getValue())) {
+                    out.add(k + "=" + mine + " here, " + (k.equals(theirRate.getKey()) ? "" : theirRate.getKey() + "=")
+                            + theirRate.getValue() + " at " + who);
+                }
+                return;
+            }
             String theirs = other.values.getOrDefault(k, "-");
             if (!mine.equals(theirs)) {
                 out.add(k + "=" + mine + " here, " + theirs + " at " + who);
             }
         });
+        boolean myRate = rate() != null;
         other.values.forEach((k, theirs) -> {
-            if (!values.containsKey(k)) {
+            if (isRateKey(k) ? !myRate : !values.containsKey(k)) {
                 out.add(k + "=- here, " + theirs + " at " + who);
             }
         });

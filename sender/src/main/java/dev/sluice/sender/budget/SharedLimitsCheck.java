@@ -10,30 +10,42 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Whether the senders sharing a Redis decide each bot with the same limits ({@link SharedLimits}). Each sender writes,
  * per bot it serves, its limits into {@code sluice:{<bot>}:limits} (a hash: field = instance id, value = "expiry ms|limits
- * text"; one script call per bot and period: write its own field, drop expired fields, return the others), and compares
- * them with every live field of the other senders. A sender that left cleanly removes its fields ({@link #close}); a
+ * text|nonce", the nonce random per process; one script call per bot and period: write its own field, drop expired
+ * fields, return the others), and compares them with every live field of the other senders. A sender that left cleanly
+ * removes its fields where they still hold its own nonce ({@link #close}, a compare-and-delete in the bot's slot); a
  * killed one's expire after {@value #LIVE_PERIODS} periods. A disagreement is logged (one line naming the bots, the keys
  * and both values, at most every {@value #WARN_INTERVAL_MIN} min while it lasts) and counted in
  * {@code sluice_budget_limits_disagreeing_bots}; with {@code budget.limits.check=refuse} a sender that disagrees with
  * a live sender at start does not start ({@link #start}). During a rolling change of the limits the senders
  * disagree until the last one restarted: that is true, and what the line and the gauge say.
+ *
+ * <p>Two live processes with one instance id overwrite one field: a round that finds another live nonce in the field
+ * this process wrote the round before logs it (its own line, naming the instance id and the bots, at most every
+ * {@value #WARN_INTERVAL_MIN} min), counts those bots in the same gauge and compares with the limits it replaced. The
+ * first write of a process is not judged: the nonce it replaces may be a killed predecessor's.
  *
  * <p>Threads: under {@code refuse} the first round runs on the thread calling {@link #start}; the rounds run on this
  * check's own timer thread ({@code sluice-sender-limits-*}); {@link #close} on the closing thread after that timer
@@ -46,27 +58,54 @@ public final class SharedLimitsCheck implements AutoCloseable {
     static final int WARN_INTERVAL_MIN = 5;
     /** Time between rounds. */
     public static final Duration PERIOD = Duration.ofSeconds(30);
-    /** KEYS[1] the bot's limits hash; ARGV: instance id, limits text, field TTL in ms. Returns the others' pairs. */
+    /**
+     * KEYS[1] the bot's limits hash; ARGV: instance id, limits text, field TTL in ms, this process's nonce. Writes this
+     * sender's field ("expiry ms|limits text|nonce"; a sender before nonces wrote "expiry ms|limits text"), drops expired
+     * fields. Returns '1' and the limits text this write replaced if its own field held another process's live value
+     * (else '0', ''), then the other live fields' pairs (instance id, limits text).
+     */
     static final String SCRIPT = """
             if redis.replicate_commands then redis.replicate_commands() end
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local ttl = tonumber(ARGV[3])
-            redis.call('HSET', KEYS[1], ARGV[1], (now + ttl) .. '|' .. ARGV[2])
+            local function parse(v)
+              local exp, text, nonce = string.match(v, '^(%d+)|([^|]*)|?([^|]*)$')
+              return tonumber(exp), text, nonce
+            end
+            local out = {'0', ''}
+            local prev = redis.call('HGET', KEYS[1], ARGV[1])
+            if prev then
+              local exp, text, nonce = parse(prev)
+              if exp ~= nil and exp >= now and nonce ~= ARGV[4] then
+                out[1] = '1'
+                out[2] = text
+              end
+            end
+            redis.call('HSET', KEYS[1], ARGV[1], (now + ttl) .. '|' .. ARGV[2] .. '|' .. ARGV[4])
             local all = redis.call('HGETALL', KEYS[1])
-            local others = {}
             for i = 1, #all, 2 do
-              local bar = string.find(all[i + 1], '|', 1, true)
-              local exp = bar and tonumber(string.sub(all[i + 1], 1, bar - 1))
+              local exp, text = parse(all[i + 1])
               if exp == nil or exp < now then
                 redis.call('HDEL', KEYS[1], all[i])
               elseif all[i] ~= ARGV[1] then
-                others[#others + 1] = all[i]
-                others[#others + 1] = string.sub(all[i + 1], bar + 1)
+                out[#out + 1] = all[i]
+                out[#out + 1] = text
               end
             end
             redis.call('PEXPIRE', KEYS[1], ttl)
-            return others
+            return out
+            """;
+    /**
+     * KEYS[1] the bot's limits hash; ARGV: instance id, this process's nonce. Removes the field only while it holds this
+     * process's value (another process under the same instance id may have written it since). Returns 1 if removed.
+     */
+    static final String REMOVE_SCRIPT = """
+            local v = redis.call('HGET', KEYS[1], ARGV[1])
+            if v and string.sub(v, -(#ARGV[2] + 1)) == '|' .. ARGV[2] then
+              return redis.call('HDEL', KEYS[1], ARGV[1])
+            end
+            return 0
             """;
 
     /** What a sender does when another live sender decides a bot with other limits ({@code budget.limits.check}). */
@@ -80,8 +119,16 @@ public final class SharedLimitsCheck implements AutoCloseable {
     private final Map<String, SharedLimits> limitsByBot;
     private final Duration period;
     private final Duration timeout;
+    /** Unique to this process: tells its field from another process's under the same instance id. Not secret. */
+    private final String nonce = newNonce();
     private final AtomicInteger disagreeingBots = new AtomicInteger();
     private final dev.sluice.sender.ThrottledWarning warning;
+    private final dev.sluice.sender.ThrottledWarning sharedInstanceIdWarning;
+    /**
+     * Bots whose field this process wrote in an earlier round: another live value found in its field then was written
+     * since by another process. At the first write it may be a killed predecessor's (a restart within the field's life).
+     */
+    private final Set<String> botsWritten = ConcurrentHashMap.newKeySet();
     private RedisSession<String, String> session; // guarded by this
     private ScheduledExecutorService timer; // guarded by this
     private boolean closed; // guarded by this
@@ -95,13 +142,27 @@ public final class SharedLimitsCheck implements AutoCloseable {
      */
     public SharedLimitsCheck(String redisUrl, String instanceId, Map<String, SharedLimits> limitsByBot, Duration period,
                              Duration timeout) {
+        this(redisUrl, instanceId, limitsByBot, period, timeout, System::currentTimeMillis);
+    }
+
+    /** @param clockMs the time the warnings are spaced by ({@value #WARN_INTERVAL_MIN} min) */
+    SharedLimitsCheck(String redisUrl, String instanceId, Map<String, SharedLimits> limitsByBot, Duration period,
+                      Duration timeout, LongSupplier clockMs) {
         this.endpoint = RedisEndpoint.parse(redisUrl);
         this.instanceId = instanceId;
         this.limitsByBot = new TreeMap<>(limitsByBot);
         this.period = period;
         this.timeout = timeout;
-        this.warning = new dev.sluice.sender.ThrottledWarning(log, TimeUnit.MINUTES.toMillis(WARN_INTERVAL_MIN),
-                System::currentTimeMillis);
+        long warnIntervalMs = TimeUnit.MINUTES.toMillis(WARN_INTERVAL_MIN);
+        this.warning = new dev.sluice.sender.ThrottledWarning(log, warnIntervalMs, clockMs);
+        this.sharedInstanceIdWarning = new dev.sluice.sender.ThrottledWarning(log, warnIntervalMs, clockMs);
+    }
+
+    /** 64 random bits, in hex. */
+    private static String newNonce() {
+        byte[] b = new byte[8];
+        new SecureRandom().nextBytes(b);
+        return HexFormat.of().formatHex(b);
     }
 
     /** The check of {@code bots} under {@code config}. */
@@ -166,7 +227,8 @@ public final class SharedLimitsCheck implements AutoCloseable {
 
     /**
      * One round: publishes this sender's limits for every bot, reads the other live senders', updates the gauge and
-     * warns on a disagreement. A bot whose call failed (Redis down, a timeout) keeps its previous count.
+     * warns on a disagreement, and on another live process writing under this sender's instance id (counted in the
+     * gauge too). A bot whose call failed (Redis down, a timeout) keeps its previous count.
      *
      * @return one line per bot that disagrees
      */
@@ -181,13 +243,16 @@ public final class SharedLimitsCheck implements AutoCloseable {
             return List.of();
         }
         limitsByBot.forEach((bot, limits) -> calls.put(bot, session.async().eval(SCRIPT, ScriptOutputType.MULTI,
-                new String[] {key(bot)}, instanceId, limits.text(), ttlMs)));
+                new String[] {key(bot)}, instanceId, limits.text(), ttlMs, nonce)));
         List<String> problems = new ArrayList<>();
+        Set<String> counted = new TreeSet<>();
+        List<String> botsUnderSharedInstanceId = new ArrayList<>();
         int failed = 0;
         for (Map.Entry<String, RedisFuture<List<Object>>> call : calls.entrySet()) {
-            List<Object> others;
+            String bot = call.getKey();
+            List<Object> reply;
             try {
-                others = call.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                reply = call.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             } catch (ExecutionException | TimeoutException | RedisException e) {
                 failed++;
                 continue;
@@ -195,26 +260,40 @@ public final class SharedLimitsCheck implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return problems;
             }
+            boolean writtenBefore = !botsWritten.add(bot);
             if (!compare) {
                 continue;
             }
-            SharedLimits mine = limitsByBot.get(call.getKey());
+            SharedLimits mine = limitsByBot.get(bot);
             List<String> diffs = new ArrayList<>();
-            for (int i = 0; i + 1 < others.size(); i += 2) {
-                diffs.addAll(mine.differences(SharedLimits.parse(String.valueOf(others.get(i + 1))),
-                        "sender " + others.get(i)));
+            if ("1".equals(String.valueOf(reply.get(0))) && writtenBefore) {
+                botsUnderSharedInstanceId.add(bot);
+                diffs.addAll(mine.differences(SharedLimits.parse(String.valueOf(reply.get(1))),
+                        "another process under this sender's instance id " + instanceId));
+            }
+            for (int i = 2; i + 1 < reply.size(); i += 2) {
+                diffs.addAll(mine.differences(SharedLimits.parse(String.valueOf(reply.get(i + 1))),
+                        "sender " + reply.get(i)));
             }
             if (!diffs.isEmpty()) {
-                problems.add("bot " + call.getKey() + ": " + String.join(", ", diffs));
+                problems.add("bot " + bot + ": " + String.join(", ", diffs));
+                counted.add(bot);
             }
         }
+        counted.addAll(botsUnderSharedInstanceId);
         if (failed == 0 && compare) {
-            disagreeingBots.set(problems.size());
+            disagreeingBots.set(counted.size());
         } else {
             log.debug("budget limits check: {} of {} bots not checked this round (Redis)", failed, calls.size());
         }
         if (!problems.isEmpty()) {
             warning.warn(describe(problems));
+        }
+        if (!botsUnderSharedInstanceId.isEmpty()) {
+            sharedInstanceIdWarning.warn("another live sender process publishes budget limits under this sender's "
+                    + "instance id " + instanceId + " (bots " + String.join(", ", botsUnderSharedInstanceId) + "): each "
+                    + "overwrites the other's field, so the other senders see the limits of only the one that wrote "
+                    + "last. Give each sender its own sender.instance.id (docs/operations.md, \"Shared limits\")");
         }
         return problems;
     }
@@ -233,11 +312,17 @@ public final class SharedLimitsCheck implements AutoCloseable {
                 + "settings (docs/operations.md, \"Shared limits\")";
     }
 
-    /** Stops the rounds and removes this sender's fields (bounded by the command timeout), then disconnects. */
+    /**
+     * Stops the rounds and removes this sender's fields where they still hold this process's value (bounded by the
+     * command timeout), then disconnects. Once; later calls do nothing.
+     */
     @Override
     public void close() {
         ScheduledExecutorService t;
         synchronized (this) {
+            if (closed) {
+                return;
+            }
             closed = true;
             t = timer;
         }
@@ -256,7 +341,8 @@ public final class SharedLimitsCheck implements AutoCloseable {
         try {
             if (s != null) {
                 List<RedisFuture<Long>> removals = new ArrayList<>();
-                limitsByBot.keySet().forEach(bot -> removals.add(s.async().hdel(key(bot), instanceId)));
+                limitsByBot.keySet().forEach(bot -> removals.add(s.async().eval(REMOVE_SCRIPT, ScriptOutputType.INTEGER,
+                        new String[] {key(bot)}, instanceId, nonce)));
                 for (RedisFuture<Long> r : removals) {
                     r.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 }
