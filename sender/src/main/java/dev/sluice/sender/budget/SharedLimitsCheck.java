@@ -204,6 +204,7 @@ public final class SharedLimitsCheck implements AutoCloseable {
         if (policy == Policy.REFUSE) {
             List<String> problems = round();
             if (!problems.isEmpty()) {
+                removeOwnFields(); // refused: not a live sender the others should compare with
                 throw new ConfigException(BudgetConfigKeys.LIMITS_CHECK.name(), BudgetConfigKeys.LIMITS_CHECK.name()
                         + "=refuse: " + describe(problems));
             }
@@ -339,23 +340,39 @@ public final class SharedLimitsCheck implements AutoCloseable {
             s = session;
         }
         try {
-            if (s != null) {
-                List<RedisFuture<Long>> removals = new ArrayList<>();
-                limitsByBot.keySet().forEach(bot -> removals.add(s.async().eval(REMOVE_SCRIPT, ScriptOutputType.INTEGER,
-                        new String[] {key(bot)}, instanceId, nonce)));
-                for (RedisFuture<Long> r : removals) {
-                    r.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-                }
-            }
-        } catch (ExecutionException | TimeoutException | RedisException e) {
-            log.debug("budget limits check: could not remove this sender's fields ({})", e.toString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            removeOwnFields(s);
         } finally {
             if (s != null) {
                 s.close();
             }
             resources.shutdown(0, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Removes this process's fields (where they still hold its nonce), on the caller's thread; failures only logged. */
+    private void removeOwnFields() {
+        RedisSession<String, String> s;
+        synchronized (this) {
+            s = session;
+        }
+        removeOwnFields(s);
+    }
+
+    private void removeOwnFields(RedisSession<String, String> s) {
+        if (s == null) {
+            return;
+        }
+        try {
+            List<RedisFuture<Long>> removals = new ArrayList<>();
+            limitsByBot.keySet().forEach(bot -> removals.add(s.async().eval(REMOVE_SCRIPT, ScriptOutputType.INTEGER,
+                    new String[] {key(bot)}, instanceId, nonce)));
+            for (RedisFuture<Long> r : removals) {
+                r.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (ExecutionException | TimeoutException | RedisException e) {
+            log.debug("budget limits check: could not remove this sender's fields ({})", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -71,6 +71,12 @@ class SharedLimitsCheckIT {
                             .isInstanceOf(ConfigException.class)
                             .hasMessageContaining("budget.limits.check=refuse")
                             .hasMessageContaining("bot news").hasMessageContaining("at sender sender-a");
+                    // retracted with the refusal, not only at close: a refused sender that dies before its close
+                    // (its process exits on the refusal) must not count as a live sender for the 90 s of its field
+                    try (io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis.url());
+                         var conn = client.connect()) {
+                        assertThat(conn.sync().hkeys("sluice:{news}:limits")).doesNotContain("sender-d");
+                    }
                 }
             }
             // sender-c closed, and sender-d (refused) was closed by its sender: their fields are gone at once
