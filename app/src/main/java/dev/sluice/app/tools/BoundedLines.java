@@ -29,9 +29,10 @@ final class BoundedLines implements AutoCloseable {
 
     /**
      * One line: its 1-based number, its text (null when too long or not UTF-8), its length in UTF-8 bytes (so far, when
-     * too long) and, when it is not valid UTF-8, the 0-based byte offset in the line of the first invalid byte (else -1).
+     * too long), when it is not valid UTF-8 the 0-based byte offset in the line of the first invalid byte (else -1), and
+     * the bound it was read with (what a report of a line too long names).
      */
-    record Line(long number, String text, long bytes, long invalidAt, String invalidBytes) {
+    record Line(long number, String text, long bytes, long invalidAt, String invalidBytes, int maxBytes) {
         boolean tooLong() {
             return text == null && invalidAt < 0;
         }
@@ -102,7 +103,7 @@ final class BoundedLines implements AutoCloseable {
     private Line line(int held, long bytes) {
         number++;
         if (bytes > maxBytes) {
-            return new Line(number, null, bytes, -1, null);
+            return new Line(number, null, bytes, -1, null, maxBytes);
         }
         ByteBuffer bytesIn = ByteBuffer.wrap(line, 0, held);
         CharBuffer chars = CharBuffer.allocate(held); // UTF-8 never decodes to more UTF-16 units than bytes
@@ -113,10 +114,10 @@ final class BoundedLines implements AutoCloseable {
         }
         if (r.isError()) {
             int at = bytesIn.position();
-            return new Line(number, null, bytes, at, hex(line, at, Math.min(held, at + Math.max(1, r.length()))));
+            return new Line(number, null, bytes, at, hex(line, at, Math.min(held, at + Math.max(1, r.length()))), maxBytes);
         }
         chars.flip();
-        return new Line(number, chars.toString(), bytes, -1, null);
+        return new Line(number, chars.toString(), bytes, -1, null, maxBytes);
     }
 
     /** The bad bytes as hex ({@code 0xC3 0x28}): never the raw bytes, which a terminal might act on. */
@@ -142,9 +143,9 @@ final class BoundedLines implements AutoCloseable {
                 + " not read as JSON");
     }
 
-    /** The report for any unreadable line ({@link Line#unreadable()}). */
+    /** The report for any unreadable line ({@link Line#unreadable()}); a line too long names the bound it was read with. */
     static InvalidLineException unreadable(Line line) {
-        return line.invalidUtf8() ? invalidUtf8(line) : tooLong(line, MAX_LINE_BYTES);
+        return line.invalidUtf8() ? invalidUtf8(line) : tooLong(line, line.maxBytes());
     }
 
     @Override

@@ -80,6 +80,27 @@ class BoundedLinesTest {
     }
 
     @Test
+    void theReportOfALineOverTheBoundNamesTheBoundThatAppliedNotTheDefault() throws IOException {
+        // found from outside: a reader bounded at 4 bytes said "more than the 1048576 bytes a line may have"
+        String tail = "; a notification is at most about 32 KiB, 240 KiB of split text); not read as JSON";
+        try (BoundedLines in = new BoundedLines(new ByteArrayInputStream(bytes("abcde\nok\n")), 4)) {
+            BoundedLines.Line line = in.next();
+            assertThat(line.tooLong()).isTrue();
+            assertThat(BoundedLines.unreadable(line)).hasMessage(
+                    "line 1, field '(line)': 5 bytes, more than the 4 bytes a line may have (4 B" + tail);
+            // what produce reports for it (ProduceRun.parse: the same path as a bad line's report)
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> ProduceRun.parse(
+                    new NotificationJson(java.time.Clock.systemUTC()), line))).hasMessage(
+                    "line 1, field '(line)': 5 bytes, more than the 4 bytes a line may have (4 B" + tail);
+        }
+        int twoMiB = 2 << 20;
+        try (BoundedLines in = new BoundedLines(new ByteArrayInputStream(new byte[twoMiB + 1]), twoMiB)) {
+            assertThat(BoundedLines.unreadable(in.next())).hasMessage("line 1, field '(line)': " + (twoMiB + 1)
+                    + " bytes, more than the " + twoMiB + " bytes a line may have (2 MiB" + tail);
+        }
+    }
+
+    @Test
     void produceNamesTheLineItsSizeAndTheBoundForAFiftyMegabyteLine() throws IOException {
         Path file = dir.resolve("big.jsonl");
         int textBytes = 50 * 1024 * 1024;
