@@ -1,5 +1,6 @@
 package dev.sluice.app.tools;
 
+import dev.sluice.app.logging.RedactingCliErrors;
 import dev.sluice.avro.Notification;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -11,13 +12,17 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 
 /**
  * One {@code sluice produce} run's sending loop and its summary: reads lines, reports and skips bad ones, hands good
  * ones to the producer, and stops early when {@link #stop()} is called (Ctrl-C, SIGTERM: the command's shutdown hook).
  * After a stop the producer is closed with a bound ({@link #CLOSE_BOUND}: what was handed to it gets that long to be
- * confirmed) and the summary says what was written, skipped, left unconfirmed and not read; the exit code is then
- * {@link #EXIT_INTERRUPTED}. The summary is printed once, by whichever of the loop and the hook gets there first (the
+ * confirmed) and the summary says what was written, skipped, failed, left unconfirmed and not read; the exit code is
+ * then {@link #EXIT_INTERRUPTED}. A record is <em>failed</em> when the producer answered its send with an error (the
+ * first error is named, its class and message, secrets removed), <em>not confirmed</em> when no answer came before the
+ * end: what the producer abandons when its close bound runs out is reported to the callbacks as an error of its own,
+ * and counted as not confirmed (it may or may not have been written). A failed send also ends the loop (exit 2). The summary is printed once, by whichever of the loop and the hook gets there first (the
  * hook when the loop is stuck: blocked reading stdin, or in a send waiting for metadata). Counters are read by both
  * threads; the loop itself runs on one.
  */
@@ -39,6 +44,7 @@ final class ProduceRun {
     private final AtomicBoolean summarized = new AtomicBoolean();
     private final AtomicLong handed = new AtomicLong();
     private final AtomicLong written = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
     private final AtomicLong bad = new AtomicLong();
     private final AtomicLong total = new AtomicLong();
     private final AtomicLong linesRead = new AtomicLong();
@@ -121,11 +127,12 @@ final class ProduceRun {
             handed.incrementAndGet();
             try {
                 producer.send(new ProducerRecord<>(target, notification.getChatId(), notification), (md, ex) -> {
-                    if (ex != null) {
-                        sendError.compareAndSet(null, ex);
-                    } else {
+                    if (ex == null) {
                         written.incrementAndGet();
-                    }
+                    } else if (!abandonedAtClose(ex)) {
+                        failed.incrementAndGet();
+                        sendError.compareAndSet(null, ex);
+                    } // else: no answer from Kafka before the end, counted as not confirmed
                 });
             } catch (RuntimeException e) {
                 handed.decrementAndGet();
@@ -139,6 +146,15 @@ final class ProduceRun {
     }
 
     /**
+     * What {@code KafkaProducer.close(timeout)} reports to the callbacks of the records still pending when the timeout
+     * runs out ({@code RecordAccumulator.abortIncompleteBatches}: a plain {@link KafkaException}, this message): our own
+     * close after a stop, not an answer from Kafka.
+     */
+    private boolean abandonedAtClose(Exception ex) {
+        return stop.get() && ex.getClass() == KafkaException.class && "Producer is closed forcefully.".equals(ex.getMessage());
+    }
+
+    /**
      * Prints the summary unless it was printed already, and returns the exit code: {@link #EXIT_INTERRUPTED} after a
      * stop, 2 after a send error, 1 when a line was skipped, else 0.
      */
@@ -148,20 +164,14 @@ final class ProduceRun {
         if (stop.get()) {
             exit = EXIT_INTERRUPTED;
             if (first) {
-                long unconfirmed = handed.get() - written.get();
-                long notRead = linesInInput < 0 ? -1 : Math.max(0, linesInInput - linesRead.get());
                 err.flush();
-                out.printf("produce: interrupted: %d notifications written to %s, %d bad lines skipped (of %d read),"
-                                + " %d handed to Kafka but not confirmed within %d s (may or may not be written), %s%n",
-                        written.get(), target, bad.get(), total.get(), unconfirmed, CLOSE_BOUND.toSeconds(),
-                        notRead < 0 ? "the rest of stdin not read" : notRead + " lines not read (of " + linesInInput + ")");
+                out.println("produce: interrupted: " + counts(" within " + CLOSE_BOUND.toSeconds() + " s"));
             }
         } else if (sendError.get() != null) {
             exit = ToolErrors.EXIT_CANNOT_RUN;
             if (first) {
                 err.flush();
-                err.println("produce: writing to " + target + " failed after " + written.get() + " records: "
-                        + ToolErrors.safe(sendError.get().getMessage()));
+                err.println("produce: stopped after a failed write: " + counts(""));
             }
         } else {
             exit = bad.get() == 0 ? 0 : 1;
@@ -174,6 +184,18 @@ final class ProduceRun {
         err.flush();
         summaryPrinted.countDown();
         return exit;
+    }
+
+    /** What became of each line and record: written, bad, failed (with the first error), not confirmed, not read. */
+    private String counts(String confirmBound) {
+        long unconfirmed = handed.get() - written.get() - failed.get();
+        long notRead = linesInInput < 0 ? -1 : Math.max(0, linesInInput - linesRead.get());
+        Exception firstError = sendError.get();
+        return written.get() + " notifications written to " + target + ", " + bad.get() + " bad lines skipped (of "
+                + total.get() + " read), " + failed.get() + " failed"
+                + (firstError == null ? "" : " (first error: " + RedactingCliErrors.describe(firstError) + ")")
+                + ", " + unconfirmed + " handed to Kafka but not confirmed" + confirmBound + " (may or may not be written), "
+                + (notRead < 0 ? "the rest of stdin not read" : notRead + " lines not read (of " + linesInInput + ")");
     }
 
     static Notification parse(NotificationJson parser, BoundedLines.Line line) {

@@ -66,7 +66,7 @@ class ProduceInterruptIT {
                 }
             }
             assertThat(Files.readAllLines(out)).contains("produce: interrupted: 2 notifications written to produce.sigint,"
-                    + " 0 bad lines skipped (of 2 read), 0 handed to Kafka but not confirmed within 5 s (may or may not be"
+                    + " 0 bad lines skipped (of 2 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be"
                     + " written), the rest of stdin not read");
         }
     }

@@ -99,7 +99,7 @@ class ProduceRunTest {
         assertThat(producer.history()).extracting(r -> r.value().getId()).containsExactly("n-1", "n-3");
         assertThat(producer.closed()).as("closed with its bound").isTrue();
         assertThat(out.toString()).isEqualTo("produce: interrupted: 2 notifications written to notifications, 1 bad lines"
-                + " skipped (of 3 read), 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " skipped (of 3 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
                 + " 3 lines not read (of 6)\n");
         assertThat(run.summary()).as("printed once").isEqualTo(130);
         assertThat(out.toString().lines()).hasSize(1);
@@ -116,7 +116,7 @@ class ProduceRunTest {
 
         assertThat(run.summary()).isEqualTo(130);
         assertThat(out.toString()).contains("interrupted: 1 notifications written to notifications, 0 bad lines skipped (of 3 read),"
-                + " 2 handed to Kafka but not confirmed within 5 s").contains("2 lines not read (of 5)");
+                + " 0 failed, 2 handed to Kafka but not confirmed within 5 s").contains("2 lines not read (of 5)");
     }
 
     @Test
@@ -149,7 +149,7 @@ class ProduceRunTest {
                 ProduceRun.CLOSE_BOUND.toMillis() + 3_000);
         assertThat(producer.closed()).isTrue();
         assertThat(out.toString()).isEqualTo("produce: interrupted: 2 notifications written to notifications, 0 bad lines"
-                + " skipped (of 2 read), 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " skipped (of 2 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
                 + " the rest of stdin not read\n");
 
         typing.write((line(3) + "\n").getBytes(StandardCharsets.UTF_8)); // the read returns; the loop sees the stop
