@@ -22,9 +22,12 @@ import org.apache.kafka.common.KafkaException;
  * then {@link #EXIT_INTERRUPTED}. A record is <em>failed</em> when the producer answered its send with an error (the
  * first error is named, its class and message, secrets removed), <em>not confirmed</em> when no answer came before the
  * end: what the producer abandons when its close bound runs out is reported to the callbacks as an error of its own,
- * and counted as not confirmed (it may or may not have been written). A failed send also ends the loop (exit 2). The summary is printed once, by whichever of the loop and the hook gets there first (the
- * hook when the loop is stuck: blocked reading stdin, or in a send waiting for metadata). Counters are read by both
- * threads; the loop itself runs on one.
+ * and counted as not confirmed (it may or may not have been written). A failed send also ends the loop (exit 2).
+ *
+ * <p>The summary is printed once, by whichever of the loop and the hook gets there first: the hook when the loop is
+ * stuck (blocked reading stdin, or in a send waiting for metadata) or has not started (a stop while the command still
+ * checks the registry and Kafka: the same summary, nothing sent). Counters are read by both threads; the loop itself
+ * runs on one.
  */
 final class ProduceRun {
     /** How long records already handed to the producer get to be confirmed after a stop. */
@@ -51,6 +54,8 @@ final class ProduceRun {
     private final AtomicReference<Exception> sendError = new AtomicReference<>();
     private final CountDownLatch loopEnded = new CountDownLatch(1);
     private final CountDownLatch summaryPrinted = new CountDownLatch(1);
+    /** The producer {@link #send} was given; null until the loop starts. */
+    private volatile Producer<?, ?> producer;
 
     /** @param linesInInput the input's lines (all of them, blank too), or -1 when not known in advance (stdin) */
     ProduceRun(NotificationJson parser, String target, long linesInInput, PrintWriter out, PrintWriter err) {
@@ -69,11 +74,17 @@ final class ProduceRun {
     /**
      * What the shutdown hook does (Ctrl-C, SIGTERM): stops the loop and waits for it to close the producer and print the
      * summary; when the loop does not end within a second (blocked reading stdin, or in a send waiting for metadata)
-     * it closes {@code producer} itself with {@link #CLOSE_BOUND} and prints the summary. Bounded: at most about
-     * {@link #CLOSE_BOUND} + 3 s.
+     * it closes the producer itself with {@link #CLOSE_BOUND} and prints the summary. Before the loop has started
+     * (the command still checks the registry and Kafka) nothing was handed over: it prints the summary at once, and a
+     * loop started after it sends nothing. Bounded: at most about {@link #CLOSE_BOUND} + 3 s.
      */
-    void stopFromHook(Producer<?, ?> producer) throws InterruptedException {
+    void stopFromHook() throws InterruptedException {
         stop();
+        Producer<?, ?> producer = this.producer; // read after the stop: a loop that starts later sees the stop
+        if (producer == null) {
+            summary();
+            return;
+        }
         if (loopEnded.await(1, TimeUnit.SECONDS)) {
             summaryPrinted.await(CLOSE_BOUND.toMillis() + 2_000, TimeUnit.MILLISECONDS);
         } else {
@@ -91,6 +102,7 @@ final class ProduceRun {
      * closes with {@link #CLOSE_BOUND}). The caller closes {@code producer} again (a second close does nothing).
      */
     void send(BoundedLines in, Producer<String, Notification> producer, Progress bar) throws IOException {
+        this.producer = producer;
         try {
             loop(in, producer, bar);
         } finally {

@@ -144,7 +144,7 @@ class ProduceRunTest {
         assertThat(producer.history()).hasSize(2);
 
         long start = System.nanoTime();
-        run.stopFromHook(producer); // the loop waits in read(): no more input, no end of input
+        run.stopFromHook(); // the loop waits in read(): no more input, no end of input
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("bounded").isLessThan(
                 ProduceRun.CLOSE_BOUND.toMillis() + 3_000);
         assertThat(producer.closed()).isTrue();
@@ -160,6 +160,24 @@ class ProduceRunTest {
         assertThat(producer.history()).as("nothing sent after the stop").hasSize(2);
         assertThat(out.toString().lines().collect(Collectors.toList())).as("the summary once").hasSize(1);
         assertThat(err.toString()).isEmpty();
+    }
+
+    @Test
+    void aStopBeforeTheLoopStartsPrintsTheSummaryAtOnceAndTheLoopThenSendsNothing() throws Exception {
+        // Ctrl-C while the command still checks the registry and Kafka: found from outside, no summary at all
+        ProduceRun run = run(2);
+        run.stopFromHook();
+        assertThat(out.toString()).isEqualTo("produce: interrupted: 0 notifications written to notifications, 0 bad lines"
+                + " skipped (of 0 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " 2 lines not read (of 2)\n");
+
+        // the command's thread gets to the loop after the hook (the JVM had not ended yet): nothing is sent
+        MockProducer<String, Notification> producer = new MockProducer<>(true, null, new StringSerializer(), NO_BYTES);
+        run.send(new BoundedLines(lines(line(1), line(2)), BoundedLines.MAX_LINE_BYTES), producer, none());
+        assertThat(producer.history()).isEmpty();
+        assertThat(producer.closed()).isTrue();
+        assertThat(run.summary()).isEqualTo(130);
+        assertThat(out.toString().lines()).as("the summary once").hasSize(1);
     }
 
     @Test
