@@ -28,6 +28,12 @@ import org.apache.kafka.common.KafkaException;
  * stuck (blocked reading stdin, or in a send waiting for metadata) or has not started (a stop while the command still
  * checks the registry and Kafka: the same summary, nothing sent). Counters are read by both threads; the loop itself
  * runs on one.
+ *
+ * <p>Stdin that ends inside a line (no line end): at Ctrl-C the writer of a pipe is interrupted too and may leave half
+ * a line, and its end may reach the loop just before the stop does. So such a last line waits up to
+ * {@link #LAST_LINE_WAIT} for a stop: with one it is not sent and not a bad line, and the summary says
+ * {@value #INCOMPLETE_LAST_LINE}; without one it is read as any line (written, or bad), as before. A file's last line
+ * without a line end is read at once.
  */
 final class ProduceRun {
     /** How long records already handed to the producer get to be confirmed after a stop. */
@@ -37,6 +43,10 @@ final class ProduceRun {
      * code is the JVM's after a signal, 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
      */
     static final int EXIT_INTERRUPTED = 130;
+    /** How long a last line of stdin without a line end waits for a stop before it is read as a line. */
+    static final Duration LAST_LINE_WAIT = Duration.ofSeconds(1);
+    /** What the summary after a stop says of a last line of stdin cut off before its line end. */
+    static final String INCOMPLETE_LAST_LINE = "an incomplete last line (no line end) left unsent";
 
     private final NotificationJson parser;
     private final String target;
@@ -44,6 +54,7 @@ final class ProduceRun {
     private final PrintWriter out;
     private final PrintWriter err;
     private final AtomicBoolean stop = new AtomicBoolean();
+    private final CountDownLatch stopped = new CountDownLatch(1);
     private final AtomicBoolean summarized = new AtomicBoolean();
     private final AtomicLong handed = new AtomicLong();
     private final AtomicLong written = new AtomicLong();
@@ -56,6 +67,12 @@ final class ProduceRun {
     private final CountDownLatch summaryPrinted = new CountDownLatch(1);
     /** The producer {@link #send} was given; null until the loop starts. */
     private volatile Producer<?, ?> producer;
+    /** The lines {@link #send} reads; null until the loop starts. */
+    private volatile BoundedLines input;
+    /** The loop reached the end of the input. */
+    private volatile boolean inputEnded;
+    /** Stdin ended inside its last line, and a stop came: that line was neither sent nor counted. */
+    private volatile boolean lastLineIncomplete;
 
     /** @param linesInInput the input's lines (all of them, blank too), or -1 when not known in advance (stdin) */
     ProduceRun(NotificationJson parser, String target, long linesInInput, PrintWriter out, PrintWriter err) {
@@ -69,6 +86,7 @@ final class ProduceRun {
     /** Asks the loop to stop before its next line (any thread). */
     void stop() {
         stop.set(true);
+        stopped.countDown();
     }
 
     /**
@@ -103,6 +121,7 @@ final class ProduceRun {
      */
     void send(BoundedLines in, Producer<String, Notification> producer, Progress bar) throws IOException {
         this.producer = producer;
+        this.input = in;
         try {
             loop(in, producer, bar);
         } finally {
@@ -119,8 +138,19 @@ final class ProduceRun {
     private void loop(BoundedLines in, Producer<String, Notification> producer, Progress bar) throws IOException {
         while (!stop.get() && sendError.get() == null) {
             BoundedLines.Line line = in.next();
-            if (line == null || stop.get()) {
-                return; // the end, or a stop while this read waited (a line read after it is not sent)
+            if (line == null) {
+                inputEnded = true;
+                return;
+            }
+            if (!line.ended() && linesInInput < 0) {
+                inputEnded = true; // stdin ended inside this line: a writer cut off by the same Ctrl-C?
+                if (awaitStop(LAST_LINE_WAIT)) {
+                    lastLineIncomplete = true;
+                    return;
+                }
+            }
+            if (stop.get()) {
+                return; // a stop while this read waited: a line read after it is not sent
             }
             linesRead.incrementAndGet();
             bar.step(1);
@@ -154,6 +184,16 @@ final class ProduceRun {
                 throw e;
             }
             bar.message(written.get() + " written, " + bad.get() + " skipped");
+        }
+    }
+
+    /** True when {@link #stop()} was called or is called within {@code bound}. */
+    private boolean awaitStop(Duration bound) throws IOException {
+        try {
+            return stopped.await(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while the last line waited for a stop");
         }
     }
 
@@ -201,13 +241,24 @@ final class ProduceRun {
     /** What became of each line and record: written, bad, failed (with the first error), not confirmed, not read. */
     private String counts(String confirmBound) {
         long unconfirmed = handed.get() - written.get() - failed.get();
-        long notRead = linesInInput < 0 ? -1 : Math.max(0, linesInInput - linesRead.get());
         Exception firstError = sendError.get();
         return written.get() + " notifications written to " + target + ", " + bad.get() + " bad lines skipped (of "
                 + total.get() + " read), " + failed.get() + " failed"
                 + (firstError == null ? "" : " (first error: " + RedactingCliErrors.describe(firstError) + ")")
                 + ", " + unconfirmed + " handed to Kafka but not confirmed" + confirmBound + " (may or may not be written), "
-                + (notRead < 0 ? "the rest of stdin not read" : notRead + " lines not read (of " + linesInInput + ")");
+                + notRead();
+    }
+
+    /** The lines not read: counted for a file; for stdin, whether it was read to its end, and an incomplete last line. */
+    private String notRead() {
+        if (linesInInput >= 0) {
+            return Math.max(0, linesInInput - linesRead.get()) + " lines not read (of " + linesInInput + ")";
+        }
+        if (inputEnded) {
+            return lastLineIncomplete ? INCOMPLETE_LAST_LINE : "all of stdin read";
+        }
+        BoundedLines in = input; // the loop is blocked reading: inside a line when bytes of it came without a line end
+        return "the rest of stdin not read" + (in != null && in.pendingBytes() > 0 ? ", " + INCOMPLETE_LAST_LINE : "");
     }
 
     static Notification parse(NotificationJson parser, BoundedLines.Line line) {

@@ -72,6 +72,37 @@ class BoundedLinesTest {
     }
 
     @Test
+    void aLastLineTheInputEndsInsideIsMarkedAndItsBytesArePendingWhileTheRestIsAwaited() throws Exception {
+        List<Boolean> ended = new ArrayList<>();
+        try (BoundedLines in = new BoundedLines(new ByteArrayInputStream(bytes("a\nb\r\nc\rlast")), 10)) {
+            for (BoundedLines.Line l = in.next(); l != null; l = in.next()) {
+                ended.add(l.ended());
+            }
+        }
+        assertThat(ended).containsExactly(true, true, true, false);
+
+        java.io.PipedOutputStream typing = new java.io.PipedOutputStream();
+        try (BoundedLines in = new BoundedLines(new java.io.PipedInputStream(typing), 10)) {
+            typing.write(bytes("x\nhal"));
+            assertThat(in.next().text()).isEqualTo("x");
+            assertThat(in.pendingBytes()).as("not waiting").isZero();
+            java.util.concurrent.CompletableFuture<BoundedLines.Line> next = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return in.next();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> in.pendingBytes() == 3);
+            typing.write(bytes("f\n"));
+            BoundedLines.Line half = next.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(half.text()).isEqualTo("half");
+            assertThat(half.ended()).isTrue();
+            assertThat(in.pendingBytes()).isZero();
+        }
+    }
+
+    @Test
     void aLineOverTheBoundIsCountedInUtf8BytesAndNotHeld() throws IOException {
         assertThat(read("abcd\nabcde\nok", 4)).containsExactly("1:abcd", "2:TOO LONG 5", "3:ok");
         // ä is 2 bytes, € 3, an emoji (a surrogate pair) 4

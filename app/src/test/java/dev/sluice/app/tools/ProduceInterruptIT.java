@@ -85,7 +85,7 @@ class ProduceInterruptIT {
         return false;
     }
 
-    private static int recordsIn(EmbeddedKafka kafka, String topic, int expected, Duration within) {
+    static int recordsIn(EmbeddedKafka kafka, String topic, int expected, Duration within) {
         Map<String, Object> props = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
                 ConsumerConfig.GROUP_ID_CONFIG, "it-sigint-" + System.nanoTime(), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         int n = 0;
