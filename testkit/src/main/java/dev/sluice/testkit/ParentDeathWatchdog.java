@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * tenths of a second. No polling of PIDs while the JVM lives, so nothing depends on a PID of this JVM not being reused.
  *
  * <p>An owner that stops the watched process itself calls {@link #disarm()} first, so the shell never signals a PID
- * that may have been reused. Without {@code sh} (not a POSIX system) there is no watchdog: a warning says so.
+ * that may have been reused. A watched process that exits by itself (a crash, the OOM killer, a {@code SHUTDOWN}) is
+ * forgotten the same way as soon as this JVM sees it end: the shell is stopped and holds its PID no more. Without
+ * {@code sh} (not a POSIX system) there is no watchdog: a warning says so.
  */
 public final class ParentDeathWatchdog {
     private static final Logger LOG = LoggerFactory.getLogger(ParentDeathWatchdog.class);
@@ -45,7 +47,10 @@ public final class ParentDeathWatchdog {
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .redirectError(ProcessBuilder.Redirect.DISCARD)
                     .start();
-            return Optional.of(new ParentDeathWatchdog(shell));
+            ParentDeathWatchdog dog = new ParentDeathWatchdog(shell);
+            // the child's PID is free for reuse once it has exited: the shell must never signal it after that
+            child.onExit().thenRun(dog::forget);
+            return Optional.of(dog);
         } catch (IOException e) {
             LOG.warn("no watchdog for pid {} ({}): it would outlive a kill -9 of this JVM", child.pid(), e.getMessage());
             return Optional.empty();
@@ -59,11 +64,16 @@ public final class ParentDeathWatchdog {
 
     /** Stops the shell (SIGKILL, so it cannot signal anything) and waits up to 2 s for it. Idempotent. */
     public void disarm() {
-        shell.destroyForcibly();
+        forget();
         try {
             shell.waitFor(2, java.util.concurrent.TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Stops the shell (SIGKILL: once it is delivered, the shell signals nothing), without waiting. Idempotent. */
+    private void forget() {
+        shell.destroyForcibly();
     }
 }

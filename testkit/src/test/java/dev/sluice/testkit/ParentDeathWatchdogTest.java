@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The watchdog with real processes: closing its pipe (what the OS does when this JVM dies, kill -9 included) stops the
- * watched process; a child that ignores SIGTERM gets SIGKILL; a disarmed watchdog signals nothing; and a redis-server
+ * watched process; a child that ignores SIGTERM gets SIGKILL; a disarmed watchdog signals nothing, nor does one whose
+ * child exited (it ends with it, so it never holds a PID that may be reused); and a redis-server
  * this JVM starts has one (the child-JVM kill -9 is {@code DevKillNineIT} in app).
  */
 class ParentDeathWatchdogTest {
@@ -52,6 +53,24 @@ class ParentDeathWatchdogTest {
         dog.disarm();
         assertThat(dog.shell.isAlive()).isFalse();
         assertThat(child.isAlive()).as("the owner stops it itself").isTrue();
+    }
+
+    @Test
+    void aChildThatExitsIsForgottenSoItsPidIsNeverSignalled() throws Exception {
+        // found from outside: the shell kept the PID of an exited child, and would signal it (maybe reused) when this JVM died
+        child = new ProcessBuilder("sh", "-c", "read -r _").start(); // exits when it reads a line
+        ParentDeathWatchdog dog = ParentDeathWatchdog.watch(child).orElseThrow();
+        try {
+            assertThat(dog.shell.isAlive()).isTrue();
+            try (var stdin = child.getOutputStream()) {
+                stdin.write('\n');
+            }
+            await().atMost(BOUND).until(() -> !child.isAlive());
+            await().atMost(BOUND).untilAsserted(() -> assertThat(dog.shell.isAlive())
+                    .as("the watchdog of exited pid %d", child.pid()).isFalse());
+        } finally {
+            dog.disarm();
+        }
     }
 
     @Test

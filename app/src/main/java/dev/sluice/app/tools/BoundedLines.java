@@ -17,7 +17,9 @@ import java.util.Arrays;
  * a line that is not valid UTF-8 is reported as {@link Line#invalidUtf8()} with the byte offset of the first bad byte,
  * and the following lines are read as usual (no U+FFFD replacement, no exception that ends the whole input). Line ends
  * as {@link java.io.BufferedReader#readLine()} sees them ({@code \n}, {@code \r\n} or {@code \r}; neither byte occurs
- * inside a multi-byte UTF-8 sequence, so lines are split before decoding). One thread reads; closing closes the stream.
+ * inside a multi-byte UTF-8 sequence, so lines are split before decoding). A last line the input ends inside, without a
+ * line end, is returned too, marked as not {@link Line#ended()}. One thread reads; closing closes the stream; any thread
+ * may ask {@link #pendingBytes()}.
  */
 final class BoundedLines implements AutoCloseable {
     /**
@@ -29,9 +31,11 @@ final class BoundedLines implements AutoCloseable {
 
     /**
      * One line: its 1-based number, its text (null when too long or not UTF-8), its length in UTF-8 bytes (so far, when
-     * too long) and, when it is not valid UTF-8, the 0-based byte offset in the line of the first invalid byte (else -1).
+     * too long), when it is not valid UTF-8 the 0-based byte offset in the line of the first invalid byte (else -1), the
+     * bound it was read with (what a report of a line too long names), and whether a line end ended it (false: the
+     * input ended inside it).
      */
-    record Line(long number, String text, long bytes, long invalidAt, String invalidBytes) {
+    record Line(long number, String text, long bytes, long invalidAt, String invalidBytes, int maxBytes, boolean ended) {
         boolean tooLong() {
             return text == null && invalidAt < 0;
         }
@@ -56,6 +60,8 @@ final class BoundedLines implements AutoCloseable {
     private int end;
     private long number;
     private boolean skipLf;
+    /** The bytes of the line being read while {@link #next()} waits for more input; 0 at a line's start. */
+    private volatile long pending;
 
     /** @param maxBytes the bound per line; 0 only counts lines (nothing is held or decoded) */
     BoundedLines(InputStream in, int maxBytes) {
@@ -70,11 +76,13 @@ final class BoundedLines implements AutoCloseable {
         boolean any = false;
         while (true) {
             if (pos == end) {
+                pending = bytes;
                 end = in.read(buf, 0, buf.length);
                 pos = 0;
                 if (end <= 0) {
                     end = 0;
-                    return any ? line(held, bytes) : null;
+                    pending = 0;
+                    return any ? line(held, bytes, false) : null;
                 }
             }
             byte b = buf[pos++];
@@ -86,7 +94,7 @@ final class BoundedLines implements AutoCloseable {
             }
             if (b == '\n' || b == '\r') {
                 skipLf = b == '\r';
-                return line(held, bytes);
+                return line(held, bytes, true);
             }
             any = true;
             bytes++;
@@ -99,10 +107,19 @@ final class BoundedLines implements AutoCloseable {
         }
     }
 
-    private Line line(int held, long bytes) {
+    /**
+     * How many bytes of a line {@link #next()} holds while it waits for the rest (0 when it waits at a line's start, or is
+     * not waiting): a half-written line, when a stop comes while stdin is still open.
+     */
+    long pendingBytes() {
+        return pending;
+    }
+
+    private Line line(int held, long bytes, boolean ended) {
         number++;
+        pending = 0;
         if (bytes > maxBytes) {
-            return new Line(number, null, bytes, -1, null);
+            return new Line(number, null, bytes, -1, null, maxBytes, ended);
         }
         ByteBuffer bytesIn = ByteBuffer.wrap(line, 0, held);
         CharBuffer chars = CharBuffer.allocate(held); // UTF-8 never decodes to more UTF-16 units than bytes
@@ -113,10 +130,10 @@ final class BoundedLines implements AutoCloseable {
         }
         if (r.isError()) {
             int at = bytesIn.position();
-            return new Line(number, null, bytes, at, hex(line, at, Math.min(held, at + Math.max(1, r.length()))));
+            return new Line(number, null, bytes, at, hex(line, at, Math.min(held, at + Math.max(1, r.length()))), maxBytes, ended);
         }
         chars.flip();
-        return new Line(number, chars.toString(), bytes, -1, null);
+        return new Line(number, chars.toString(), bytes, -1, null, maxBytes, ended);
     }
 
     /** The bad bytes as hex ({@code 0xC3 0x28}): never the raw bytes, which a terminal might act on. */
@@ -142,9 +159,9 @@ final class BoundedLines implements AutoCloseable {
                 + " not read as JSON");
     }
 
-    /** The report for any unreadable line ({@link Line#unreadable()}). */
+    /** The report for any unreadable line ({@link Line#unreadable()}); a line too long names the bound it was read with. */
     static InvalidLineException unreadable(Line line) {
-        return line.invalidUtf8() ? invalidUtf8(line) : tooLong(line, MAX_LINE_BYTES);
+        return line.invalidUtf8() ? invalidUtf8(line) : tooLong(line, line.maxBytes());
     }
 
     @Override

@@ -30,7 +30,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * {@code --fail-fast} before anything is sent; a line over {@link BoundedLines#MAX_LINE_BYTES} is a bad line naming that
  * bound, never read whole, and so is a line that is not UTF-8. The loop and the summary are {@link ProduceRun}'s.
  * Exit code 0 when every line was written, 1 when some were skipped, 2 on a failure to write, 130 after Ctrl-C (143
- * after SIGTERM; the summary is printed all the same).
+ * after SIGTERM; the summary is printed all the same, from the first check of the registry and Kafka on).
  */
 @Command(name = "produce", mixinStandardHelpOptions = true,
         description = {"Write notifications from a JSON-lines file (fields as in Notification.avsc; times ISO-8601 or epoch ms), keyed by chat id.",
@@ -77,10 +77,36 @@ public final class ProduceCommand implements Callable<Integer> {
         NotificationJson parser = new NotificationJson(Clock.systemUTC(), TopologyConfig.scheduleMaxHorizonMs(s));
 
         long lines = countLines();
+        ProduceRun run = new ProduceRun(parser, target, isStdin() ? -1 : lines, out, err);
+        // Ctrl-C or SIGTERM from here on, the checks of the registry and Kafka (seconds) included: stop reading, give what
+        // was handed over a bounded time, print the summary (exit 130, 143 after SIGTERM)
+        Thread hook = new Thread(() -> {
+            try {
+                run.stopFromHook();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "sluice-produce-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            return validateAndSend(s, target, parser, lines, run, err);
+        } finally {
+            if (!run.stopped()) {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(hook);
+                } catch (IllegalStateException shuttingDown) {
+                    // the JVM is stopping: the hook runs and finds the summary printed, or prints it
+                }
+            }
+        }
+    }
+
+    private int validateAndSend(Settings s, String target, NotificationJson parser, long lines, ProduceRun run, PrintWriter err)
+            throws Exception {
         if (failFast) {
             // Validate everything first: a half-written file is worse than none.
             try (BoundedLines in = open()) {
-                for (BoundedLines.Line line = in.next(); line != null; line = in.next()) {
+                for (BoundedLines.Line line = in.next(); line != null && !run.stopped(); line = in.next()) {
                     if (line.unreadable() || !ProduceRun.skip(line.text())) {
                         try {
                             ProduceRun.parse(parser, line);
@@ -92,37 +118,20 @@ public final class ProduceCommand implements Callable<Integer> {
                     }
                 }
             }
+            if (run.stopped()) {
+                return run.summary(); // Ctrl-C while checking the file: nothing was sent
+            }
         }
 
         Map<String, Object> producerProps = KafkaClients.producer(s, "sluice-produce");
         Reachability.registry(s, Reachability.REGISTRY_TIMEOUT);
         Reachability.kafka(producerProps, List.of(target), Reachability.TIMEOUT);
         CachedSchemaRegistryClient registry = CachedSchemaRegistryClient.fromSettings(s);
-        ProduceRun run = new ProduceRun(parser, target, isStdin() ? -1 : lines, out, err);
         try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(producerProps,
                 new StringSerializer(), new SpecificAvroSerde<>(registry, Notification.class).serializer());
              Progress bar = Progress.open(progress, "produce", lines, err);
              BoundedLines in = open()) {
-            // Ctrl-C or SIGTERM: stop reading, give what was handed over a bounded time, print the summary (exit 130)
-            Thread hook = new Thread(() -> {
-                try {
-                    run.stopFromHook(producer);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "sluice-produce-stop");
-            Runtime.getRuntime().addShutdownHook(hook);
-            try {
-                run.send(in, producer, bar);
-            } finally {
-                if (!run.stopped()) {
-                    try {
-                        Runtime.getRuntime().removeShutdownHook(hook);
-                    } catch (IllegalStateException shuttingDown) {
-                        // the JVM is stopping: the hook runs and finds the summary printed, or prints it
-                    }
-                }
-            }
+            run.send(in, producer, bar);
         }
         return run.summary();
     }

@@ -72,11 +72,63 @@ class BoundedLinesTest {
     }
 
     @Test
+    void aLastLineTheInputEndsInsideIsMarkedAndItsBytesArePendingWhileTheRestIsAwaited() throws Exception {
+        List<Boolean> ended = new ArrayList<>();
+        try (BoundedLines in = new BoundedLines(new ByteArrayInputStream(bytes("a\nb\r\nc\rlast")), 10)) {
+            for (BoundedLines.Line l = in.next(); l != null; l = in.next()) {
+                ended.add(l.ended());
+            }
+        }
+        assertThat(ended).containsExactly(true, true, true, false);
+
+        java.io.PipedOutputStream typing = new java.io.PipedOutputStream();
+        try (BoundedLines in = new BoundedLines(new java.io.PipedInputStream(typing), 10)) {
+            typing.write(bytes("x\nhal"));
+            assertThat(in.next().text()).isEqualTo("x");
+            assertThat(in.pendingBytes()).as("not waiting").isZero();
+            java.util.concurrent.CompletableFuture<BoundedLines.Line> next = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return in.next();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> in.pendingBytes() == 3);
+            typing.write(bytes("f\n"));
+            BoundedLines.Line half = next.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(half.text()).isEqualTo("half");
+            assertThat(half.ended()).isTrue();
+            assertThat(in.pendingBytes()).isZero();
+        }
+    }
+
+    @Test
     void aLineOverTheBoundIsCountedInUtf8BytesAndNotHeld() throws IOException {
         assertThat(read("abcd\nabcde\nok", 4)).containsExactly("1:abcd", "2:TOO LONG 5", "3:ok");
         // ä is 2 bytes, € 3, an emoji (a surrogate pair) 4
         assertThat(read("\u00e4\u20ac\nx\uD83D\uDE00", 5)).containsExactly("1:\u00e4\u20ac", "2:x\uD83D\uDE00");
         assertThat(read("\u00e4\u20ac\u00e4\n", 6)).containsExactly("1:TOO LONG 7");
+    }
+
+    @Test
+    void theReportOfALineOverTheBoundNamesTheBoundThatAppliedNotTheDefault() throws IOException {
+        // found from outside: a reader bounded at 4 bytes said "more than the 1048576 bytes a line may have"
+        String tail = "; a notification is at most about 32 KiB, 240 KiB of split text); not read as JSON";
+        try (BoundedLines in = new BoundedLines(new ByteArrayInputStream(bytes("abcde\nok\n")), 4)) {
+            BoundedLines.Line line = in.next();
+            assertThat(line.tooLong()).isTrue();
+            assertThat(BoundedLines.unreadable(line)).hasMessage(
+                    "line 1, field '(line)': 5 bytes, more than the 4 bytes a line may have (4 B" + tail);
+            // what produce reports for it (ProduceRun.parse: the same path as a bad line's report)
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> ProduceRun.parse(
+                    new NotificationJson(java.time.Clock.systemUTC()), line))).hasMessage(
+                    "line 1, field '(line)': 5 bytes, more than the 4 bytes a line may have (4 B" + tail);
+        }
+        int twoMiB = 2 << 20;
+        try (BoundedLines in = new BoundedLines(new ByteArrayInputStream(new byte[twoMiB + 1]), twoMiB)) {
+            assertThat(BoundedLines.unreadable(in.next())).hasMessage("line 1, field '(line)': " + (twoMiB + 1)
+                    + " bytes, more than the " + twoMiB + " bytes a line may have (2 MiB" + tail);
+        }
     }
 
     @Test

@@ -66,7 +66,7 @@ class ProduceInterruptIT {
                 }
             }
             assertThat(Files.readAllLines(out)).contains("produce: interrupted: 2 notifications written to produce.sigint,"
-                    + " 0 bad lines skipped (of 2 read), 0 handed to Kafka but not confirmed within 5 s (may or may not be"
+                    + " 0 bad lines skipped (of 2 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be"
                     + " written), the rest of stdin not read");
         }
     }
@@ -85,7 +85,7 @@ class ProduceInterruptIT {
         return false;
     }
 
-    private static int recordsIn(EmbeddedKafka kafka, String topic, int expected, Duration within) {
+    static int recordsIn(EmbeddedKafka kafka, String topic, int expected, Duration within) {
         Map<String, Object> props = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
                 ConsumerConfig.GROUP_ID_CONFIG, "it-sigint-" + System.nanoTime(), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         int n = 0;

@@ -1,6 +1,7 @@
 package dev.sluice.app.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.sluice.avro.Notification;
 import java.io.ByteArrayInputStream;
@@ -11,8 +12,10 @@ import java.io.PipedOutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Clock;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -99,7 +102,7 @@ class ProduceRunTest {
         assertThat(producer.history()).extracting(r -> r.value().getId()).containsExactly("n-1", "n-3");
         assertThat(producer.closed()).as("closed with its bound").isTrue();
         assertThat(out.toString()).isEqualTo("produce: interrupted: 2 notifications written to notifications, 1 bad lines"
-                + " skipped (of 3 read), 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " skipped (of 3 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
                 + " 3 lines not read (of 6)\n");
         assertThat(run.summary()).as("printed once").isEqualTo(130);
         assertThat(out.toString().lines()).hasSize(1);
@@ -116,7 +119,7 @@ class ProduceRunTest {
 
         assertThat(run.summary()).isEqualTo(130);
         assertThat(out.toString()).contains("interrupted: 1 notifications written to notifications, 0 bad lines skipped (of 3 read),"
-                + " 2 handed to Kafka but not confirmed within 5 s").contains("2 lines not read (of 5)");
+                + " 0 failed, 2 handed to Kafka but not confirmed within 5 s").contains("2 lines not read (of 5)");
     }
 
     @Test
@@ -144,12 +147,12 @@ class ProduceRunTest {
         assertThat(producer.history()).hasSize(2);
 
         long start = System.nanoTime();
-        run.stopFromHook(producer); // the loop waits in read(): no more input, no end of input
+        run.stopFromHook(); // the loop waits in read(): no more input, no end of input
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("bounded").isLessThan(
                 ProduceRun.CLOSE_BOUND.toMillis() + 3_000);
         assertThat(producer.closed()).isTrue();
         assertThat(out.toString()).isEqualTo("produce: interrupted: 2 notifications written to notifications, 0 bad lines"
-                + " skipped (of 2 read), 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " skipped (of 2 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
                 + " the rest of stdin not read\n");
 
         typing.write((line(3) + "\n").getBytes(StandardCharsets.UTF_8)); // the read returns; the loop sees the stop
@@ -160,6 +163,175 @@ class ProduceRunTest {
         assertThat(producer.history()).as("nothing sent after the stop").hasSize(2);
         assertThat(out.toString().lines().collect(Collectors.toList())).as("the summary once").hasSize(1);
         assertThat(err.toString()).isEmpty();
+    }
+
+    /** Starts the loop on {@code stdin} in a thread of its own; the exit code it ends with goes to {@code exit}. */
+    private Thread loopOn(ProduceRun run, InputStream stdin, MockProducer<String, Notification> producer,
+                          AtomicReference<Integer> exit) {
+        Thread loop = new Thread(() -> {
+            try {
+                run.send(new BoundedLines(stdin, BoundedLines.MAX_LINE_BYTES), producer, none());
+                exit.set(run.summary());
+            } catch (IOException e) {
+                exit.set(-1);
+            }
+        }, "produce-loop");
+        loop.start();
+        return loop;
+    }
+
+    /** Stdin whose writer is cut off: its bytes, then, on {@link #end}, the end of input. */
+    private static final class EndOnCue extends InputStream {
+        private final byte[] data;
+        private final CountDownLatch end = new CountDownLatch(1);
+        private volatile boolean ended;
+        private int pos;
+
+        EndOnCue(String data) {
+            this.data = data.getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (pos < data.length) {
+                int n = Math.min(len, data.length - pos);
+                System.arraycopy(data, pos, b, off, n);
+                pos += n;
+                return n;
+            }
+            try {
+                end.await();
+            } catch (InterruptedException e) {
+                throw new java.io.InterruptedIOException();
+            }
+            ended = true;
+            return -1;
+        }
+    }
+
+    @Test
+    void aHalfLineAtTheEndOfStdinThatComesJustBeforeTheStopIsNotABadLineAndIsNotSent() throws Exception {
+        // Ctrl-C reaches the writer too, which may die first: stdin ends inside a line, the stop comes a moment later.
+        // Found from outside: the half line was parsed at once and counted bad
+        EndOnCue stdin = new EndOnCue(line(1) + "\n" + line(2) + "\n{\"id\":\"n-3\",\"bot_");
+        ProduceRun run = run(-1);
+        MockProducer<String, Notification> producer = new MockProducer<>(true, null, new StringSerializer(), NO_BYTES);
+        AtomicReference<Integer> exit = new AtomicReference<>();
+        Thread loop = loopOn(run, stdin, producer, exit);
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer.history().size() == 2);
+
+        stdin.end.countDown(); // the writer is gone
+        // the loop has the half line: it waits for a stop (a timed wait), or, before the fix, it was done with it
+        await().atMost(Duration.ofSeconds(10)).until(() -> stdin.ended
+                && (loop.getState() == Thread.State.TIMED_WAITING || !loop.isAlive()));
+        run.stop(); // the JVM's shutdown hook, a moment later
+        loop.join(10_000);
+
+        assertThat(loop.isAlive()).isFalse();
+        assertThat(err.toString()).as("not reported as a bad line").isEmpty();
+        assertThat(exit.get()).isEqualTo(130);
+        assertThat(producer.history()).hasSize(2);
+        assertThat(out.toString()).isEqualTo("produce: interrupted: 2 notifications written to notifications, 0 bad lines"
+                + " skipped (of 2 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " an incomplete last line (no line end) left unsent\n");
+    }
+
+    @Test
+    void aHalfLineAtTheEndOfStdinAfterAStopIsNotABadLineAndIsNotSent() throws Exception {
+        // the other order of the same Ctrl-C: the stop first, then the end of stdin inside a line
+        PipedOutputStream typing = new PipedOutputStream();
+        PipedInputStream stdin = new PipedInputStream(typing);
+        ProduceRun run = run(-1);
+        MockProducer<String, Notification> producer = new MockProducer<>(true, null, new StringSerializer(), NO_BYTES);
+        AtomicReference<Integer> exit = new AtomicReference<>();
+        Thread loop = loopOn(run, stdin, producer, exit);
+        typing.write((line(1) + "\nnot json, and no line end").getBytes(StandardCharsets.UTF_8));
+        typing.flush();
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer.history().size() == 1);
+
+        run.stop();
+        typing.close();
+        loop.join(10_000);
+
+        assertThat(loop.isAlive()).isFalse();
+        assertThat(exit.get()).isEqualTo(130);
+        assertThat(err.toString()).isEmpty();
+        assertThat(out.toString()).isEqualTo("produce: interrupted: 1 notifications written to notifications, 0 bad lines"
+                + " skipped (of 1 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " an incomplete last line (no line end) left unsent\n");
+    }
+
+    @Test
+    void aStopWhileStdinStaysOpenInsideALineSaysTheIncompleteLineWasNotSent() throws Exception {
+        // the writer is not cut off (or not yet): the hook prints the summary while the loop waits inside a line
+        PipedOutputStream typing = new PipedOutputStream();
+        PipedInputStream stdin = new PipedInputStream(typing);
+        ProduceRun run = run(-1);
+        MockProducer<String, Notification> producer = new MockProducer<>(true, null, new StringSerializer(), NO_BYTES);
+        AtomicReference<Integer> exit = new AtomicReference<>();
+        Thread loop = loopOn(run, stdin, producer, exit);
+        typing.write((line(1) + "\n{\"id\":\"n-2\"").getBytes(StandardCharsets.UTF_8));
+        typing.flush();
+        // line 1 sent, the half line taken from the pipe, the loop waiting in read() for the rest
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer.history().size() == 1 && stdin.available() == 0
+                && loop.getState() == Thread.State.TIMED_WAITING);
+
+        run.stopFromHook();
+        assertThat(out.toString()).isEqualTo("produce: interrupted: 1 notifications written to notifications, 0 bad lines"
+                + " skipped (of 1 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " the rest of stdin not read, an incomplete last line (no line end) left unsent\n");
+
+        typing.close(); // then the writer goes: the loop ends without sending or counting the half line
+        loop.join(10_000);
+        assertThat(loop.isAlive()).isFalse();
+        assertThat(exit.get()).isEqualTo(130);
+        assertThat(producer.history()).hasSize(1);
+        assertThat(out.toString().lines()).as("the summary once").hasSize(1);
+        assertThat(err.toString()).isEmpty();
+    }
+
+    @Test
+    void withoutAStopALastLineWithoutLineEndIsReadAsBefore() throws IOException {
+        // a normal end of stdin: a last line without a line end is a line like any other, written or bad
+        ProduceRun good = run(-1);
+        MockProducer<String, Notification> producer = new MockProducer<>(true, null, new StringSerializer(), NO_BYTES);
+        good.send(new BoundedLines(new ByteArrayInputStream((line(1) + "\n" + line(2)).getBytes(StandardCharsets.UTF_8)),
+                BoundedLines.MAX_LINE_BYTES), producer, none());
+        assertThat(good.summary()).isZero();
+        assertThat(producer.history()).extracting(r -> r.value().getId()).containsExactly("n-1", "n-2");
+        assertThat(out.toString()).isEqualTo("produce: 2 notifications written to notifications, 0 bad lines skipped (of 2)\n");
+
+        out.getBuffer().setLength(0);
+        ProduceRun bad = run(-1);
+        bad.send(new BoundedLines(new ByteArrayInputStream((line(3) + "\n{\"id\":").getBytes(StandardCharsets.UTF_8)),
+                BoundedLines.MAX_LINE_BYTES), producer, none());
+        assertThat(bad.summary()).isEqualTo(1);
+        assertThat(out.toString()).isEqualTo("produce: 1 notifications written to notifications, 1 bad lines skipped (of 2)\n");
+        assertThat(err.toString()).startsWith("produce: skipped line 2, field '(line)': not JSON");
+    }
+
+    @Test
+    void aStopBeforeTheLoopStartsPrintsTheSummaryAtOnceAndTheLoopThenSendsNothing() throws Exception {
+        // Ctrl-C while the command still checks the registry and Kafka: found from outside, no summary at all
+        ProduceRun run = run(2);
+        run.stopFromHook();
+        assertThat(out.toString()).isEqualTo("produce: interrupted: 0 notifications written to notifications, 0 bad lines"
+                + " skipped (of 0 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " 2 lines not read (of 2)\n");
+
+        // the command's thread gets to the loop after the hook (the JVM had not ended yet): nothing is sent
+        MockProducer<String, Notification> producer = new MockProducer<>(true, null, new StringSerializer(), NO_BYTES);
+        run.send(new BoundedLines(lines(line(1), line(2)), BoundedLines.MAX_LINE_BYTES), producer, none());
+        assertThat(producer.history()).isEmpty();
+        assertThat(producer.closed()).isTrue();
+        assertThat(run.summary()).isEqualTo(130);
+        assertThat(out.toString().lines()).as("the summary once").hasSize(1);
     }
 
     @Test
