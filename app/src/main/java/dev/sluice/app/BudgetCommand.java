@@ -142,6 +142,25 @@ public final class BudgetCommand implements Callable<Integer> {
             }
             quota.ifPresent(q -> out.printf("  quota     %d of %d used in window %d, window ends in %d ms%n",
                     q.used(), q.quota(), q.windowId(), q.windowEndsInMs()));
+            senders(s.senders(), out);
+        }
+
+        /** The live senders' published limits against the settings this reading was interpreted with. */
+        private static void senders(java.util.List<BudgetInspector.Publisher> senders, PrintWriter out) {
+            if (senders.isEmpty()) {
+                out.println("  senders   none published limits of this key in the last 90 s (the figures above use "
+                        + "this command's budget.* settings only)");
+                return;
+            }
+            long differing = senders.stream().filter(p -> !p.differences().isEmpty()).count();
+            out.printf("  senders   %d live; %s%n", senders.size(), differing == 0
+                    ? "all decide with the budget.* settings this reading used"
+                    : differing + " decide with other limits than this reading used (pass their properties file)");
+            for (BudgetInspector.Publisher p : senders) {
+                out.printf("    %s  %s%n", dev.sluice.chat.Identifiers.escape(p.instance()), p.differences().isEmpty()
+                        ? "same limits"
+                        : dev.sluice.chat.Identifiers.escapeInvisible(String.join(", ", p.differences())));
+            }
         }
 
         private static String gcra(BudgetInspector.Gcra g, long now) {

@@ -89,7 +89,8 @@ class BudgetStatusCommandIT {
         String text = run(0, "budget", "status", "--key", bot, "--redis-url", redis.url(),
                 "-D", "budget.global.rate.per.s=0.1", "-D", "budget.global.burst=4")[0];
         assertThat(text).contains("key " + bot).contains("AIMD multiplier 0.500").contains("burst left 3 of 4")
-                .contains("gate      bot lifts in").contains("gate      chat 8 lifts in");
+                .contains("gate      bot lifts in").contains("gate      chat 8 lifts in")
+                .contains("senders   none published limits of this key");
     }
 
     @Test

@@ -65,6 +65,17 @@ public final class BudgetInspector implements AutoCloseable {
     }
 
     /**
+     * A live sender's published limits of the key ({@code sluice:{<bot>}:limits}, {@code budget.limits.check}).
+     *
+     * @param instance    the sender's {@code sender.instance.id}
+     * @param expiresInMs how long its field lives unless it publishes again (every 30 s by default)
+     * @param differences each key whose value differs from the limits this reading was interpreted with, as
+     *                    {@code key=<here> here, <theirs> at sender <instance>}; empty when they agree
+     */
+    public record Publisher(String instance, long expiresInMs, List<String> differences) {
+    }
+
+    /**
      * A key's state.
      *
      * @param key                  the budget key (bot id)
@@ -80,11 +91,13 @@ public final class BudgetInspector implements AutoCloseable {
      * @param group                the group's GCRA when the chat is a group, else null
      * @param criticalMarkMs       how long the key's critical mark lives on (a recent CRITICAL grant: routine lanes hold
      *                             to {@code budget.reservation.routine.max.ms}); null when there is none
+     * @param senders              the live senders that published their limits of the key, by instance id: whether the
+     *                             settings this reading was interpreted with are theirs
      */
     public record Status(String key, long redisTimeEpochMicros, double configuredRatePerS, double aimdMultiplier,
                          Long aimdClimbsFromEpochMicros, double effectiveRatePerS, Gcra global,
                          Long backfillTatEpochMicros, List<Gate> gates, String chatId, Gcra chat, Gcra group,
-                         Long criticalMarkMs) {
+                         Long criticalMarkMs, List<Publisher> senders) {
     }
 
     /**
@@ -136,10 +149,31 @@ public final class BudgetInspector implements AutoCloseable {
             }
             Long critical = redis.pttl(tag + BudgetKeys.CRITICAL);
             return new Status(key, now, config.configuredLimitsFor(key).globalRatePerS(), m / 1e6, climbsFrom, 1e6 / interval, global,
-                    bot[4], List.copyOf(gates), chatId, chat, group, critical == null || critical < 0 ? null : critical);
+                    bot[4], List.copyOf(gates), chatId, chat, group, critical == null || critical < 0 ? null : critical,
+                    publishers(key, now / 1000));
         } catch (RedisException e) {
             throw new BudgetUnavailableException("reading budget key '" + key + "' failed: " + e.getMessage(), e);
         }
+    }
+
+    /** The live fields of the key's published limits ("expiry ms|limits text[|nonce]"), by instance id. */
+    private List<Publisher> publishers(String key, long nowMs) {
+        SharedLimits here = SharedLimits.of(config, key);
+        List<Publisher> out = new ArrayList<>();
+        new java.util.TreeMap<>(redis.hgetall(BudgetKeys.limits(key))).forEach((instance, value) -> {
+            String[] parts = value.split("\\|", -1);
+            long expiresAt;
+            try {
+                expiresAt = Long.parseLong(parts[0]);
+            } catch (NumberFormatException e) {
+                return; // not a field this version can read
+            }
+            if (expiresAt > nowMs && parts.length > 1) {
+                out.add(new Publisher(instance, expiresAt - nowMs,
+                        here.differences(SharedLimits.parse(parts[1]), "sender " + instance)));
+            }
+        });
+        return List.copyOf(out);
     }
 
     private void scanGates(String prefix, String scope, long now, List<Gate> out) {

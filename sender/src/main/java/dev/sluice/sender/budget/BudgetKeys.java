@@ -69,6 +69,11 @@ public final class BudgetKeys {
         return tag(botId) + SENT + messageId;
     }
 
+    /** {@code sluice:{<bot>}:limits}: the live senders' published limits of the bot (SharedLimitsCheck). */
+    public static String limits(String botId) {
+        return tag(botId) + ":limits";
+    }
+
     /** {@code sluice:{<bot>}:arrivals}: the arrival guard's grant numbering and floors. */
     public static String arrivals(String botId) {
         return tag(botId) + ARRIVALS;

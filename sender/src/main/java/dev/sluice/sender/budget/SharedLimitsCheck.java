@@ -185,7 +185,7 @@ public final class SharedLimitsCheck implements AutoCloseable {
 
     /** {@code sluice:{<bot>}:limits}. */
     static String key(String botId) {
-        return BudgetKeys.PREFIX + "{" + botId + "}:limits";
+        return BudgetKeys.limits(botId);
     }
 
     /**

@@ -110,6 +110,35 @@ class BudgetInspectorIT {
         }
     }
 
+    /**
+     * Found from outside: `sluice budget status` interprets Redis with the settings it is given (dev's tools file has no
+     * budget keys), and nothing said whether they were the senders'. It lists the live senders' published limits of
+     * the key, each with the keys that differ from the settings of the reading.
+     */
+    @Test
+    void lists_the_live_senders_published_limits_and_what_differs_from_the_reading() {
+        String bot = "inspect-" + Long.toString(System.nanoTime(), 36);
+        BudgetConfig reading = BudgetConfig.builder(new BudgetLimits(30, 1, 1, 3)).build();
+        BudgetConfig slower = BudgetConfig.builder(new BudgetLimits(20, 1, 1, 3)).build();
+        try (BudgetInspector inspector = new BudgetInspector(redis.url(), reading, Duration.ofSeconds(2))) {
+            assertThat(inspector.status(bot, null).senders()).isEmpty();
+            try (SharedLimitsCheck same = new SharedLimitsCheck(redis.url(), "sender-a",
+                         Map.of(bot, SharedLimits.of(reading, bot)), Duration.ofMinutes(1), Duration.ofSeconds(2));
+                 SharedLimitsCheck other = new SharedLimitsCheck(redis.url(), "sender-b",
+                         Map.of(bot, SharedLimits.of(slower, bot)), Duration.ofMinutes(1), Duration.ofSeconds(2))) {
+                same.round();
+                other.round();
+                List<BudgetInspector.Publisher> senders = inspector.status(bot, null).senders();
+                assertThat(senders).extracting(BudgetInspector.Publisher::instance).containsExactly("sender-a", "sender-b");
+                assertThat(senders.get(0).differences()).isEmpty();
+                assertThat(senders.get(1).differences()).containsExactly(
+                        "budget.global.rate.per.s=30 here, 20 at sender sender-b");
+                assertThat(senders).allSatisfy(p -> assertThat(p.expiresInMs()).isBetween(1L, 3 * 60_000L));
+            }
+            assertThat(inspector.status(bot, null).senders()).as("closed senders remove their fields").isEmpty();
+        }
+    }
+
     @Test
     void gcra_arithmetic_matches_the_script_rule() {
         // interval 100, burst 3 (tolerance 200): TAT = now + 150 -> one more passes now, next free at +0
