@@ -117,8 +117,9 @@ class RedisStallIT {
         long inFallback = telegram.accepted().stream().filter(a -> a.acceptedAtMillis() > fallbackAt
                 && a.acceptedAtMillis() < resumedAt).count();
         double fallbackPerS = inFallback * 1000.0 / (resumedAt - fallbackAt);
-        System.out.printf("RedisStallIT %s: %.1f msg/s in fallback (share: 3 x 9.5), %d x 429, max %d in any 1 s%n", how,
-                fallbackPerS, telegram.rejected429Count(), telegram.maxBotMessagesPer(Duration.ofSeconds(1)));
+        System.out.printf("RedisStallIT %s: %.1f msg/s in fallback (share: 3 x 9.5), %d x 429 %s, max %d in any 1 s%n",
+                how, fallbackPerS, telegram.rejected429Count(), telegram.rejected429ByScope(),
+                telegram.maxBotMessagesPer(Duration.ofSeconds(1)));
         assertThat(telegram.rejected429Count()).as("429s").isZero();
         assertThat(telegram.maxBotMessagesPer(Duration.ofSeconds(1))).isLessThanOrEqualTo(30);
         assertThat(fallbackPerS).as("msg/s delivered by the fallback while Redis was gone (before: 2.3 in a stall, "
