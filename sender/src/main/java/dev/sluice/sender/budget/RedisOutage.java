@@ -133,15 +133,26 @@ final class RedisOutage {
     /**
      * The outage mode decides for {@code botId}: the state is the outage's; the bot starts drained on resume.
      *
+     * @param startDrained applied to the fallback when this is the bot's first decision of the outage, before any
+     *                     decision of the bot in the outage returns (the others wait for it)
      * @return whether the fallback starts the bot drained: its first decision of this outage, within max(1 s,
      *     {@code budget.reservation.max.ms}) of a shared decision (Redis down at start: nothing shared to wait for)
      */
-    boolean decidedInOutage(String botId) {
+    boolean decidedInOutage(String botId, Runnable startDrained) {
         enter(outageState);
         touchedInOutage.add(botId);
         long epoch = outageEpoch;
-        Long before = fallbackStartedInOutage.put(botId, epoch);
-        return (before == null || before != epoch) && clock.millis() - lastSharedMs <= sharedRecentMs;
+        boolean[] first = new boolean[1];
+        // under the bot's entry: a decision racing the first one of this outage waits until its drain is applied (many
+        // sending threads fail together at the switch; deciding before the drain granted the fresh fallback's burst)
+        fallbackStartedInOutage.compute(botId, (bot, before) -> {
+            if ((before == null || before != epoch) && clock.millis() - lastSharedMs <= sharedRecentMs) {
+                first[0] = true;
+                startDrained.run();
+            }
+            return epoch;
+        });
+        return first[0];
     }
 
     /** The bot's drained start could not reach Redis: it is drained when shared mode resumes. */

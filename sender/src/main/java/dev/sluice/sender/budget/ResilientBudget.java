@@ -119,10 +119,9 @@ public final class ResilientBudget implements BudgetPort {
                 return decided;
             }
         }
-        boolean first = outage.decidedInOutage(botId);
-        if (first && outage.outageState() == BudgetState.FALLBACK_LOCAL) {
-            fallback.startDrained(botId); // the provider still counts the shared grants of the last second
-        }
+        // the provider still counts the shared grants of the last second: the fallback starts the bot drained
+        outage.decidedInOutage(botId, outage.outageState() == BudgetState.FALLBACK_LOCAL
+                ? () -> fallback.startDrained(botId) : NO_DRAIN);
         if (outage.outageState() == BudgetState.PAUSED) {
             long waitMs = Math.max(1, config.probeInterval().toMillis());
             List<Decision> out = new ArrayList<>(requests.size());
@@ -203,6 +202,8 @@ public final class ResilientBudget implements BudgetPort {
      * Drains the bot in Redis now while shared; during an outage (or when this call meets one) it is drained when
      * shared mode resumes, as every bot decided during the outage is.
      */
+    private static final Runnable NO_DRAIN = () -> { };
+
     @Override
     public void startDrained(String botId) {
         boolean drained = state() == BudgetState.SHARED && outage.permitsCall() && callShared(s -> {

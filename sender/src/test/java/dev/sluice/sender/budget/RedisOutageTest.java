@@ -40,6 +40,49 @@ class RedisOutageTest {
         }
     };
 
+    private static final Runnable NO_DRAIN = () -> { };
+
+    /**
+     * Found by RedisStallIT in a full verify (9 x 429 at a disconnect, 0 in runs before): at the switch many sending
+     * threads fail together and decide in the fallback at once; the first started the bot drained, but the others
+     * (told "not first") decided before that drain was applied, so each sender granted its fresh fallback burst on top
+     * of what the provider still counted from the shared budget. Now the others wait for the drain.
+     */
+    @Test
+    void a_decision_racing_the_first_one_of_an_outage_waits_for_its_drained_start() throws Exception {
+        RedisOutage outage = outage();
+        outage.decidedShared();
+        java.util.concurrent.CountDownLatch draining = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+        Thread first = new Thread(() -> outage.decidedInOutage("bot", () -> {
+            draining.countDown();
+            try {
+                release.await(10, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            order.add("drained");
+        }));
+        first.start();
+        assertThat(draining.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        boolean[] secondDrained = new boolean[1];
+        Thread second = new Thread(() -> {
+            secondDrained[0] = outage.decidedInOutage("bot", () -> order.add("drained twice"));
+            order.add("second decides");
+        });
+        second.start();
+        // the second waits for the first's drain (blocked on the bot's entry), whatever the scheduling
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                second.getState() == Thread.State.BLOCKED || second.getState() == Thread.State.WAITING
+                        || !second.isAlive());
+        release.countDown();
+        first.join(10_000);
+        second.join(10_000);
+        assertThat(order).containsExactly("drained", "second decides");
+        assertThat(secondDrained[0]).isFalse();
+    }
+
     /** A fixed clock: every fallback decision is within the "recent shared decision" window. */
     private static RedisOutage outage() {
         Clock clock = Clock.fixed(Instant.parse("2026-12-03T12:00:00Z"), ZoneOffset.UTC);
@@ -61,15 +104,15 @@ class RedisOutageTest {
         outage.resumeIfNeeded(shared, calls); // thread A: a shared call, nothing to resume
         outage.decidedShared();
         outage.resumeIfNeeded(shared, calls); // thread A: its next shared call passes the early return ...
-        assertThat(outage.decidedInOutage("bot")).as("thread B: Redis failed it; first fallback decision: drained")
+        assertThat(outage.decidedInOutage("bot", NO_DRAIN)).as("thread B: Redis failed it; first fallback decision: drained")
                 .isTrue();
         assertThat(outage.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
         outage.decidedShared(); // ... and succeeds: shared again, without a resume
         outage.resumeIfNeeded(shared, calls); // the next shared call
         assertThat(drainedInRedis).as("the bot the fallback decided is drained in Redis").containsExactly("bot");
 
-        assertThat(outage.decidedInOutage("bot")).as("the next outage starts the bot drained again").isTrue();
-        assertThat(outage.decidedInOutage("bot")).as("once per outage").isFalse();
+        assertThat(outage.decidedInOutage("bot", NO_DRAIN)).as("the next outage starts the bot drained again").isTrue();
+        assertThat(outage.decidedInOutage("bot", NO_DRAIN)).as("once per outage").isFalse();
     }
 
     @Test
@@ -77,13 +120,13 @@ class RedisOutageTest {
         RedisOutage outage = outage();
         LongAdder calls = new LongAdder();
         outage.decidedShared();
-        assertThat(outage.decidedInOutage("a")).isTrue();
-        assertThat(outage.decidedInOutage("a")).isFalse();
-        assertThat(outage.decidedInOutage("b")).isTrue();
+        assertThat(outage.decidedInOutage("a", NO_DRAIN)).isTrue();
+        assertThat(outage.decidedInOutage("a", NO_DRAIN)).isFalse();
+        assertThat(outage.decidedInOutage("b", NO_DRAIN)).isTrue();
         outage.resumeIfNeeded(shared, calls);
         outage.decidedShared();
         assertThat(drainedInRedis).containsExactlyInAnyOrder("a", "b");
-        assertThat(outage.decidedInOutage("a")).isTrue();
-        assertThat(outage.decidedInOutage("a")).isFalse();
+        assertThat(outage.decidedInOutage("a", NO_DRAIN)).isTrue();
+        assertThat(outage.decidedInOutage("a", NO_DRAIN)).isFalse();
     }
 }
