@@ -25,7 +25,7 @@ public record SharedLimits(Map<String, String> values) {
      * decides differently with the same numbers (a rolling upgrade). Not the SHA-1 EVALSHA names ({@link
      * BudgetScript#SHA1}): an upgrade that only edits comments would disagree for its whole rollout.
      */
-    static final String SCRIPT = "budget.script.code.sha1";
+    static final String SCRIPT = "script.code.sha1"; // not a config key: the budget script's code hash
     /** {@link #SCRIPT}'s value for this process's budget.lua, computed once. */
     private static final String SCRIPT_CODE_HASH = scriptHash(BudgetScript.TEXT);
 
