@@ -72,16 +72,37 @@ public final class TokenRedaction {
         }
         String out = text;
         if (secret != null && !secret.isEmpty()) {
-            String form = URLEncoder.encode(secret, StandardCharsets.UTF_8);
             // longest first, so that no form is half-replaced by a shorter one it contains
-            List<String> forms = Stream.of(secret, form, form.replace("+", "%20"), jsonEscaped(secret)).distinct()
-                    .sorted(Comparator.comparingInt(String::length).reversed()).toList();
+            List<String> forms = Stream.concat(formsOf(secret), secretPart(secret).stream().flatMap(TokenRedaction::formsOf))
+                    .distinct().sorted(Comparator.comparingInt(String::length).reversed()).toList();
             for (String f : forms) {
                 out = out.replace(f, REDACTED);
             }
         }
         return redact(out);
     }
+
+    /** The secret as it is and as it is filled into a request: percent-encoded (+ or %20) and JSON-escaped. */
+    private static Stream<String> formsOf(String secret) {
+        String form = URLEncoder.encode(secret, StandardCharsets.UTF_8);
+        return Stream.of(secret, form, form.replace("+", "%20"), jsonEscaped(secret));
+    }
+
+    /**
+     * The secret half of a Telegram token ({@code <bot id>:<secret>}), which a provider or proxy may echo without the
+     * id (found from outside: a 400's description held it, and it reached a result's reason); only when it is long
+     * enough ({@value #MIN_SECRET_PART} characters) not to match ordinary words.
+     */
+    private static java.util.Optional<String> secretPart(String secret) {
+        int colon = secret.indexOf(':');
+        if (colon <= 0 || secret.length() - colon - 1 < MIN_SECRET_PART) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(secret.substring(colon + 1));
+    }
+
+    /** The shortest secret half of a token redacted on its own (Telegram's are 35 characters). */
+    static final int MIN_SECRET_PART = 10;
 
     /** Whether {@code text} contains something {@link #redact(String)} would remove. */
     public static boolean containsToken(String text) {
