@@ -27,6 +27,11 @@ final class Outcomes {
     private static final Logger log = LoggerFactory.getLogger(Outcomes.class);
     /** Set by the topology on a message it re-addressed to a migrated group's new id: the chat id the producer used. */
     static final String MIGRATED_FROM_ATTRIBUTE = "sluice.migrated_from_chat_id";
+    /**
+     * Set by {@code sluice replay} on a notification it re-creates from a result: when the replay was made (epoch ms). A
+     * mark written before it is an earlier attempt's ({@link #replay}).
+     */
+    static final String REPLAYED_AT_ATTRIBUTE = "sluice.replayed.at";
     /** Interval of the "sent mark unreadable" summary line while Redis is down. */
     static final long UNREADABLE_MARK_WARN_INTERVAL_MS = 10_000;
     /** Every message meets an unreadable sent mark while Redis is down: one line per interval, not one per message. */
@@ -152,6 +157,10 @@ final class Outcomes {
                     + m.getBotId() + " within the sent marks' TTL; ids are idempotency keys, unique per bot; not sent",
                     null, null);
         }
+        long replayedAt = replayedAtMs(m);
+        if (replayedAt > 0 && mark.state() != SentMarks.State.NONE && mark.atMs() < replayedAt) {
+            return replayOverEarlierAttempt(p, mark);
+        }
         switch (mark.state()) {
             case RESULT_WRITTEN -> {
                 results.alreadyFinished(p);
@@ -185,6 +194,37 @@ final class Outcomes {
             default -> {
                 return null;
             }
+        }
+    }
+
+    /**
+     * A message {@code sluice replay} re-created meets the mark of an earlier attempt (written before the replay): the
+     * replay is a new attempt, with its own result. Left in flight (granted, then ended without an acceptance: FAILED,
+     * EXPIRED — their marks stay FLIGHT): sent. Accepted, or maybe accepted (SENT, DONE): never sent again; the replay's
+     * result says so (found from outside: such a replay ended with no result at all, and nothing sent, while the CLI
+     * reported it written).
+     */
+    private Step replayOverEarlierAttempt(PendingMessage p, SentMarks.Mark mark) {
+        OutboundMessage m = p.message();
+        if (mark.state() == SentMarks.State.IN_FLIGHT) {
+            log.info("{} is a replay; its earlier attempt ended unsent: sending it", m.getId());
+            return null;
+        }
+        DeliveryStatus status = "UNCERTAIN".equals(mark.status()) ? DeliveryStatus.UNCERTAIN : DeliveryStatus.DELIVERED;
+        return finish(p, status, "replay of " + m.getId() + ": an earlier attempt was " + (status == DeliveryStatus.UNCERTAIN
+                ? "maybe delivered" : "delivered") + " (idempotency key); not sent again", null, mark.providerMessageId());
+    }
+
+    /** The message's {@value #REPLAYED_AT_ATTRIBUTE}, or 0 (not a replay, or unreadable). */
+    static long replayedAtMs(OutboundMessage m) {
+        String v = m.getAttributes() == null ? null : m.getAttributes().get(REPLAYED_AT_ATTRIBUTE);
+        if (v == null) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            return 0;
         }
     }
 

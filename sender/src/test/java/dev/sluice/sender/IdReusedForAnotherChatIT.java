@@ -59,6 +59,8 @@ class IdReusedForAnotherChatIT {
     private KafkaResultSink results;
     private DeliveryProcessor processor;
     private boolean folded;
+    /** Whether the result lookup finds the results this test wrote (else it finds none: the owner died before). */
+    private boolean resultsOnTopic;
     private long nextOffset;
 
     @BeforeEach
@@ -124,7 +126,8 @@ class IdReusedForAnotherChatIT {
             @Override
             public boolean hasResult(String resultKey, String messageId, long sinceMs) {
                 lookups.add(messageId + "@" + resultKey);
-                return false;
+                return resultsOnTopic && results().stream().anyMatch(r -> r.getMessageId().equals(messageId)
+                        && r.getChatId().equals(resultKey) && r.getResultAt().toEpochMilli() >= sinceMs);
             }
 
             @Override
@@ -258,6 +261,68 @@ class IdReusedForAnotherChatIT {
         assertThat(transport.sent).containsExactly("-100700/text g1");
         assertThat(lookups).containsExactly("g1@-700");
         assertThat(results()).singleElement().satisfies(r -> assertThat(r.getStatus()).isEqualTo(DeliveryStatus.DELIVERED));
+    }
+
+    /**
+     * Found from outside: `sluice replay --filter status=FAILED` re-creates the notification under its id, and the sender
+     * took the earlier attempt's in-flight mark (a FAILED result keeps it) with that result on the topic for a crash
+     * redelivery: nothing sent, no result, while the CLI said "written". A replay is a new attempt: marks written
+     * before it ({@code sluice.replayed.at}) are an earlier attempt's. Its own marks still work: a redelivery of the
+     * replayed message after its result gets no second one.
+     */
+    @ParameterizedTest(name = "folded={0}")
+    @ValueSource(booleans = {true, false})
+    void aReplayOfAFailedMessageIsSentAndGetsItsOwnResult(boolean folded) {
+        wire(folded, true);
+        resultsOnTopic = true;
+        transport.script("42", new dev.sluice.sender.provider.SendOutcome.PermanentFailure(400, "Bad Request: odd"));
+        assertThat(run(message("p1", "42"))).isEqualTo(Step.DONE);
+        assertThat(results()).singleElement().satisfies(r -> assertThat(r.getStatus()).isEqualTo(DeliveryStatus.FAILED));
+        OutboundMessage replayed = replayed("p1", "42");
+        assertThat(run(replayed)).isEqualTo(Step.DONE);
+        assertThat(transport.sent).containsExactly("42/text p1", "42/text p1");
+        assertThat(results()).extracting(DeliveryResult::getStatus)
+                .containsExactly(DeliveryStatus.FAILED, DeliveryStatus.DELIVERED);
+        awaitMark("p1", "DONE|");
+        assertThat(run(replayed)).as("a redelivery of the replayed message").isEqualTo(Step.DONE);
+        assertThat(transport.sent).hasSize(2);
+        assertThat(results()).hasSize(2);
+    }
+
+    /** A replay of a message an earlier attempt delivered: not sent again, and a result of its own saying so. */
+    @ParameterizedTest(name = "folded={0}")
+    @ValueSource(booleans = {true, false})
+    void aReplayOfADeliveredMessageIsNotSentAgainAndGetsItsOwnResult(boolean folded) {
+        wire(folded, true);
+        resultsOnTopic = true;
+        assertThat(run(message("q1", "42"))).isEqualTo(Step.DONE);
+        awaitMark("q1", "DONE|");
+        assertThat(run(replayed("q1", "42"))).isEqualTo(Step.DONE);
+        assertThat(transport.sent).containsExactly("42/text q1");
+        assertThat(results()).hasSize(2);
+        assertThat(results().get(1)).satisfies(r -> {
+            assertThat(r.getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+            assertThat(r.getReason()).isEqualTo("replay of q1: an earlier attempt was delivered (idempotency key); "
+                    + "not sent again");
+            assertThat(r.getProviderMessageId()).as("the DONE mark does not keep it").isNull();
+        });
+    }
+
+    /** As `sluice replay` writes it: the same notification, attributes sluice.replayed.from and .at (now). */
+    private OutboundMessage replayed(String id, String chat) {
+        String mark = String.valueOf(mark(id));
+        long markAt = MarkValuesAt.of(mark);
+        await().atMost(Duration.ofSeconds(2)).until(() -> System.currentTimeMillis() > markAt);
+        return OutboundMessage.newBuilder(message(id, chat)).setAttributes(Map.of(
+                "sluice.replayed.from", "delivery.results:FAILED",
+                "sluice.replayed.at", Long.toString(System.currentTimeMillis()))).build();
+    }
+
+    /** The time of a stored mark (0 when it has none, or there is no mark). */
+    private static final class MarkValuesAt {
+        static long of(String v) {
+            return "null".equals(v) ? 0 : dev.sluice.sender.idempotency.MarkValues.parse(v).atMs();
+        }
     }
 
     /**

@@ -66,6 +66,8 @@ import picocli.CommandLine.Spec;
 public final class ReplayCommand implements Callable<Integer> {
     /** Attribute added to a notification re-created from a delivery result. */
     public static final String REPLAYED_FROM_ATTRIBUTE = "sluice.replayed.from";
+    /** Attribute added with it: when the replay was made, epoch ms (the sender's rule for earlier attempts' marks). */
+    public static final String REPLAYED_AT_ATTRIBUTE = "sluice.replayed.at";
     /** Header added to a republished dead letter: where it was read from. */
     public static final String REPLAY_SOURCE_HEADER = "sluice.replay.source";
 
@@ -203,10 +205,13 @@ public final class ReplayCommand implements Callable<Integer> {
         long written = 0;
         if (!dryRun && !found.isEmpty()) {
             List<ProducerRecord<String, Notification>> records = new ArrayList<>();
+            String replayedAt = Long.toString(System.currentTimeMillis());
             for (Notification n : found.values()) {
                 Notification copy = Notification.newBuilder(n).build();
                 Map<String, String> attributes = new LinkedHashMap<>(copy.getAttributes());
                 attributes.put(REPLAYED_FROM_ATTRIBUTE, from + ":" + statusById.get(n.getId()));
+                // the sender takes marks older than this for an earlier attempt's (a replay is a new attempt)
+                attributes.put(REPLAYED_AT_ATTRIBUTE, replayedAt);
                 copy.setAttributes(attributes);
                 records.add(new ProducerRecord<>(target, copy.getChatId(), copy));
             }

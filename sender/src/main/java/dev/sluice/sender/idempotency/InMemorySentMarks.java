@@ -47,8 +47,8 @@ public final class InMemorySentMarks implements SentMarks {
     @Override
     public void markResultWritten(String botId, String messageId, String resultKey) {
         Mark previous = get(botId, messageId);
-        put(botId, messageId, new Mark(State.RESULT_WRITTEN, previous.status(), previous.providerMessageId(), 0,
-                resultKey != null ? resultKey : previous.resultKey()));
+        put(botId, messageId, new Mark(State.RESULT_WRITTEN, previous.status(), previous.providerMessageId(),
+                clock.millis(), resultKey != null ? resultKey : previous.resultKey()));
     }
 
     private void put(String botId, String messageId, Mark mark) {

@@ -6,8 +6,8 @@ import dev.sluice.sender.idempotency.SentMarks.State;
 /**
  * The text of a sent mark ({@code sluice:{<bot>}:sent:<id>}), as {@link RedisSentMarks} writes it, {@code budget.lua}
  * writes the in-flight one with a grant and returns it with ALREADY_SENT: {@code FLIGHT|||<at ms>|<result key>},
- * {@code SENT|<status>|<provider id>|<at ms>|<result key>}, {@code DONE||||<result key>} ({@code DONE||} before the key
- * was kept). Stateless.
+ * {@code SENT|<status>|<provider id>|<at ms>|<result key>}, {@code DONE|||<at ms>|<result key>} ({@code DONE||||<result key>} before the time
+ * was kept, {@code DONE||} before the key was). Stateless.
  */
 public final class MarkValues {
     private MarkValues() {

@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Sent marks in Redis: {@code SET sluice:{bot}:sent:<message id> <value> PX <ttl>}, the value being
  * {@code FLIGHT|||<at ms>|<result key>}, {@code SENT|<status>|<provider message id>|<at ms>|<result key>} or
- * {@code DONE||||<result key>} (the result key: the normalised chat id the result is written under; a DONE of a version
- * before it is {@code DONE||}). The bot's hash
+ * {@code DONE|||<at ms>|<result key>} (the result key: the normalised chat id the result is written under; a DONE of
+ * the previous version is {@code DONE||||<result key>}, of the one before {@code DONE||}). The bot's hash
  * tag keeps the key in the bot's Redis Cluster slot, next to its budget keys. One {@link RedisSession} (a server,
  * a Sentinel set or a Redis Cluster, whatever {@code redis.url} names; on a cluster each mark goes to the primary
  * of its bot's slot), shared by every sending thread, opened on first use: a sender must start while Redis is
@@ -177,9 +177,11 @@ public final class RedisSentMarks implements SentMarks {
         }
     }
 
-    @Override // DONE||||<result key>: the chat stays, so the same id for another chat is not taken for a redelivery
+    @Override // DONE|||<at ms>|<result key>: the chat stays, so the same id for another chat is not taken for a
+    // redelivery; the time tells a replay's own DONE from an earlier attempt's (Outcomes.replay)
     public void markResultWritten(String botId, String messageId, String resultKey) {
-        String done = MarkValues.value("DONE", null, null) + (resultKey == null ? "" : "||" + resultKey);
+        String done = MarkValues.value("DONE", null, null)
+                + (resultKey == null ? "" : "|" + System.currentTimeMillis() + "|" + resultKey);
         MarkWrites folded = pending;
         if (folded != null && folded.offer(botId, messageId, done)) {
             return; // rides on the bot's next budget call, or on the next flush
