@@ -5,6 +5,8 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One Resilience4j circuit breaker per bot over the provider: when 5xx answers and connect errors dominate
@@ -14,9 +16,16 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Only outages count as failures: a 429, a 403 or another 4xx is an answer of a working provider.
  *
- * <p>Thread-safe: the registry and the map of breakers by bot are concurrent; any sending thread calls it.
+ * <p>Its transitions are logged like the budget's circuit ({@code CircuitLog}): opening (WARN, with the share of
+ * failed calls) and closing (INFO) are the outage's state changes; each probe (OPEN -> HALF_OPEN -> OPEN every
+ * {@code sender.breaker.open.ms} while the provider stays down) is at DEBUG, so a long outage costs two lines.
+ *
+ * <p>Thread-safe: the registry and the map of breakers by bot are concurrent; any sending thread calls it, and a
+ * transition is logged on the sending thread that caused it.
  */
 final class ProviderBreakers {
+    private static final Logger log = LoggerFactory.getLogger(ProviderBreakers.class);
+
     /** Transient failures (5xx, I/O) recorded as breaker errors. */
     static final class ProviderOutage extends RuntimeException {
         ProviderOutage(String message) {
@@ -54,7 +63,28 @@ final class ProviderBreakers {
 
     CircuitBreaker of(String botId) {
         CircuitBreaker breaker = byBot.get(botId);
-        return breaker != null ? breaker : byBot.computeIfAbsent(botId, b -> registry.circuitBreaker("provider-" + b));
+        return breaker != null ? breaker : byBot.computeIfAbsent(botId, this::create);
+    }
+
+    private CircuitBreaker create(String botId) {
+        CircuitBreaker breaker = registry.circuitBreaker("provider-" + botId);
+        breaker.getEventPublisher().onStateTransition(e -> logTransition(botId, breaker, e.getStateTransition()));
+        return breaker;
+    }
+
+    private void logTransition(String botId, CircuitBreaker breaker, CircuitBreaker.StateTransition t) {
+        if (t.getToState() == CircuitBreaker.State.HALF_OPEN
+                || t.getFromState() == CircuitBreaker.State.HALF_OPEN && t.getToState() == CircuitBreaker.State.OPEN) {
+            log.debug("provider breaker of bot {}: {}", botId, t);
+        } else if (t.getToState() == CircuitBreaker.State.OPEN) {
+            log.warn("provider breaker of bot {} opened: {} % of its last calls failed (5xx, connection errors, "
+                    + "timeouts); no call of the bot goes out for {} ms at a time, then a probe", botId,
+                    Math.round(breaker.getMetrics().getFailureRate()), openWait.toMillis());
+        } else if (t.getToState() == CircuitBreaker.State.CLOSED) {
+            log.info("provider breaker of bot {} closed: its probe calls were answered", botId);
+        } else {
+            log.info("provider breaker of bot {}: {}", botId, t);
+        }
     }
 
     /** Whether a call of {@code botId} may go out now; if true, exactly one of the record methods must follow. */

@@ -29,9 +29,12 @@ import org.slf4j.LoggerFactory;
  * after the request was sent → UNCERTAIN unless the class is resent. The bot slot is released as soon as the call
  * returns, and the breaker records every call.
  *
- * <p>Thread-safe: no state of its own. It runs on a sending thread ({@code sluice-sender-send-*}), several at once;
- * the {@link PendingMessage} it changes is owned by that thread while it holds the lane's head. The random source is
- * shared and must be thread-safe.
+ * <p>A transient failure is also said in the log, bounded per bot ({@link ProviderFaults}): the fault's start, a summary
+ * per interval while it lasts, its end, and given-up messages throttled.
+ *
+ * <p>Thread-safe: no state of its own but the thread-safe {@link ProviderFaults}. It runs on a sending thread
+ * ({@code sluice-sender-send-*}), several at once; the {@link PendingMessage} it changes is owned by that thread while
+ * it holds the lane's head. The random source is shared and must be thread-safe.
  */
 final class ProviderCall {
     private static final Logger log = LoggerFactory.getLogger(ProviderCall.class);
@@ -55,6 +58,8 @@ final class ProviderCall {
     /** Set once at wiring, before the sending threads start; null in tests that build no consumer. */
     private volatile PollLease lease;
     private final ThrottledWarning leaseWarning;
+    /** What the log says of a bot's failing provider calls and given-up messages; its own per-bot state. */
+    private final ProviderFaults faults;
 
     ProviderCall(Transport transport, BudgetPort budget, BudgetConfig budgetConfig, BotSlots slots,
                  ProviderBreakers breakers, RateLimitAttribution attribution, ChatRegistry chats,
@@ -76,6 +81,7 @@ final class ProviderCall {
         this.clock = Objects.requireNonNull(clock);
         this.random = Objects.requireNonNull(random);
         this.leaseWarning = new ThrottledWarning(log, 10_000, clock::millis);
+        this.faults = new ProviderFaults(log, ProviderFaults.INTERVAL_MS, clock::millis);
     }
 
     void pollLease(PollLease lease) {
@@ -117,8 +123,10 @@ final class ProviderCall {
         long took = after - start;
         if (outcome instanceof SendOutcome.TransientFailure t) {
             breakers.recordOutage(bot, took, t.description());
+            faults.failed(bot, t.errorCode(), t.description(), t.maybeDelivered(), after);
         } else {
             breakers.recordAnswer(bot, took);
+            faults.answered(bot, after);
         }
         if (!(outcome instanceof SendOutcome.TokenRejected)) {
             tokens.accepted(bot);
@@ -172,8 +180,9 @@ final class ProviderCall {
         p.recordTransientFailure();
         p.recordReschedule();
         if (policy.givesUp(p.transientFailures())) {
-            return outcomes.finish(p, DeliveryStatus.FAILED, "gave up after " + p.transientFailures()
-                    + " failed attempts: " + t.description(), t.errorCode(), null);
+            String reason = "gave up after " + p.transientFailures() + " failed attempts: " + t.description();
+            faults.gaveUp(bot, m.getId(), reason);
+            return outcomes.finish(p, DeliveryStatus.FAILED, reason, t.errorCode(), null);
         }
         return retryAt(after + policy.backoffMs(p.transientFailures(), random), expiresAt);
     }
