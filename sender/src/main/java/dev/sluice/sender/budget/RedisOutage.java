@@ -179,18 +179,33 @@ final class RedisOutage {
             return;
         }
         for (String bot : List.copyOf(touchedInOutage)) {
+            // removed before the drain (a review): a fallback decision for the bot after it adds it back, so its grants
+            // are drained on the next resume instead of being lost with a removal after the drain
+            if (!touchedInOutage.remove(bot)) {
+                continue; // another thread drains it
+            }
             calls.increment();
-            s.startDrained(bot);
-            touchedInOutage.remove(bot);
+            try {
+                s.startDrained(bot);
+            } catch (RuntimeException e) {
+                touchedInOutage.add(bot);
+                throw e;
+            }
         }
         Penalty p;
-        while ((p = unshared.peek()) != null) {
+        // taken before it is replayed (a review: with peek then poll, two resuming threads replayed one penalty twice
+        // and dropped the next one unreplayed)
+        while ((p = unshared.poll()) != null) {
             long left = p.untilMs() - clock.millis();
             if (left > 0) {
                 calls.increment();
-                s.penalize(p.botId(), p.scope(), p.chatId(), Duration.ofMillis(left));
+                try {
+                    s.penalize(p.botId(), p.scope(), p.chatId(), Duration.ofMillis(left));
+                } catch (RuntimeException e) {
+                    unshared.add(p);
+                    throw e;
+                }
             }
-            unshared.poll();
         }
     }
 

@@ -15,7 +15,8 @@ import okhttp3.EventListener;
  * failure on that same thread right after the call; the state is one flag per thread, reset by each call's start.
  */
 final class RequestWriteEvents extends EventListener {
-    private static final ThreadLocal<boolean[]> STARTED_WRITING = ThreadLocal.withInitial(() -> new boolean[1]);
+    /** Unknown (no call started on this thread) counts as written: UNCERTAIN, never a resend (a review). */
+    private static final ThreadLocal<boolean[]> STARTED_WRITING = ThreadLocal.withInitial(() -> new boolean[] {true});
 
     @Override
     public void callStart(Call call) {
