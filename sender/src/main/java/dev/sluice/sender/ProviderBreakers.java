@@ -73,8 +73,7 @@ final class ProviderBreakers {
     }
 
     private void logTransition(String botId, CircuitBreaker breaker, CircuitBreaker.StateTransition t) {
-        if (t.getToState() == CircuitBreaker.State.HALF_OPEN
-                || t.getFromState() == CircuitBreaker.State.HALF_OPEN && t.getToState() == CircuitBreaker.State.OPEN) {
+        if (dev.sluice.sender.budget.CircuitLog.isProbe(t)) {
             log.debug("provider breaker of bot {}: {}", botId, t);
         } else if (t.getToState() == CircuitBreaker.State.OPEN) {
             log.warn("provider breaker of bot {} opened: {} % of its last calls failed (5xx, connection errors, "

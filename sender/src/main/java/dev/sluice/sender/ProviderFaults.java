@@ -81,27 +81,27 @@ final class ProviderFaults {
         String text = TokenRedaction.redact(description);
         BotFault f = byBot.computeIfAbsent(bot, b -> new BotFault());
         synchronized (f) {
-            if (!f.active) {
+            boolean starts = !f.active;
+            if (starts) { // a new fault: the previous one's counts go
                 f.active = true;
                 f.sinceMs = nowMs;
                 f.lastLineMs = nowMs;
+                f.failed = 0;
                 f.succeeded = 0;
                 f.failedByKind.clear();
-                f.intervalFailed = 0;
                 f.intervalSucceeded = 0;
                 f.intervalByKind.clear();
-                f.lastFailureMs = nowMs;
-                f.lastDescription = text;
-                f.failed = 1;
-                f.failedByKind.merge(kind, 1L, Long::sum);
-                log.warn("provider calls of bot {} fail: {} ({}); messages are retried with backoff, a summary "
-                        + "follows at most every {} s until calls succeed again", bot, kind, text, intervalMs / 1000);
-                return;
             }
             f.lastFailureMs = nowMs;
             f.lastDescription = text;
             f.failed++;
             f.failedByKind.merge(kind, 1L, Long::sum);
+            if (starts) {
+                f.intervalFailed = 0; // the start line reports this failure; summaries count the ones after it
+                log.warn("provider calls of bot {} fail: {} ({}); messages are retried with backoff, a summary "
+                        + "follows at most every {} s until calls succeed again", bot, kind, text, intervalMs / 1000);
+                return;
+            }
             f.intervalFailed++;
             f.intervalByKind.merge(kind, 1L, Long::sum);
             summaryIfDue(bot, f, nowMs);

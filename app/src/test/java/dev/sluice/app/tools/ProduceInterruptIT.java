@@ -2,17 +2,13 @@ package dev.sluice.app.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.app.SluiceCli;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.InProcessSchemaRegistry;
-import java.io.IOException;
 import java.io.OutputStream;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -46,9 +42,7 @@ class ProduceInterruptIT {
             kafka.createTopics(1, "produce.sigint");
             Path out = dir.resolve("out.txt");
             Path err = dir.resolve("err.txt");
-            Process p = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                    "-cp", System.getProperty("java.class.path"), SluiceCli.class.getName(), "produce", "--file", "-",
-                    "--topic", "produce.sigint", "--progress", "none",
+            Process p = ChildSluice.sluice("produce", "--file", "-", "--topic", "produce.sigint", "--progress", "none",
                     "-D", "bootstrap.servers=" + kafka.bootstrapServers(), "-D", "schema.registry.url=" + registry.url())
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             try (OutputStream stdin = p.getOutputStream()) {
@@ -56,33 +50,17 @@ class ProduceInterruptIT {
                 stdin.flush(); // stdin stays open: the child waits for a third line
                 assertThat(recordsIn(kafka, "produce.sigint", 2, Duration.ofSeconds(60))).as(Files.readString(err)).isEqualTo(2);
 
-                boolean intIgnored = ignores(p.pid(), 2);
-                new ProcessBuilder("kill", intIgnored ? "-TERM" : "-INT", Long.toString(p.pid())).inheritIO().start().waitFor(10, TimeUnit.SECONDS);
+                String signal = ChildSluice.ctrlC(p.pid());
+                ChildSluice.kill(signal, p.pid());
                 assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("exits within the bound").isTrue();
-                assertThat(p.exitValue()).as(Files.readString(err)).isEqualTo(intIgnored ? 143 : ProduceRun.EXIT_INTERRUPTED);
+                assertThat(p.exitValue()).as(Files.readString(err)).isEqualTo(ChildSluice.exitAfter(signal));
             } finally {
-                if (p.isAlive()) {
-                    p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                }
+                ChildSluice.stop(p);
             }
             assertThat(Files.readAllLines(out)).contains("produce: interrupted: 2 notifications written to produce.sigint,"
                     + " 0 bad lines skipped (of 2 read), 0 failed, 0 handed to Kafka but not confirmed within 5 s (may or may not be"
                     + " written), the rest of stdin not read");
         }
-    }
-
-    /** Whether process {@code pid} ignores signal {@code signal} (its SigIgn mask in /proc; false where unreadable). */
-    private static boolean ignores(long pid, int signal) throws IOException {
-        Path status = Path.of("/proc", Long.toString(pid), "status");
-        if (!Files.isReadable(status)) {
-            return false;
-        }
-        for (String l : Files.readAllLines(status)) {
-            if (l.startsWith("SigIgn:")) {
-                return new BigInteger(l.substring("SigIgn:".length()).trim(), 16).testBit(signal - 1);
-            }
-        }
-        return false;
     }
 
     static int recordsIn(EmbeddedKafka kafka, String topic, int expected, Duration within) {

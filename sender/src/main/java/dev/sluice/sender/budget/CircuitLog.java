@@ -6,14 +6,14 @@ import org.slf4j.Logger;
 /**
  * How the budget's circuit transitions are logged: opening and closing are the outage's state changes (WARN); each
  * probe, OPEN -> HALF_OPEN -> OPEN every probe interval while Redis stays down, is at DEBUG, so a long outage does
- * not write two lines per probe. Stateless: called on whichever thread the breaker transitions.
+ * not write two lines per probe ({@code ProviderBreakers} logs its probes by the same rule). Stateless: called on whichever thread the breaker transitions.
  */
-final class CircuitLog {
+public final class CircuitLog {
     private CircuitLog() {
     }
 
-    /** True when {@code t} is part of a probe that did not close the circuit. */
-    static boolean isProbe(CircuitBreaker.StateTransition t) {
+    /** True when {@code t} is part of a probe that did not close the circuit (also the provider breakers' rule). */
+    public static boolean isProbe(CircuitBreaker.StateTransition t) {
         return t.getToState() == CircuitBreaker.State.HALF_OPEN
                 || t.getFromState() == CircuitBreaker.State.HALF_OPEN && t.getToState() == CircuitBreaker.State.OPEN;
     }

@@ -142,11 +142,18 @@ final class RedisOutage {
         enter(outageState);
         touchedInOutage.add(botId);
         long epoch = outageEpoch;
+        Long seen = fallbackStartedInOutage.get(botId);
+        if (seen != null && seen >= epoch) {
+            return false; // started in this outage: its drain was applied before the entry was written (no lock here)
+        }
         boolean[] first = new boolean[1];
         // under the bot's entry: a decision racing the first one of this outage waits until its drain is applied (many
         // sending threads fail together at the switch; deciding before the drain granted the fresh fallback's burst)
         fallbackStartedInOutage.compute(botId, (bot, before) -> {
-            if ((before == null || before != epoch) && clock.millis() - lastSharedMs <= sharedRecentMs) {
+            if (before != null && before >= epoch) {
+                return before; // a later outage's entry is never written back to an earlier one
+            }
+            if (clock.millis() - lastSharedMs <= sharedRecentMs) {
                 first[0] = true;
                 startDrained.run();
             }

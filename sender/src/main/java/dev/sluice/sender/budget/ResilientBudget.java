@@ -84,6 +84,9 @@ public final class ResilientBudget implements BudgetPort {
                 listener, clock, java.util.Optional.of(redisUrl));
     }
 
+    /** The outage mode's decision needs no drained start (fail-closed sends nothing). */
+    private static final Runnable NO_DRAIN = () -> { };
+
     /**
      * @param sharedFactory makes the shared budget; may throw {@link BudgetUnavailableException}; called again
      *                      on a probe after it failed or after a connection error
@@ -202,8 +205,6 @@ public final class ResilientBudget implements BudgetPort {
      * Drains the bot in Redis now while shared; during an outage (or when this call meets one) it is drained when
      * shared mode resumes, as every bot decided during the outage is.
      */
-    private static final Runnable NO_DRAIN = () -> { };
-
     @Override
     public void startDrained(String botId) {
         boolean drained = state() == BudgetState.SHARED && outage.permitsCall() && callShared(s -> {
