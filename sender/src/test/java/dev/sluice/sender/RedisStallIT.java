@@ -72,6 +72,27 @@ class RedisStallIT {
         return senders.stream().allMatch(x -> x.budgetState() == state);
     }
 
+    /**
+     * What the provider saw around the 429s, per 100 ms from 1.5 s before the first one to 0.5 s after the last:
+     * accepted calls and 429s, so a failing run tells a burst (calls bunched by a delay) from a rate above the limit.
+     */
+    private String timeline(long fallbackAt, long resumedAt) {
+        List<dev.sluice.testkit.FakeTelegramCall> calls = telegram.calls();
+        long first = calls.stream().filter(c -> c.status() == 429).mapToLong(c -> c.atMillis()).min().orElseThrow();
+        long last = calls.stream().filter(c -> c.status() == 429).mapToLong(c -> c.atMillis()).max().orElseThrow();
+        StringBuilder out = new StringBuilder("calls per 100 ms (accepted/429), fallback from +"
+                + (fallbackAt - first + 1500) + " ms to +" + (resumedAt - first + 1500) + " ms:");
+        for (long at = first - 1500; at <= last + 500; at += 100) {
+            long from = at;
+            long ok = calls.stream().filter(c -> c.atMillis() >= from && c.atMillis() < from + 100
+                    && c.status() == 200).count();
+            long refused = calls.stream().filter(c -> c.atMillis() >= from && c.atMillis() < from + 100
+                    && c.status() == 429).count();
+            out.append(' ').append(ok).append(refused > 0 ? "/" + refused : "");
+        }
+        return out.toString();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"stall", "disconnect"})
     void losing_redis_costs_no_429_and_the_fallback_keeps_sending(String how) throws Exception {
@@ -120,6 +141,9 @@ class RedisStallIT {
         System.out.printf("RedisStallIT %s: %.1f msg/s in fallback (share: 3 x 9.5), %d x 429 %s, max %d in any 1 s%n",
                 how, fallbackPerS, telegram.rejected429Count(), telegram.rejected429ByScope(),
                 telegram.maxBotMessagesPer(Duration.ofSeconds(1)));
+        if (telegram.rejected429Count() > 0) {
+            System.out.println(timeline(fallbackAt, resumedAt));
+        }
         assertThat(telegram.rejected429Count()).as("429s").isZero();
         assertThat(telegram.maxBotMessagesPer(Duration.ofSeconds(1))).isLessThanOrEqualTo(30);
         assertThat(fallbackPerS).as("msg/s delivered by the fallback while Redis was gone (before: 2.3 in a stall, "

@@ -75,7 +75,10 @@ public final class BudgetConfigKeys {
     public static final ConfigKey<Double> AIMD_FLOOR = ConfigKey.number("budget.aimd.floor", 0.1,
             f -> f >= 0.001 && f <= 1, "0.001 <= floor <= 1", "the lowest multiplier");
     public static final ConfigKey<BudgetConfig.OutageMode> OUTAGE_MODE = ConfigKey.oneOf("budget.redis.outage.mode",
-            BudgetConfig.OutageMode.class, BudgetConfig.OutageMode.LOCAL_FALLBACK, "what a sender does while Redis cannot decide");
+            BudgetConfig.OutageMode.class, BudgetConfig.OutageMode.LOCAL_FALLBACK, "what a sender does while Redis cannot decide: "
+                    + "local-fallback = decide in this process at the bot's rate / budget.max.replicas, each bot's first "
+                    + "max(1 s, budget.reservation.max.ms) of an outage drained (the provider still counts every replica's "
+                    + "shared grants of the last second); fail-closed = send nothing until Redis answers");
     public static final ConfigKey<BudgetConfig.FailoverPolicy> FAILOVER_POLICY = ConfigKey.oneOf(
             "budget.redis.failover.policy", BudgetConfig.FailoverPolicy.class, BudgetConfig.FailoverPolicy.DRAINED_RESTART,
             "what the budget does when the Redis primary serving a bot changed (a Sentinel or Cluster failover, a "

@@ -52,8 +52,14 @@ final class RedisOutage {
     private volatile long outageEpoch;
     /** Penalties recorded while Redis was down, replayed when shared mode resumes. */
     private final java.util.Queue<Penalty> unshared = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    /** When the last shared decision was made (any bot); a fallback starting within {@link #sharedRecentMs} is drained. */
-    private volatile long lastSharedMs = Long.MIN_VALUE / 2;
+    /**
+     * When this instance's current outage began (its switch from shared, or its first decision when Redis was down at
+     * start); written under {@code nanosInState}. A bot's first fallback decision within {@link #sharedRecentMs} of it is
+     * drained: the provider may still count shared grants of any replica, this one's or not (RedisStallIT: two senders
+     * given partitions by a rebalance just as Redis went had made no shared decision of their own; their fallbacks
+     * started undrained next to the third sender's full shared rate, 10 x 429).
+     */
+    private volatile long outageStartMs;
     private final long sharedRecentMs;
     /** Written under {@code nanosInState} (transitions); volatile: read on every pacer and admission call. */
     private volatile BudgetState state = BudgetState.SHARED;
@@ -126,7 +132,6 @@ final class RedisOutage {
 
     /** A shared decision was made: the state is {@link BudgetState#SHARED}. */
     void decidedShared() {
-        lastSharedMs = clock.millis();
         enter(BudgetState.SHARED);
     }
 
@@ -136,7 +141,10 @@ final class RedisOutage {
      * @param startDrained applied to the fallback when this is the bot's first decision of the outage, before any
      *                     decision of the bot in the outage returns (the others wait for it)
      * @return whether the fallback starts the bot drained: its first decision of this outage, within max(1 s,
-     *     {@code budget.reservation.max.ms}) of a shared decision (Redis down at start: nothing shared to wait for)
+     *     {@code budget.reservation.max.ms}) of the outage's start. Whether this instance decided anything shared
+     *     does not matter: another replica's grants of the last second count at the provider all the same (a sender
+     *     that had no partitions, or that starts while Redis is down, drains too; later, every shared grant of any
+     *     replica is older than Redis's loss)
      */
     boolean decidedInOutage(String botId, Runnable startDrained) {
         enter(outageState);
@@ -153,7 +161,7 @@ final class RedisOutage {
             if (before != null && before >= epoch) {
                 return before; // a later outage's entry is never written back to an earlier one
             }
-            if (clock.millis() - lastSharedMs <= sharedRecentMs) {
+            if (clock.millis() - outageStartMs <= sharedRecentMs) {
                 first[0] = true;
                 startDrained.run();
             }
@@ -228,6 +236,7 @@ final class RedisOutage {
             nanosInState.merge(state, now - stateSinceNanos, Long::sum);
             log.warn("budget state {} -> {}", state, next);
             if (state == BudgetState.SHARED) {
+                outageStartMs = clock.millis(); // before the epoch: a reader of the new epoch sees this outage's start
                 outageEpoch++; // a new outage: each bot's fallback starts drained again (decidedInOutage)
             }
             state = next;

@@ -83,7 +83,7 @@ class RedisOutageTest {
         assertThat(secondDrained[0]).isFalse();
     }
 
-    /** A fixed clock: every fallback decision is within the "recent shared decision" window. */
+    /** A fixed clock: every fallback decision is within the first second of its outage (drained). */
     private static RedisOutage outage() {
         Clock clock = Clock.fixed(Instant.parse("2026-12-03T12:00:00Z"), ZoneOffset.UTC);
         return new RedisOutage(BudgetConfig.builder(new BudgetLimits(30, 3, 1000, 1000)).build(), BudgetListener.NONE,
@@ -128,5 +128,25 @@ class RedisOutageTest {
         assertThat(drainedInRedis).containsExactlyInAnyOrder("a", "b");
         assertThat(outage.decidedInOutage("a", NO_DRAIN)).isTrue();
         assertThat(outage.decidedInOutage("a", NO_DRAIN)).isFalse();
+    }
+    /**
+     * Found by RedisStallIT in a full verify and in CI (10 x 429 at a disconnect): a rebalance gave two of three senders
+     * their first partitions just as Redis went, so neither had made a shared decision of its own, and the rule "drained
+     * within 1 s of this instance's last shared decision" started their fallbacks undrained, next to the third sender's
+     * full shared rate of the last second. The provider counts every replica's grants: the outage's start decides.
+     */
+    @Test
+    void a_replica_that_decided_nothing_shared_still_starts_its_bots_drained_when_the_outage_begins() {
+        dev.sluice.testkit.ManualClock clock = new dev.sluice.testkit.ManualClock();
+        RedisOutage outage = new RedisOutage(BudgetConfig.builder(new BudgetLimits(30, 3, 1000, 1000)).build(),
+                BudgetListener.NONE, clock);
+        // no decidedShared(): this sender had nothing to send until the rebalance (or started while Redis was down)
+        assertThat(outage.decidedInOutage("bot", NO_DRAIN)).as("first decision of the outage, at its start: drained")
+                .isTrue();
+        clock.advance(Duration.ofMillis(1000));
+        assertThat(outage.decidedInOutage("second", NO_DRAIN)).as("1 s into the outage: still drained").isTrue();
+        clock.advance(Duration.ofMillis(1));
+        assertThat(outage.decidedInOutage("later", NO_DRAIN))
+                .as("over 1 s into the outage every replica's shared grant is older: not drained").isFalse();
     }
 }

@@ -56,4 +56,30 @@ class ResilientBudgetResumeIT {
             assertThat(granted).as("the bot started drained in the empty Redis: no burst of 5").isLessThanOrEqualTo(2);
         }
     }
+    /**
+     * Two replicas, one deciding at the full shared rate, the other with nothing decided yet (no partitions until a
+     * rebalance, as RedisStallIT's senders 2 and 3 in a failing full verify): Redis stops. The idle replica's first
+     * fallback decision is drained like the busy one's, as the provider still counts the busy one's grants.
+     */
+    @Test
+    void a_replica_with_no_shared_decision_of_its_own_starts_drained_when_redis_goes() {
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(30, 1, 1000, 1000)).maxReplicas(2)
+                .probeInterval(Duration.ofSeconds(5)).circuitMinimumCalls(1).build();
+        try (RedisInstance redis = RedisLauncher.localProcess().launch();
+             ResilientBudget busy = ResilientBudget.connect(redis.url(), config, Duration.ofMillis(200),
+                     BudgetListener.NONE, Clock.systemUTC());
+             ResilientBudget idle = ResilientBudget.connect(redis.url(), config, Duration.ofMillis(200),
+                     BudgetListener.NONE, Clock.systemUTC())) {
+            assertThat(busy.tryAcquire(BOT, "1").granted()).isTrue();
+            redis.stop();
+            Decision first = idle.tryAcquire(BOT, "2");
+            assertThat(idle.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+            assertThat(first.granted()).as("the idle replica's first fallback decision: drained, not granted").isFalse();
+            assertThat(first.limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(first.retryIn()).isGreaterThan(Duration.ofMillis(900));
+            Decision busyFirst = busy.tryAcquire(BOT, "3");
+            assertThat(busy.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+            assertThat(busyFirst.granted()).as("the busy replica's: drained too").isFalse();
+        }
+    }
 }

@@ -93,8 +93,8 @@ class ResilientBudgetTest {
             assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
             assertThat(b.state()).isEqualTo(BudgetState.SHARED);
             down.set(true);
-            // the failing calls are decided by the fallback at once, drained for the first second after a shared
-            // decision (the provider still counts the shared grants; RedisStallIT): then 30/3 = 10/s, burst max(1, 3/3) = 1
+            // the failing calls are decided by the fallback at once, drained for the first second of the outage
+            // (the provider still counts every replica's shared grants; RedisStallIT): then 30/3 = 10/s, burst max(1, 3/3) = 1
             Decision drained = b.tryAcquire("bot", "2");
             assertThat(b.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
             assertThat(drained.limit()).isEqualTo(Limit.GLOBAL);
@@ -182,8 +182,13 @@ class ResilientBudgetTest {
         try (ResilientBudget b = new ResilientBudget(() -> {
             throw new BudgetUnavailableException("no Redis", new RedisConnectionException("refused"));
         }, config, listener, clock)) {
-            assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
+            // another replica may have sent at the full shared rate until Redis went: the fallback starts drained
+            Decision first = b.tryAcquire("bot", "1");
             assertThat(b.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+            assertThat(first.limit()).isEqualTo(Limit.GLOBAL);
+            assertThat(first.retryIn()).isEqualTo(Duration.ofMillis(1000));
+            clock.advance(Duration.ofMillis(1000));
+            assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
         }
     }
 
