@@ -172,12 +172,14 @@ final class Admission {
             request = request.checkingSentMark(m.getId());
         }
         if (markInFlight) {
-            // exclusive: a mark of another chat refuses the grant (the id was used for another chat); not for a message
-            // the topology re-addressed after a migration, whose old chat's mark is its own (Outcomes.sameChat)
+            // exclusive: a mark of another chat refuses the grant (the id was used for another chat), and so does a
+            // settled mark of this chat written since this message's mark was read (a twin was sent meanwhile; for a
+            // replay, since its replayed.at); not for a message the topology re-addressed after a migration, whose old
+            // chat's mark is its own (Outcomes.sameChat)
             boolean readdressed = m.getAttributes() != null
                     && m.getAttributes().containsKey(Outcomes.MIGRATED_FROM_ATTRIBUTE);
             request = request.markingInFlight(m.getId(), MarkValues.inFlight(now, ChatIds.normalise(m.getChatId())),
-                    !readdressed);
+                    !readdressed, Outcomes.replayedAtMs(m));
         }
         if (policy.reserves()) {
             // every lane asks with the full horizon; the budget holds a routine one to the routine horizon while the

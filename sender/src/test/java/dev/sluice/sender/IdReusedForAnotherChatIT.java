@@ -230,6 +230,34 @@ class IdReusedForAnotherChatIT {
         assertThat(mark("x1")).as("42's mark is kept").startsWith("DONE|").endsWith("|42");
     }
 
+    /**
+     * The same race for ONE chat (review R1): a copy of a message whose first decision was refused (its mark read then:
+     * none) while another copy of it (a duplicate record in the outbox, or the copy a sender still held while a
+     * rebalance gave its partition away) was granted, sent and acknowledged. The first copy's grant wrote its in-flight
+     * mark over the DONE one and sent the message again. The grant now refuses a settled mark (SENT, DONE) of its own
+     * chat too: one send, one result.
+     */
+    @org.junit.jupiter.api.Test
+    void aCopyOfAMessageDecidedBeforeItsTwinWasSentIsNotSentAgain() {
+        wire(true, true);
+        redisBudget.penalizeChat("bot", "42", Duration.ofMillis(400)); // what a 429 of chat 42 writes
+        long offset = nextOffset++;
+        offsets.received(tp, offset);
+        PendingMessage first = new PendingMessage(tp, offset, message("d1", "42"));
+        assertThat(processor.process(first)).as("chat 42 waits; the mark was read: none yet")
+                .isInstanceOf(Step.RetryAt.class);
+        assertThat(first.sentMarkChecked()).isTrue();
+
+        assertThat(run(message("d1", "42"))).as("the twin, after the gate").isEqualTo(Step.DONE);
+        awaitMark("d1", "DONE|");
+        assertThat(runToEnd(first)).isEqualTo(Step.DONE);
+
+        assertThat(transport.sent).as("sent once").containsExactly("42/text d1");
+        assertThat(results()).singleElement().satisfies(r -> assertThat(r.getStatus()).isEqualTo(DeliveryStatus.DELIVERED));
+        assertThat(alreadyFinished).containsExactly("d1@42");
+        assertThat(mark("d1")).as("the DONE mark is kept").startsWith("DONE|").endsWith("|42");
+    }
+
     @ParameterizedTest(name = "folded={0}")
     @ValueSource(booleans = {true, false})
     void aMessageTheTopologyReAddressedAfterAMigrationIsARedeliveryOfItsOldChat(boolean folded) {

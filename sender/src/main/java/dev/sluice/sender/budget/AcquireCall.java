@@ -99,6 +99,9 @@ final class AcquireCall {
             args.add(FLAG_ARGS[flags]);
             if (flight) {
                 args.add(utf8(r.inFlight().value()));
+                if (r.inFlight().exclusive()) {
+                    args.add(ascii(Long.toString(r.inFlight().settledFromMs())));
+                }
             }
         }
         boolean guard = config.arrivalGuardLimitPerS() > 0;

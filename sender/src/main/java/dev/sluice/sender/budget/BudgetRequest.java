@@ -34,14 +34,26 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
      *
      * @param exclusive the grant is refused (answered ALREADY_SENT with the stored mark) when the message's mark holds
      *                  another result key (another chat: the id was used for another chat, see {@code Outcomes#replay}),
-     *                  so two chats' messages with one id are never both sent, whichever read the mark first. Off for a
-     *                  message the topology re-addressed after a migration: its old chat's mark is its own
+     *                  so two chats' messages with one id are never both sent, whichever read the mark first; and when
+     *                  it holds a settled mark (SENT, DONE) of its own chat written at or after {@code settledFromMs}:
+     *                  a copy whose twin was sent after this copy read the mark is not sent again. Off for a message
+     *                  the topology re-addressed after a migration: its old chat's mark is its own
+     * @param settledFromMs with {@code exclusive}: the settled marks that refuse the grant, by their time; 0 = any, a
+     *                      replay's {@code sluice.replayed.at} (marks before it are an earlier attempt's, sent again)
      */
-    public record InFlight(String messageId, String value, boolean exclusive) {
+    public record InFlight(String messageId, String value, boolean exclusive, long settledFromMs) {
         public InFlight {
             if (messageId == null || messageId.isEmpty() || value == null) {
                 throw new IllegalArgumentException("an in-flight mark needs a message id and a value");
             }
+            if (settledFromMs < 0) {
+                throw new IllegalArgumentException("settledFromMs: must be >= 0, got " + settledFromMs);
+            }
+        }
+
+        /** Refusing any settled mark of its own chat ({@code settledFromMs} 0) when exclusive. */
+        public InFlight(String messageId, String value, boolean exclusive) {
+            this(messageId, value, exclusive, 0);
         }
     }
 
@@ -95,10 +107,15 @@ public record BudgetRequest(String botId, String chatId, Lane lane, String sentM
         return markingInFlight(messageId, value, true);
     }
 
-    /** As {@link #markingInFlight(String, String)}; {@code exclusive} false writes over another chat's mark. */
+    /** As {@link #markingInFlight(String, String)}; {@code exclusive} false writes over any stored mark. */
     public BudgetRequest markingInFlight(String messageId, String value, boolean exclusive) {
-        return new BudgetRequest(botId, chatId, lane, sentMarkId, reserveUpTo, new InFlight(messageId, value, exclusive),
-                urgent);
+        return markingInFlight(messageId, value, exclusive, 0);
+    }
+
+    /** As {@link #markingInFlight(String, String, boolean)}, refusing settled marks from {@code settledFromMs} on. */
+    public BudgetRequest markingInFlight(String messageId, String value, boolean exclusive, long settledFromMs) {
+        return new BudgetRequest(botId, chatId, lane, sentMarkId, reserveUpTo,
+                new InFlight(messageId, value, exclusive, settledFromMs), urgent);
     }
 
     /** The message whose sent mark this request reads or writes, or null. */

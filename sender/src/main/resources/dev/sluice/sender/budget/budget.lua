@@ -47,8 +47,12 @@
 --              value ("FLIGHT|||<at ms>|<result key>"), SET with PX ARGV[18] when (and only when) the candidate is
 --              granted, reservations included: a sender killed after the grant leaves the mark, and the message's
 --              next owner looks for its result before sending it (RedisSentMarks, Outcomes.replay);
---              64 = exclusive (with 16): a stored mark of another result key (another chat) is answered ALREADY_SENT
---              instead of a grant, so two chats' messages with one id are never both granted, whichever read first
+--              64 = exclusive (with 16; then the ARGV after the mark's value is settled_from, ms): a stored mark of
+--              another result key (another chat) is answered ALREADY_SENT instead of a grant, so two chats' messages
+--              with one id are never both granted, whichever read first; and so is a settled mark (SENT, DONE) of its
+--              own key written at or after settled_from (0: any; a replay passes its sluice.replayed.at, as marks
+--              before it are an earlier attempt's), so a copy of a message whose twin was sent after this copy's mark
+--              was read is not sent again (a duplicate outbox record, a sender still holding a moved partition)
 --   -> {multiplier_ppm, r_1, r_2, ..., short}, one item per candidate: an integer r = wait_ms * 16 + code, code 0
 --      granted (wait_ms 0, or the reservation's wait), else the limit that refused: 1 GLOBAL, 2 CHAT, 3 GROUP,
 --      4 GATE_CHAT, 5 GATE_GROUP, 6 GATE_BOT, 7 HEADROOM; or a string, the sent mark's value: ALREADY_SENT
@@ -289,9 +293,14 @@ if op == 'acquire' then
     local urgent = flags % 64 >= 32
     local exclusive = flags >= 64
     local flight = nil
+    local settled_from = 0
     if flags % 32 >= 16 then
       flight = A[i]
       i = i + 1
+      if exclusive then
+        settled_from = A[i] + 0
+        i = i + 1
+      end
     end
     local chat_key = KEYS[k]
     local chat_at = k - marks_n -- its value's index in pre
@@ -311,10 +320,16 @@ if op == 'acquire' then
       if check then
         mark = stored
       elseif exclusive and stored then
-        -- the result key is the fifth field of a mark (absent in marks of older versions: no verdict)
-        local stored_key = string.match(stored, '^[^|]*|[^|]*|[^|]*|[^|]*|(.+)$')
+        -- state, time and result key are the first, fourth and fifth fields (the key is absent in marks of older
+        -- versions: no verdict)
+        local stored_state, stored_at, stored_key = string.match(stored, '^([^|]*)|[^|]*|[^|]*|([^|]*)|(.+)$')
         if stored_key and stored_key ~= string.match(flight, '^[^|]*|[^|]*|[^|]*|[^|]*|(.+)$') then
           mark = stored -- the id was used for another chat: not granted (Outcomes.replay ends it FAILED)
+        elseif stored_key and stored_state ~= 'FLIGHT' then
+          local at = tonumber(stored_at)
+          if settled_from == 0 or (at and at >= settled_from) then
+            mark = stored -- sent (or finished) since this copy read the mark: not again (Outcomes.replay)
+          end
         end
       end
     end
