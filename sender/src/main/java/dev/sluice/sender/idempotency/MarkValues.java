@@ -18,7 +18,7 @@ public final class MarkValues {
         if (v == null) {
             return Mark.NONE;
         }
-        String[] parts = v.split("\\|", -1);
+        String[] parts = v.split("\\|", 5); // the result key is the rest, bars and all (as budget.lua reads it)
         State state = parts[0].equals("DONE") ? State.RESULT_WRITTEN
                 : parts[0].equals("FLIGHT") ? State.IN_FLIGHT : State.SENT;
         String status = parts.length > 1 && !parts[1].isEmpty() ? parts[1] : null;
