@@ -10,8 +10,11 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * partition the two chats hash to: the id is an idempotency key per bot, and a reuse for another chat is the sender's to
  * report ({@code Outcomes}: a FAILED result), not the topology's to drop without a result.
  *
- * <p>Key: {@code <chat> U+001E <id>[ U+001F <sluice.replayed.from>]}. Chat ids and ids have no control characters
- * ({@link NotificationValidator}), so in a key of this format the first of U+001E and U+001F is the U+001E after the chat.
+ * <p>Key: {@code <chat> U+001E <id>[ U+001F <sluice.replayed.from>[ U+001F <sluice.replayed.at>]]}. Chat ids and ids
+ * have no control characters ({@link NotificationValidator}), so in a key of this format the first of U+001E and U+001F
+ * is the U+001E after the chat. A replay run is a new attempt: two runs replaying one result differ by their
+ * {@code sluice.replayed.at} (the second was dropped without a result before it was in the key); one run's record written
+ * twice is one.
  *
  * <p>Upgrade: the previous version remembered {@link #legacyKey} (no chat) in the same stores. While an id of that format
  * loaded at init can still be within the window ({@link SeenIds#legacyUntilMs}), a notification is also a repeat when its
@@ -25,6 +28,8 @@ final class RouteDedupe {
     /** Between the chat and the id in a key: not otherwise used in it (the replay suffix uses U+001F). */
     static final char CHAT_SEPARATOR = '\u001E';
     private static final char REPLAY_SEPARATOR = '\u001F';
+    /** The time of the {@code sluice replay} run that wrote a replay (epoch ms), as the sender reads it. */
+    static final String REPLAYED_AT_ATTRIBUTE = "sluice.replayed.at";
 
     private final SeenIds seen;
 
@@ -49,9 +54,12 @@ final class RouteDedupe {
         return false;
     }
 
-    /** The chat, {@link #CHAT_SEPARATOR}, then {@link #legacyKey}. */
+    /** The chat, {@link #CHAT_SEPARATOR}, then {@link #legacyKey}, then a replay's run time. */
     static String key(Notification n) {
-        return n.getChatId() + CHAT_SEPARATOR + legacyKey(n);
+        String key = n.getChatId() + CHAT_SEPARATOR + legacyKey(n);
+        String at = n.getAttributes().get(RouteProcessor.REPLAYED_FROM_ATTRIBUTE) == null ? null
+                : n.getAttributes().get(REPLAYED_AT_ATTRIBUTE);
+        return at == null ? key : key + REPLAY_SEPARATOR + at;
     }
 
     /**

@@ -73,6 +73,28 @@ class RouteDedupeTest {
                 .setAttributes(Map.of(RouteProcessor.REPLAYED_FROM_ATTRIBUTE, from)).build();
     }
 
+    /** As `sluice replay` writes it: sluice.replayed.from and sluice.replayed.at (the run's time). */
+    private static Notification replay(String id, String chat, String from, long atMs) {
+        return Harness.notification(id, chat, Instant.ofEpochMilli(T0)).setAttributes(Map.of(
+                RouteProcessor.REPLAYED_FROM_ATTRIBUTE, from, "sluice.replayed.at", Long.toString(atMs))).build();
+    }
+
+    /**
+     * Found from outside: a second `sluice replay` of the same result within dedupe.window.ms was dropped here without a
+     * result (its key held only sluice.replayed.from), while the CLI said "written". A replay run is a new attempt (the
+     * sender's marks decide whether it is sent: an earlier delivered attempt is not sent again and says so); the same
+     * replay record written twice (same run, same sluice.replayed.at) is still one.
+     */
+    @Test
+    void aSecondReplayRunOfOneResultIsANewAttemptAndOneRunWrittenTwiceIsOne() {
+        RouteDedupe d = restarted(T0, SeenIds.MAX_IDS);
+        String from = "delivery.results-0@7:FAILED";
+        assertThat(d.repeat(replay("r-1", "42", from, T0 + 1), T0 + 10)).isFalse();
+        assertThat(d.repeat(replay("r-1", "42", from, T0 + 1), T0 + 20)).as("one run's record written twice").isTrue();
+        assertThat(d.repeat(replay("r-1", "42", from, T0 + 5_000), T0 + 5_010)).as("a second run").isFalse();
+        assertThat(RouteDedupe.isLegacy(RouteDedupe.key(replay("r-1", "42", from, T0 + 1)))).isFalse();
+    }
+
     @Test
     void anIdThePreviousVersionBatchedIsARepeatWithinTheWindowAndNotAfterIt() {
         openStores();
