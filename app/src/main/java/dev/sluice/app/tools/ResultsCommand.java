@@ -20,6 +20,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -109,6 +110,7 @@ public final class ResultsCommand implements Callable<Integer> {
         Deserializer<Notification> notifications = new SpecificAvroSerde<>(registry, Notification.class).deserializer();
         Map<String, Long> byStatus = new TreeMap<>();
         Set<String> seenIds = new LinkedHashSet<>();
+        Map<String, Set<String>> otherStatuses = new TreeMap<>(); // --id with --status: statuses an id has besides
         DecodeTally decodes = new DecodeTally();
 
         AtomicBoolean stop = new AtomicBoolean();
@@ -140,14 +142,17 @@ public final class ResultsCommand implements Callable<Integer> {
                 } else {
                     line = ResultLine.deadLetter(r, decode(notifications, r));
                 }
-                if (wantedStatus != null && !wantedStatus.contains(line.status())) {
+                List<String> hit = ids == null ? null : ids.stream().filter(line::concerns).toList();
+                if (hit != null && hit.isEmpty()) {
                     return;
                 }
-                if (ids != null) {
-                    List<String> hit = ids.stream().filter(line::concerns).toList();
-                    if (hit.isEmpty()) {
-                        return;
+                if (wantedStatus != null && !wantedStatus.contains(line.status())) {
+                    if (hit != null) { // said in the summary: the id has a result, of another status
+                        hit.forEach(id -> otherStatuses.computeIfAbsent(id, k -> new TreeSet<>()).add(line.status()));
                     }
+                    return;
+                }
+                if (hit != null) {
                     seenIds.addAll(hit);
                 }
                 byStatus.merge(line.status(), 1L, Long::sum);
@@ -167,8 +172,15 @@ public final class ResultsCommand implements Callable<Integer> {
                     + " from " + String.join(" and ", read) + (decodes.undecodable() > 0 ? "; " + decodes.undecodable() + " undecodable records skipped" : ""));
             if (ids != null) {
                 List<String> missing = ids.stream().filter(id -> !seenIds.contains(id)).toList();
-                if (!missing.isEmpty()) {
-                    summaryTo.println("results: no result (yet) for " + String.join(", ", missing)
+                List<String> none = missing.stream().filter(id -> !otherStatuses.containsKey(id)).toList();
+                for (String id : missing) {
+                    if (otherStatuses.containsKey(id)) {
+                        summaryTo.println("results: no " + String.join(" or ", wantedStatus) + " result for " + id
+                                + " (it has: " + String.join(", ", otherStatuses.get(id)) + ")");
+                    }
+                }
+                if (!none.isEmpty()) {
+                    summaryTo.println("results: no result (yet) for " + String.join(", ", none)
                             + (dlq ? "" : " (dead letters too: --dlq)"));
                 }
             }

@@ -138,6 +138,11 @@ class ResultsCommandIT {
                 Run one = run(connect, "--id", "e-1,nope");
                 assertThat(one.exit()).isEqualTo(ResultsCommand.EXIT_ID_WITHOUT_RESULT);
                 assertThat(one.out()).contains("id=e-1").doesNotContain("id=d-1").contains("no result (yet) for nope");
+                // outside trial: an id whose result has another status was reported as having no result at all
+                Run otherStatus = run(connect, "--id", "e-1", "--status", "DELIVERED");
+                assertThat(otherStatus.exit()).isEqualTo(ResultsCommand.EXIT_ID_WITHOUT_RESULT);
+                assertThat(otherStatus.out()).doesNotContain("id=e-1 ").doesNotContain("no result (yet)")
+                        .contains("results: no DELIVERED result for e-1 (it has: EXPIRED)");
 
                 Run badStatus = run(connect, "--status", "LOST");
                 assertThat(badStatus.exit()).isEqualTo(2);
