@@ -173,4 +173,46 @@ class DigestDeadlineTest extends HarnessTest {
         assertThat(h.resultsOut.isEmpty()).isTrue();
         assertThat(h.counts.get("live.digests")).isEqualTo(1);
     }
+    /**
+     * Leaving early keeps per-chat order: the chat's entries that leave before the due one (folded earlier) go first,
+     * as when an entry is full.
+     */
+    @Test
+    void anEntryLeavingEarlyTakesAlongTheEntriesOfItsChatFoldedBeforeIt() {
+        start(Map.of());
+        h.send(collapsible("k-1", null).build());
+        h.send(collapsible("o-1", TEN.plusSeconds(5)).setEntity("task-7").build());
+        h.send(collapsible("x-1", null).setChatId("43").build()); // another chat: waits for the flush
+        h.advance(Duration.ofSeconds(5), Duration.ofMillis(250));
+
+        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("k-1"), List.of("o-1"));
+        assertThat(h.counts.get("live.digests.deadline")).isEqualTo(2);
+        h.advance(Duration.ofSeconds(55), Duration.ofSeconds(1));
+        assertThat(h.drainLive()).extracting(OutboundMessage::getFoldedIds).containsExactly(List.of("x-1"));
+        assertThat(h.resultsOut.isEmpty()).isTrue();
+    }
+
+    /**
+     * An entry its chat's policy holds past the flushes is not sent late: its ids end EXPIRED at their deadline (the
+     * deadline check runs once the deadline comes before the next flush), and no digest follows when the policy allows.
+     */
+    @Test
+    void anEntryThePolicyHoldsEndsExpiredAtItsDeadlineNotLater() {
+        start(Map.of("policy.chat.rate", "2/h", "policy.chat.burst", "2"));
+        h.send(notification("p-1", "42", TEN).setEntity("task-1").build());
+        h.send(notification("p-2", "42", TEN).setEntity("task-2").build());
+        h.send(notification("p-3", "42", TEN).setEntity("task-3").setExpiresAt(TEN.plus(Duration.ofMinutes(10))).build());
+        assertThat(h.drainLive()).extracting(OutboundMessage::getId).containsExactly("p-1", "p-2");
+        assertThat(h.counts.get("live.folded.POLICY")).isEqualTo(1);
+        h.advance(Duration.ofMinutes(15), Duration.ofMillis(250));
+
+        List<DeliveryResult> results = h.resultsOut.readValuesToList();
+        assertThat(results).hasSize(1);
+        assertTopologyExpired(results.get(0), "p-3", TEN.plus(Duration.ofMinutes(10)));
+        assertThat(results.get(0).getResultAt()).isBetween(TEN.plus(Duration.ofMinutes(10)),
+                TEN.plus(Duration.ofMinutes(10)).plusMillis(250));
+        h.advance(Duration.ofMinutes(60), Duration.ofMinutes(1)); // the GCRA allows one at 10:30 and 11:00
+        assertThat(h.drainLive()).as("nothing left to send").isEmpty();
+        assertThat(h.resultsOut.isEmpty()).isTrue();
+    }
 }
