@@ -4,6 +4,7 @@ import dev.sluice.avro.DeliveryResult;
 import dev.sluice.avro.DeliveryStatus;
 import dev.sluice.avro.DigestEntry;
 import dev.sluice.avro.EditPart;
+import dev.sluice.avro.FoldedMeta;
 import dev.sluice.avro.Lane;
 import dev.sluice.avro.MessagePart;
 import dev.sluice.avro.Notification;
@@ -45,7 +46,9 @@ final class Outbound {
      * {@link DigestFolder}; entries written before it existed get {@code <lane>-digest-<first folded id>-<folded_at
      * ms>}), {@code digest_count} and {@code folded_ids} set, the
      * text saying what it folds plus the latest state, {@code created_at} of the first folded notification,
-     * no deadline (folded events are the ones that may be late).
+     * {@code expires_at} the earliest of its folded notifications' ({@link #earliestDeadline}; null when none has one):
+     * the sender expires the digest rather than deliver any of them late. {@link DigestFolder} has taken out the ids
+     * already past their deadline before building it.
      */
     static OutboundMessage digest(DigestEntry e, Lane lane, long nowMs) {
         Notification latest = e.getLatest();
@@ -64,7 +67,7 @@ final class Outbound {
                 .setParseMode(e.getCount() == 1 ? latest.getParseMode() : null)
                 .setCreatedAt(e.getFirstAt())
                 .setDueAt(Instant.ofEpochMilli(nowMs))
-                .setExpiresAt(null)
+                .setExpiresAt(earliestDeadline(e))
                 .setDigestCount(e.getCount())
                 .setFoldedIds(new ArrayList<>(e.getFoldedIds()))
                 .setBotPool(new ArrayList<>(latest.getBotPool()))
@@ -78,6 +81,43 @@ final class Outbound {
                 .setLinkPreviewDisabled(latest.getLinkPreviewDisabled())
                 .setMedia(latest.getMedia())
                 .build();
+    }
+
+    /**
+     * What {@code e} keeps of each folded id, one per {@link DigestEntry#getFoldedIds()} in the same order. An entry
+     * written before {@code folded} existed has none: its ids count as created at its {@code first_at} with no deadline,
+     * except the last, which is its {@code latest} (whose times and class are known).
+     */
+    static List<FoldedMeta> folded(DigestEntry e) {
+        List<FoldedMeta> folded = e.getFolded();
+        int n = e.getFoldedIds().size();
+        if (folded.size() == n) {
+            return folded;
+        }
+        List<FoldedMeta> padded = new ArrayList<>(n);
+        for (int i = 0; i < n - 1; i++) {
+            padded.add(new FoldedMeta(e.getFirstAt(), null, e.getEventClass()));
+        }
+        if (n > 0) {
+            padded.add(foldedMeta(e.getLatest(), e.getEventClass()));
+        }
+        return padded;
+    }
+
+    /** What a digest entry keeps of {@code n}, folded as {@code eventClass}. */
+    static FoldedMeta foldedMeta(Notification n, NotificationClass eventClass) {
+        return new FoldedMeta(n.getCreatedAt(), n.getExpiresAt(), eventClass);
+    }
+
+    /** The earliest {@code expires_at} of the notifications {@code e} folds, or null when none has one. */
+    static Instant earliestDeadline(DigestEntry e) {
+        Instant earliest = null;
+        for (FoldedMeta m : folded(e)) {
+            if (m.getExpiresAt() != null && (earliest == null || m.getExpiresAt().isBefore(earliest))) {
+                earliest = m.getExpiresAt();
+            }
+        }
+        return earliest;
     }
 
     /**
@@ -187,10 +227,19 @@ final class Outbound {
     /** A result the topology decides (EXPIRED, SKIPPED_INACTIVE): no provider call, no budget spent. */
     static DeliveryResult result(Notification n, NotificationClass eventClass, Lane lane, DeliveryStatus status,
                                  String reason, long nowMs) {
+        return result(n.getId(), n.getBotId(), n.getChatId(), eventClass, lane, status, reason, nowMs);
+    }
+
+    /**
+     * The same, for notification {@code id} to {@code chatId} from {@code botId}: e.g. the EXPIRED result of an id a
+     * digest entry folded ({@link DigestFolder}), which keeps its id but not the notification.
+     */
+    static DeliveryResult result(String id, String botId, String chatId, NotificationClass eventClass, Lane lane,
+                                 DeliveryStatus status, String reason, long nowMs) {
         return DeliveryResult.newBuilder()
-                .setMessageId(n.getId())
-                .setBotId(n.getBotId())
-                .setChatId(n.getChatId())
+                .setMessageId(id)
+                .setBotId(botId)
+                .setChatId(chatId)
                 .setStatus(status)
                 .setEventClass(eventClass)
                 .setLane(lane)

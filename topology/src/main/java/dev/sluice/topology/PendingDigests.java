@@ -18,8 +18,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * through here, so the two agree; it holds at most {@code digest.max.keys} keys (reaching it flushes them all). It also
  * counts the pending keys per chat and per chat and bot ({@link #holdsChat}), so a notification to a chat with nothing
  * pending needs no {@link DigestKey} built (issue 21 session 10: building it was ~2% of the route's time), and numbers
- * the folds ({@link #nextFoldSeq}): the order digests leave in ({@link #LEAVING_ORDER}). One instance per processor, used
- * by its task's stream thread only.
+ * the folds ({@link #nextFoldSeq}): the order digests leave in ({@link #LEAVING_ORDER}). It also keeps the earliest
+ * {@code expires_at} of each pending key that has one ({@link #earliestDeadline}, {@link #dueBy}), so the deadline check
+ * reads the store only when an entry is due. One instance per processor, used by its task's stream thread only.
  */
 final class PendingDigests {
     private final KeyValueStore<String, DigestEntry> store;
@@ -28,6 +29,8 @@ final class PendingDigests {
     private final Map<String, Integer> chats = new HashMap<>();
     /** Pending keys per chat and bot ({@link DigestKey#chatAndBotOf} of each key in {@link #keys}). */
     private final Map<String, Integer> chatBots = new HashMap<>();
+    /** The earliest {@code expires_at} (epoch ms) of each pending key whose entry folds a notification with one. */
+    private final Map<String, Long> deadlines = new HashMap<>();
     /** The highest {@code fold_seq} given (or read from the restored store). */
     private long lastFoldSeq;
 
@@ -38,7 +41,7 @@ final class PendingDigests {
             while (it.hasNext()) {
                 KeyValue<String, DigestEntry> kv = it.next();
                 lastFoldSeq = Math.max(lastFoldSeq, kv.value.getFoldSeq());
-                added(kv.key);
+                added(kv.key, kv.value);
             }
         }
     }
@@ -58,18 +61,25 @@ final class PendingDigests {
 
     void put(String key, DigestEntry entry) {
         store.put(key, entry);
-        added(key);
+        added(key, entry);
     }
 
     void delete(String key) {
         store.delete(key);
+        deadlines.remove(key);
         if (keys.remove(key)) {
             chats.computeIfPresent(DigestKey.chatOf(key), (chat, n) -> n == 1 ? null : n - 1);
             chatBots.computeIfPresent(DigestKey.chatAndBotOf(key), (chat, n) -> n == 1 ? null : n - 1);
         }
     }
 
-    private void added(String key) {
+    private void added(String key, DigestEntry entry) {
+        java.time.Instant deadline = Outbound.earliestDeadline(entry);
+        if (deadline == null) {
+            deadlines.remove(key);
+        } else {
+            deadlines.put(key, deadline.toEpochMilli());
+        }
         if (keys.add(key)) {
             chats.merge(DigestKey.chatOf(key), 1, Integer::sum);
             chatBots.merge(DigestKey.chatAndBotOf(key), 1, Integer::sum);
@@ -115,6 +125,26 @@ final class PendingDigests {
     static final java.util.Comparator<KeyValue<String, DigestEntry>> LEAVING_ORDER =
             java.util.Comparator.comparingLong((KeyValue<String, DigestEntry> kv) -> kv.value.getFoldSeq())
                     .thenComparing(kv -> kv.value.getFoldedAt()).thenComparing(kv -> kv.key);
+
+    /** The earliest {@code expires_at} (epoch ms) of all pending entries, or {@link Long#MAX_VALUE} when none has one. */
+    long earliestDeadline() {
+        long earliest = Long.MAX_VALUE;
+        for (long d : deadlines.values()) {
+            earliest = Math.min(earliest, d);
+        }
+        return earliest;
+    }
+
+    /** The pending keys whose earliest {@code expires_at} is at or before {@code atMs}. */
+    Set<String> dueBy(long atMs) {
+        Set<String> due = new HashSet<>();
+        deadlines.forEach((key, d) -> {
+            if (d <= atMs) {
+                due.add(key);
+            }
+        });
+        return due;
+    }
 
     /** Number of pending keys. */
     int size() {

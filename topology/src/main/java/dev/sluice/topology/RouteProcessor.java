@@ -57,7 +57,13 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * </ol>
  * What folds is decided here; folding into {@code <lane>-digest-store} (key {@link DigestKey}) and the digests' leaving
  * (when, in which order, and to a chat that became inactive) are {@link DigestFolder}'s, whose flush runs on a
- * wall-clock punctuator every {@code digest.flush.interval.ms} scheduled here ({@link #flushAll}).
+ * wall-clock punctuator every {@code digest.flush.interval.ms} scheduled here ({@link #flushAll}). A folded notification
+ * keeps its {@code expires_at} (see {@link DigestFolder}): while a pending entry's earliest deadline, less
+ * {@code digest.deadline.lead.ms}, comes before the next flush, a second wall-clock punctuator
+ * ({@link #checkDeadlines}, every {@code schedule.release.interval.ms}) sends it early or ends it EXPIRED at its
+ * deadline. It is one {@link OnDemandPunctuator} per task, scheduled when such an entry appears (at a fold, after a
+ * flush, at init for restored entries) and cancelled by its own run when none is left: a fold costs a comparison, never a
+ * schedule of its own.
  *
  * <p>Two choices worth knowing: a pending digest entry of the chat wins over the digest opt-out (a user who opts out
  * while entries are pending gets them in digests, then one by one), because per-chat order matters more; and a
@@ -105,6 +111,10 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
     private CriticalCommits criticalCommits;
     /** The schedule release, scheduled only while {@code <lane>-schedule-store} holds a notification. */
     private OnDemandPunctuator releases;
+    /** The digest deadline check, scheduled only while a pending entry's deadline comes before the next flush. */
+    private OnDemandPunctuator deadlineChecks;
+    /** Wall-clock time (ms) of the next regular digest flush ({@link #flushAll}). */
+    private long nextFlushAt;
     /** Edits and deletes addressed on their way out ({@code provider-message-id-store}, {@code <lane>-edit-wait-store}). */
     private EditAddressing address;
     private final String outboxSink;
@@ -142,6 +152,9 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         preferences = new DigestPreferences(context.getStateStore(SluiceTopology.PREFERENCES_STORE), preferenceDeserializer,
                 config.topics().preferences(), preferenceKeys);
         context.schedule(Duration.ofMillis(config.digestFlushIntervalMs()), PunctuationType.WALL_CLOCK_TIME, this::flushAll);
+        nextFlushAt = context.currentSystemTimeMs() + config.digestFlushIntervalMs();
+        deadlineChecks = new OnDemandPunctuator(Duration.ofMillis(config.scheduleReleaseIntervalMs()), this::checkDeadlines);
+        deadlineChecks.init(context);
         releases = new OnDemandPunctuator(Duration.ofMillis(config.scheduleReleaseIntervalMs()), this::release);
         releases.init(context);
         if (scheduleHolds()) { // restored entries a previous run left scheduled
@@ -165,6 +178,9 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         address.init(context);
         folder = new DigestFolder(context, spec, config, counters, digests, policy, chats, chatStatus, address, resultsSink,
                 folder == null ? 0 : folder.releasedOpened()); // a re-init (a revived task) keeps the ids unique
+        if (deadlineBeforeNextFlush(digests.earliestDeadline())) { // restored entries a previous run left pending
+            deadlineChecks.ensure();
+        }
     }
 
     @Override
@@ -222,6 +238,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
             case COLLAPSIBLE -> {
                 String key = DigestKey.of(n, chat);
                 folder.fold(key, digests.get(key), n, eventClass, FoldReason.COLLAPSIBLE, now, released);
+                deadlineFolded(n);
             }
             case ROUTINE -> {
                 // While the chat holds any pending entry, a routine notification folds too (into its own key's entry):
@@ -240,6 +257,7 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
                 } else {
                     folder.fold(pendingKey != null ? pendingKey : DigestKey.of(n, chat), pending, n, eventClass, reason, now,
                             released);
+                    deadlineFolded(n);
                 }
             }
             default -> throw new IllegalStateException("unknown class " + eventClass);
@@ -266,7 +284,35 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
      */
     void flushAll(long now) {
         folder.flush(now, false);
+        nextFlushAt = now + config.digestFlushIntervalMs();
         policy.sweepIdle(now);
+        if (deadlineBeforeNextFlush(digests.earliestDeadline())) { // an entry the policy held, or one folded since
+            deadlineChecks.ensure();
+        }
+    }
+
+    /**
+     * Wall-clock punctuator every {@code schedule.release.interval.ms} while it has work: entries whose deadline is near
+     * leave or end ({@link DigestFolder#leaveBeforeDeadlines}); it stops when no pending deadline comes before the next
+     * flush.
+     */
+    void checkDeadlines(long now) {
+        folder.leaveBeforeDeadlines(now, config.digestDeadlineLeadMs());
+        if (!deadlineBeforeNextFlush(digests.earliestDeadline())) {
+            deadlineChecks.cancel();
+        }
+    }
+
+    /** After a fold of {@code n}: the deadline check runs while its deadline comes before the next flush. */
+    private void deadlineFolded(Notification n) {
+        if (n.getExpiresAt() != null && deadlineBeforeNextFlush(n.getExpiresAt().toEpochMilli())) {
+            deadlineChecks.ensure(); // a no-op while scheduled
+        }
+    }
+
+    /** Whether an entry with deadline {@code deadlineMs} must leave (or end) before the next regular flush. */
+    private boolean deadlineBeforeNextFlush(long deadlineMs) {
+        return deadlineMs != Long.MAX_VALUE && deadlineMs - config.digestDeadlineLeadMs() < nextFlushAt;
     }
 
     /** Wall-clock punctuator: releases notifications whose not_before (or earlier expires_at) has come, in that order. */

@@ -34,6 +34,10 @@ import org.apache.kafka.streams.StreamsConfig;
  *   <li>{@code classify.kind.patterns} (default none) {@code <kind glob>=<CLASS>} pairs, first match wins, e.g.
  *       {@code meeting.*=CRITICAL,board.*=COLLAPSIBLE}; see {@link KindPatternClassifier}</li>
  *   <li>{@code digest.flush.interval.ms} (default 60000) wall-clock period of the digest flush punctuator</li>
+ *   <li>{@code digest.deadline.lead.ms} (default 1000; 0..600000) a pending digest entry whose earliest folded
+ *       {@code expires_at} is this close leaves early instead of waiting for the next flush, so the sender still has this
+ *       long to deliver it; checked every {@code schedule.release.interval.ms}, only while some entry's deadline comes
+ *       before the next flush ({@link DigestFolder#leaveBeforeDeadlines})</li>
  *   <li>{@code digest.max.keys} (default 200) pending digest keys per lane and task that trigger a flush at once</li>
  *   <li>{@code digest.max.folded.ids} (default 100, at most 1000) folded ids one digest entry holds; an entry that
  *       reaches it is flushed at once as its own digest, so every folded id is in exactly one digest. The bound keeps a
@@ -99,6 +103,7 @@ public final class TopologyConfig {
     public static final String DEFAULT_APPLICATION_ID = "sluice-topology";
     public static final String CLASSIFY_KIND_PATTERNS = "classify.kind.patterns";
     public static final String DIGEST_FLUSH_INTERVAL_MS = "digest.flush.interval.ms";
+    public static final String DIGEST_DEADLINE_LEAD_MS = "digest.deadline.lead.ms";
     public static final String DIGEST_MAX_KEYS = "digest.max.keys";
     public static final String DIGEST_MAX_FOLDED_IDS = "digest.max.folded.ids";
     public static final String SCHEDULE_RELEASE_INTERVAL_MS = "schedule.release.interval.ms";
@@ -130,6 +135,7 @@ public final class TopologyConfig {
     private final Map<String, String> kafkaPassThrough;
     private final KindPatternClassifier classifier;
     private final long digestFlushIntervalMs;
+    private final long digestDeadlineLeadMs;
     private final int digestMaxKeys;
     private final int digestMaxFoldedIds;
     private final long scheduleReleaseIntervalMs;
@@ -167,6 +173,8 @@ public final class TopologyConfig {
         this.kafkaPassThrough = Map.copyOf(s.withPrefix(KAFKA_PREFIX));
         this.classifier = KindPatternClassifier.parse(CLASSIFY_KIND_PATTERNS, s.string(CLASSIFY_KIND_PATTERNS, ""));
         this.digestFlushIntervalMs = s.longValue(DIGEST_FLUSH_INTERVAL_MS, 60_000, v -> v >= 10, "a duration in milliseconds >= 10");
+        this.digestDeadlineLeadMs = s.longValue(DIGEST_DEADLINE_LEAD_MS, 1_000, v -> v >= 0 && v <= 600_000,
+                "a duration in milliseconds 0..600000");
         this.digestMaxKeys = s.positiveInt(DIGEST_MAX_KEYS, 200);
         this.digestMaxFoldedIds = Math.toIntExact(s.longValue(DIGEST_MAX_FOLDED_IDS, 100, v -> v >= 1 && v <= MAX_DIGEST_FOLDED_IDS,
                 "an integer 1.." + MAX_DIGEST_FOLDED_IDS + " (a digest record must stay below max.request.size)"));
@@ -276,6 +284,10 @@ public final class TopologyConfig {
         return digestFlushIntervalMs;
     }
 
+    public long digestDeadlineLeadMs() {
+        return digestDeadlineLeadMs;
+    }
+
     public int digestMaxKeys() {
         return digestMaxKeys;
     }
@@ -353,7 +365,7 @@ public final class TopologyConfig {
                 + ", processing.guarantee=" + processingGuarantee + ", num.stream.threads=" + numStreamThreads
                 + ", critical.commit.interval.ms=" + criticalCommitIntervalMs
                 + ", topics=" + topics + ", classify.kind.patterns=" + classifier + ", digest.flush.interval.ms=" + digestFlushIntervalMs
-                + ", digest.max.keys=" + digestMaxKeys + ", digest.max.folded.ids=" + digestMaxFoldedIds
+                + ", digest.deadline.lead.ms=" + digestDeadlineLeadMs + ", digest.max.keys=" + digestMaxKeys + ", digest.max.folded.ids=" + digestMaxFoldedIds
                 + ", schedule.release.interval.ms=" + scheduleReleaseIntervalMs
                 + ", pressure.drain.time.threshold.ms=" + pressureDrainTimeThresholdMs
                 + ", pressure.status.max.age.ms=" + pressureStatusMaxAgeMs + ", policy=" + chatPolicy

@@ -23,9 +23,11 @@ public interface TopologyCounters {
      * bound (everything pending leaves at once), or the entry reaching {@code digest.max.folded.ids}.
      */
     enum DigestTrigger {
-        INTERVAL, MAX_KEYS, MAX_FOLDED_IDS;
+        INTERVAL, MAX_KEYS, MAX_FOLDED_IDS,
+        /** An entry left early: its earliest {@code expires_at} came before the next flush ({@link DigestFolder}). */
+        DEADLINE;
 
-        /** The metric tag value ({@code interval}, {@code max_keys}, {@code max_folded_ids}). */
+        /** The metric tag value ({@code interval}, {@code max_keys}, {@code max_folded_ids}, {@code deadline}). */
         public String tag() {
             return name().toLowerCase();
         }

@@ -69,6 +69,8 @@ class DigestEntrySchemaTest {
         DigestEntry read = new SpecificAvroDeserializer<>(registry, DigestEntry.class)
                 .deserialize("sluice-topology-live-digest-store-changelog", bytes.toByteArray());
         assertThat(read.getFoldSeq()).isZero();
+        assertThat(read.getFolded()).as("no per-id deadlines: only the latest's is known").isEmpty();
+        assertThat(Outbound.folded(read)).extracting(m -> m.getExpiresAt()).containsExactly((Instant) null);
         assertThat(read.getFoldedIds()).containsExactly("k-1");
         assertThat(read.getDigestId()).isEqualTo("live-digest-0-7-1");
         assertThat(read.getLatest().getText()).isEqualTo(n.getText());
