@@ -22,7 +22,9 @@ import org.apache.kafka.common.KafkaException;
  * then {@link #EXIT_INTERRUPTED}. A record is <em>failed</em> when the producer answered its send with an error (the
  * first error is named, its class and message, secrets removed), <em>not confirmed</em> when no answer came before the
  * end: what the producer abandons when its close bound runs out is reported to the callbacks as an error of its own,
- * and counted as not confirmed (it may or may not have been written). A failed send also ends the loop (exit 2).
+ * and counted as not confirmed (it may or may not have been written). So is a record whose
+ * {@code delivery.timeout.ms} ran out (a {@link org.apache.kafka.common.errors.TimeoutException} in its callback: the
+ * broker may have appended it and the answer been lost; review R11). A failed or timed-out send also ends the loop (exit 2).
  *
  * <p>The summary is printed once, by whichever of the loop and the hook gets there first: the hook when the loop is
  * stuck (blocked reading stdin, or in a send waiting for metadata) or has not started (a stop while the command still
@@ -63,6 +65,8 @@ final class ProduceRun {
     private final AtomicLong total = new AtomicLong();
     private final AtomicLong linesRead = new AtomicLong();
     private final AtomicReference<Exception> sendError = new AtomicReference<>();
+    /** The first send whose delivery timeout ran out: not confirmed (maybe written), and the loop ends. */
+    private final AtomicReference<Exception> timedOut = new AtomicReference<>();
     private final CountDownLatch loopEnded = new CountDownLatch(1);
     private final CountDownLatch summaryPrinted = new CountDownLatch(1);
     /** The producer {@link #send} was given; null until the loop starts. */
@@ -136,7 +140,7 @@ final class ProduceRun {
     }
 
     private void loop(BoundedLines in, Producer<String, Notification> producer, Progress bar) throws IOException {
-        while (!stop.get() && sendError.get() == null) {
+        while (!stop.get() && sendError.get() == null && timedOut.get() == null) {
             BoundedLines.Line line = in.next();
             if (line == null) {
                 inputEnded = true;
@@ -171,6 +175,8 @@ final class ProduceRun {
                 producer.send(new ProducerRecord<>(target, notification.getChatId(), notification), (md, ex) -> {
                     if (ex == null) {
                         written.incrementAndGet();
+                    } else if (ex instanceof org.apache.kafka.common.errors.TimeoutException) {
+                        timedOut.compareAndSet(null, ex); // maybe written: counted as not confirmed
                     } else if (!abandonedAtClose(ex)) {
                         failed.incrementAndGet();
                         sendError.compareAndSet(null, ex);
@@ -219,11 +225,12 @@ final class ProduceRun {
                 err.flush();
                 out.println("produce: interrupted: " + counts(" within " + CLOSE_BOUND.toSeconds() + " s"));
             }
-        } else if (sendError.get() != null) {
+        } else if (sendError.get() != null || timedOut.get() != null) {
             exit = ToolErrors.EXIT_CANNOT_RUN;
             if (first) {
                 err.flush();
-                err.println("produce: stopped after a failed write: " + counts(""));
+                err.println((sendError.get() != null ? "produce: stopped after a failed write: "
+                        : "produce: stopped, Kafka did not confirm writes within delivery.timeout.ms: ") + counts(""));
             }
         } else {
             exit = bad.get() == 0 ? 0 : 1;
@@ -245,7 +252,8 @@ final class ProduceRun {
         return written.get() + " notifications written to " + target + ", " + bad.get() + " bad lines skipped (of "
                 + total.get() + " read), " + failed.get() + " failed"
                 + (firstError == null ? "" : " (first error: " + RedactingCliErrors.describe(firstError) + ")")
-                + ", " + unconfirmed + " handed to Kafka but not confirmed" + confirmBound + " (may or may not be written), "
+                + ", " + unconfirmed + " handed to Kafka but not confirmed" + confirmBound + " (may or may not be written"
+                + (timedOut.get() == null ? "" : "; first: " + RedactingCliErrors.describe(timedOut.get())) + "), "
                 + notRead();
     }
 

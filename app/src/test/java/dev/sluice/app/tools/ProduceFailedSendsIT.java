@@ -116,6 +116,44 @@ class ProduceFailedSendsIT {
                 + " written), 1 lines not read (of 3)\n");
     }
 
+    /**
+     * Review R11: a record whose delivery.timeout.ms ran out (the way to the broker cut after the producer learnt the
+     * leader) was counted "failed" although the broker may have appended it and only the answer was lost. It is "not
+     * confirmed"; the run still stops with exit 2 and names the timeout.
+     */
+    @Test
+    void recordsWhoseDeliveryTimeoutRanOutAreNotConfirmedNotFailed() throws Exception {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        ProduceRun run = new ProduceRun(new NotificationJson(Clock.systemUTC()), "produce.timedout", 3,
+                new PrintWriter(out, true), new PrintWriter(err, true));
+        String input = line(1, "t") + line(2, "t") + line(3, "t");
+        int brokerPort = Ports.freePort();
+        try (CuttableProxy proxy = new CuttableProxy(brokerPort);
+             EmbeddedKafka lost = EmbeddedKafka.startPersistent(dir.resolve("timedout-kafka"), brokerPort,
+                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()))) {
+            lost.createTopics(1, "produce.timedout");
+            Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + proxy.port(),
+                    ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
+                    ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 1000, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 1500,
+                    ProducerConfig.LINGER_MS_CONFIG, 0);
+            try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(props, new StringSerializer(),
+                    (topic, n) -> new byte[16])) {
+                assertThat(producer.partitionsFor("produce.timedout")).hasSize(1);
+                proxy.cut();
+                run.send(new BoundedLines(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)), BoundedLines.MAX_LINE_BYTES),
+                        producer, Progress.open(Progress.Mode.NONE, "produce", 0, new PrintWriter(err, true)));
+            }
+        }
+        assertThat(run.summary()).isEqualTo(ToolErrors.EXIT_CANNOT_RUN);
+        assertThat(out.toString()).isEmpty();
+        assertThat(err.toString().lines().toList()).last().asString()
+                .startsWith("produce: stopped, Kafka did not confirm writes within delivery.timeout.ms: 0 notifications"
+                        + " written to produce.timedout, 0 bad lines skipped (of 3 read), 0 failed, 3 handed to Kafka but"
+                        + " not confirmed (may or may not be written; first: TimeoutException: ")
+                .endsWith("), 0 lines not read (of 3)");
+    }
+
     /** A TCP proxy on 127.0.0.1 to a port; {@link #cut()} closes every connection and refuses new ones. */
     private static final class CuttableProxy implements AutoCloseable {
         private final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());

@@ -78,7 +78,8 @@ public final class BudgetConfigKeys {
             BudgetConfig.OutageMode.class, BudgetConfig.OutageMode.LOCAL_FALLBACK, "what a sender does while Redis cannot decide: "
                     + "local-fallback = decide in this process at the bot's rate / budget.max.replicas, each bot's first "
                     + "max(1 s, budget.reservation.max.ms) of an outage drained (the provider still counts every replica's "
-                    + "shared grants of the last second); fail-closed = send nothing until Redis answers");
+                    + "shared grants of the last second), each group's first grant one group interval after the last "
+                    + "shared send could go out (its sliding minute); fail-closed = send nothing until Redis answers");
     public static final ConfigKey<BudgetConfig.FailoverPolicy> FAILOVER_POLICY = ConfigKey.oneOf(
             "budget.redis.failover.policy", BudgetConfig.FailoverPolicy.class, BudgetConfig.FailoverPolicy.DRAINED_RESTART,
             "what the budget does when the Redis primary serving a bot changed (a Sentinel or Cluster failover, a "

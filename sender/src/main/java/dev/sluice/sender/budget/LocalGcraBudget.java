@@ -46,6 +46,11 @@ public final class LocalGcraBudget implements BudgetPort {
     /** Gate key → epoch ms when the gate lifts. */
     private final Map<String, Long> gates = new HashMap<>();
     private int sweepAt = SWEEP_THRESHOLD;
+    /**
+     * The last instant a shared grant (of any replica) may reach the provider, epoch ms ({@link #sharedSentUntil}), or
+     * MIN_VALUE: a group's first grant here comes one group interval after it at the earliest.
+     */
+    private long sharedSentUntilMs = Long.MIN_VALUE;
 
     private record Entry(long tat, long idleAtMs) {
     }
@@ -141,7 +146,7 @@ public final class LocalGcraBudget implements BudgetPort {
         String globalKey = BudgetKeys.globalTat(botId);
         String backfillKey = BudgetKeys.backfillTat(botId);
         GcraPolicy.Result c = bot.chat.decide(tat(chatKey), now);
-        GcraPolicy.Result p = group ? bot.group.decide(tat(groupKey), now) : null;
+        GcraPolicy.Result p = group ? bot.group.decide(groupTat(groupKey, bot, now), now) : null;
         GcraPolicy.Result g = global.decide(tat(globalKey), now);
         if ((w = waitOf(c)) > wait) {
             limit = Limit.CHAT;
@@ -215,6 +220,30 @@ public final class LocalGcraBudget implements BudgetPort {
         LocalBot bot = bot(botId);
         long at = Math.max(grantSeq + n, bot.grantSeq + 1);
         bot.floors.merge(at, clock.millis() + RedisGcraBudget.GUARD_WINDOW_MICROS / 1000, Math::max);
+    }
+
+    /**
+     * Tells the fallback that shared grants may reach the provider until {@code untilMs} (Redis's loss + the reservation
+     * horizon; {@link ResilientBudget}): the provider counts a group's calls in a sliding minute, shared ones included,
+     * so every group's first grant here waits one group interval after that instant (fully drained, as if the shared
+     * budget had sent to it then). A later instant replaces an earlier one.
+     */
+    synchronized void sharedSentUntil(long untilMs) {
+        sharedSentUntilMs = Math.max(sharedSentUntilMs, untilMs);
+    }
+
+    /** The group's TAT, at least drained until one interval after {@link #sharedSentUntilMs} while that is ahead. */
+    private long groupTat(String groupKey, LocalBot bot, long now) {
+        long tat = tat(groupKey);
+        Rate r = bot.group.rate();
+        long intervalMs = ceilDiv(r.periodMillis(), r.count());
+        if (sharedSentUntilMs == Long.MIN_VALUE || sharedSentUntilMs + intervalMs <= now) {
+            return tat; // nothing shared can share a minute with this group's next grant more closely than its rate
+        }
+        // as startDrained: + one interval per burst slot beyond the first, so the first grant comes at the floor
+        long floor = Math.addExact(Math.multiplyExact(sharedSentUntilMs + intervalMs, r.count()),
+                Math.multiplyExact(bot.limits.groupBurst() - 1L, r.periodMillis()));
+        return Math.max(tat, floor);
     }
 
     private static long waitOf(GcraPolicy.Result r) {

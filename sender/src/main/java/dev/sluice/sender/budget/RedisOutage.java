@@ -170,6 +170,11 @@ final class RedisOutage {
         return first[0];
     }
 
+    /** When this instance's current (or last) outage began, epoch ms of the clock; 0 before the first. */
+    long outageStartMs() {
+        return outageStartMs;
+    }
+
     /** The bot's drained start could not reach Redis: it is drained when shared mode resumes. */
     void drainOnResume(String botId) {
         touchedInOutage.add(botId);

@@ -125,6 +125,11 @@ public final class ResilientBudget implements BudgetPort {
         // the provider still counts the shared grants of the last second: the fallback starts the bot drained
         outage.decidedInOutage(botId, outage.outageState() == BudgetState.FALLBACK_LOCAL
                 ? () -> fallback.startDrained(botId) : NO_DRAIN);
+        if (outage.outageState() == BudgetState.FALLBACK_LOCAL) {
+            // and a group's shared grants of the last minute: its first fallback grant waits one group interval after
+            // the last instant a shared grant could go out (the outage's start + the reservation horizon)
+            fallback.sharedSentUntil(outage.outageStartMs() + config.reservationMax().toMillis());
+        }
         if (outage.outageState() == BudgetState.PAUSED) {
             long waitMs = Math.max(1, config.probeInterval().toMillis());
             List<Decision> out = new ArrayList<>(requests.size());

@@ -175,6 +175,38 @@ class ResilientBudgetTest {
         }
     }
 
+    /**
+     * The same fault as the global drain, for a group's minute (found looking for it after RedisStallIT): the provider
+     * counts a group's calls in a sliding 60 s, the shared budget may have spent them just before Redis went (up to
+     * budget.reservation.max.ms of reserved sends after), and the fallback's fresh group bucket granted at once. A
+     * group's first fallback grant now comes one group interval after the last instant a shared grant could be sent:
+     * the outage's start + reservation.max + 3150 ms (20/min stretched by the 3000 ms arrival margin). Private chats are
+     * not held (the provider's chat burst of 3 absorbs the budget's 2).
+     */
+    @Test
+    void a_groups_first_fallback_grant_waits_one_group_interval_after_the_last_shared_send() {
+        ManualClock clock = new ManualClock();
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(30, 3, 1, 2)).maxReplicas(3)
+                .reservationMax(Duration.ofMillis(500)).probeInterval(Duration.ofMillis(200)).circuitMinimumCalls(3).build();
+        try (ResilientBudget b = new ResilientBudget(this::shared, config, listener, clock)) {
+            assertThat(b.tryAcquire("bot", "-100").granted()).isTrue(); // shared
+            down.set(true);
+            assertThat(b.tryAcquire("bot", "1").limit()).as("the global drain").isEqualTo(Limit.GLOBAL);
+            clock.advance(Duration.ofMillis(1000));
+            assertThat(b.tryAcquire("bot", "1").granted()).as("a private chat after the drain").isTrue();
+            clock.advance(Duration.ofMillis(200));
+            Decision group = b.tryAcquire("bot", "-100");
+            assertThat(group.limit()).isEqualTo(Limit.GROUP);
+            assertThat(group.retryIn()).isEqualTo(Duration.ofMillis(500 + 3150 - 1200));
+            assertThat(b.tryAcquire("bot", "-200").retryIn()).as("a group the shared budget may have served too")
+                    .isEqualTo(group.retryIn());
+            clock.advance(group.retryIn());
+            assertThat(b.tryAcquire("bot", "-100").granted()).isTrue();
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(b.tryAcquire("bot", "-300").granted()).as("a group first decided later: no wait").isTrue();
+        }
+    }
+
     @Test
     void redis_down_at_start_is_an_outage_not_a_crash() {
         ManualClock clock = new ManualClock();
