@@ -65,6 +65,12 @@ final class ProduceRun {
     private final AtomicLong total = new AtomicLong();
     private final AtomicLong linesRead = new AtomicLong();
     private final AtomicReference<Exception> sendError = new AtomicReference<>();
+    /** Guards {@link #answered}: the callbacks notify the end of the run waiting for them. */
+    private final Object answers = new Object();
+    /** Guarded by {@link #answers}: the records handed over that have their answer (written or an error). */
+    private long answered;
+    /** The answers did not all come within {@link #confirmBound}: the producer was closed, the rest not confirmed. */
+    private final AtomicBoolean gaveUp = new AtomicBoolean();
     /** The first send whose delivery timeout ran out: not confirmed (maybe written), and the loop ends. */
     private final AtomicReference<Exception> timedOut = new AtomicReference<>();
     private final CountDownLatch loopEnded = new CountDownLatch(1);
@@ -85,6 +91,37 @@ final class ProduceRun {
         this.linesInInput = linesInInput;
         this.out = out;
         this.err = err;
+    }
+
+    /** How long the records handed over get to be confirmed after the input's end (else the run gives up on them). */
+    private volatile Duration confirmBound = Duration.ofSeconds(125);
+
+    /** Sets {@link #confirmBound}: the producer's {@code delivery.timeout.ms} plus a margin. */
+    void confirmBound(Duration bound) {
+        this.confirmBound = bound;
+    }
+
+    /**
+     * Until every record handed over has its answer, at most {@code bound} (the producer sends a batch after its
+     * linger.ms by itself); false when the bound ran out first.
+     */
+    private boolean awaitAnswers(Duration bound) throws IOException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        synchronized (answers) {
+            while (answered < handed.get()) {
+                long leftMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (leftMs <= 0) {
+                    return false;
+                }
+                try {
+                    answers.wait(leftMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("interrupted while waiting for Kafka's answers");
+                }
+            }
+        }
+        return true;
     }
 
     /** Asks the loop to stop before its next line (any thread). */
@@ -133,8 +170,11 @@ final class ProduceRun {
         }
         if (stop.get()) {
             producer.close(CLOSE_BOUND); // what was handed over gets this long; the rest is counted as unconfirmed
-        } else {
-            producer.flush();
+        } else if (!awaitAnswers(confirmBound)) {
+            // not flush(): an idempotent producer whose InitProducerId is never answered keeps its batches past
+            // delivery.timeout.ms and flush() waits without end (ProduceUnansweredIdIT); what is left is not confirmed
+            gaveUp.set(true);
+            producer.close(Duration.ZERO);
         }
         bar.message(written.get() + " written, " + bad.get() + " skipped");
     }
@@ -173,6 +213,10 @@ final class ProduceRun {
             handed.incrementAndGet();
             try {
                 producer.send(new ProducerRecord<>(target, notification.getChatId(), notification), (md, ex) -> {
+                    synchronized (answers) {
+                        answered++;
+                        answers.notifyAll();
+                    }
                     if (ex == null) {
                         written.incrementAndGet();
                     } else if (ex instanceof org.apache.kafka.common.errors.TimeoutException) {
@@ -209,7 +253,8 @@ final class ProduceRun {
      * close after a stop, not an answer from Kafka.
      */
     private boolean abandonedAtClose(Exception ex) {
-        return stop.get() && ex.getClass() == KafkaException.class && "Producer is closed forcefully.".equals(ex.getMessage());
+        return (stop.get() || gaveUp.get()) && ex.getClass() == KafkaException.class
+                && "Producer is closed forcefully.".equals(ex.getMessage());
     }
 
     /**
@@ -225,12 +270,14 @@ final class ProduceRun {
                 err.flush();
                 out.println("produce: interrupted: " + counts(" within " + CLOSE_BOUND.toSeconds() + " s"));
             }
-        } else if (sendError.get() != null || timedOut.get() != null) {
+        } else if (sendError.get() != null || timedOut.get() != null || gaveUp.get()) {
             exit = ToolErrors.EXIT_CANNOT_RUN;
             if (first) {
                 err.flush();
                 err.println((sendError.get() != null ? "produce: stopped after a failed write: "
-                        : "produce: stopped, Kafka did not confirm writes within delivery.timeout.ms: ") + counts(""));
+                        : timedOut.get() != null ? "produce: stopped, Kafka did not confirm writes within delivery.timeout.ms: "
+                        : "produce: stopped, Kafka did not confirm writes within " + confirmBound.toSeconds() + " s: ")
+                        + counts(""));
             }
         } else {
             exit = bad.get() == 0 ? 0 : 1;

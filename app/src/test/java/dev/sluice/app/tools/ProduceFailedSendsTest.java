@@ -19,7 +19,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
-import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -123,13 +123,15 @@ class ProduceFailedSendsTest {
         producer.run = run;
         run.send(lines(5), producer, none());
         producer.completeNext(); // n-1: confirmed
-        producer.errorNext(new TimeoutException("Expiring 1 record(s) for notifications-0; " + SECRETS)); // n-2: an answer, an error
+        // n-2: an answer, an error (not a delivery timeout: that one may have been written, ProduceFailedSendsIT)
+        producer.errorNext(new NotEnoughReplicasException("fewer in-sync replicas than required; " + SECRETS));
         // n-3 and n-4: no answer
 
         assertThat(run.summary()).isEqualTo(ProduceRun.EXIT_INTERRUPTED);
         assertThat(out.toString()).isEqualTo("produce: interrupted: 1 notifications written to notifications, 0 bad lines"
-                + " skipped (of 4 read), 1 failed (first error: TimeoutException: Expiring 1 record(s) for notifications-0; "
-                + REDACTED + "), 2 handed to Kafka but not confirmed within 5 s (may or may not be written), 1 lines not read (of 5)\n");
+                + " skipped (of 4 read), 1 failed (first error: NotEnoughReplicasException: fewer in-sync replicas than"
+                + " required; " + REDACTED + "), 2 handed to Kafka but not confirmed within 5 s (may or may not be written),"
+                + " 1 lines not read (of 5)\n");
     }
 
     @Test

@@ -1,0 +1,165 @@
+package dev.sluice.app.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.avro.Notification;
+import dev.sluice.schemas.AvroTrust;
+import dev.sluice.testkit.EmbeddedKafka;
+import dev.sluice.testkit.Ports;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Seen once in ProduceFailedSendsIT: an idempotent producer (what {@code sluice produce} uses) whose InitProducerId
+ * request is never answered keeps its batches unexpired past {@code delivery.timeout.ms}, and {@code KafkaProducer.flush()}
+ * waited without end: a scripted {@code sluice produce} hung. Here a broker reached through a proxy that forwards every
+ * request but InitProducerId (api key 22): the run ends within its confirm bound, the records counted as not confirmed.
+ */
+class ProduceUnansweredIdIT {
+    @TempDir
+    Path dir;
+
+    private static String line(int i) {
+        return "{\"id\":\"u-" + i + "\",\"bot_id\":\"alerts\",\"chat_id\":\"" + i + "\",\"kind\":\"k\",\"text\":\"t\"}\n";
+    }
+
+    @Test
+    @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aProducerKafkaNeverGivesAnIdEndsWithinTheConfirmBound() throws Exception {
+        AvroTrust.ensure();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        ProduceRun run = new ProduceRun(new NotificationJson(Clock.systemUTC()), "produce.noid", 3,
+                new PrintWriter(out, true), new PrintWriter(err, true));
+        run.confirmBound(Duration.ofSeconds(3));
+        int brokerPort = Ports.freePort();
+        long took;
+        try (NoProducerIdProxy proxy = new NoProducerIdProxy(brokerPort);
+             EmbeddedKafka kafka = EmbeddedKafka.startPersistent(dir.resolve("kafka"), brokerPort,
+                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()))) {
+            kafka.createTopics(1, "produce.noid");
+            Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + proxy.port(),
+                    ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
+                    ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 1000, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 1500,
+                    ProducerConfig.LINGER_MS_CONFIG, 0);
+            try (KafkaProducer<String, Notification> producer = new KafkaProducer<>(props, new StringSerializer(),
+                    (topic, n) -> new byte[16])) {
+                assertThat(producer.partitionsFor("produce.noid")).hasSize(1);
+                long start = System.nanoTime();
+                String input = line(1) + line(2) + line(3);
+                run.send(new BoundedLines(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)),
+                        BoundedLines.MAX_LINE_BYTES), producer, Progress.open(Progress.Mode.NONE, "produce", 0,
+                        new PrintWriter(err, true)));
+                took = (System.nanoTime() - start) / 1_000_000;
+                producer.close(Duration.ZERO);
+            }
+            assertThat(proxy.dropped()).as("InitProducerId requests never forwarded").isPositive();
+        }
+        assertThat(took).as("ms until the run gave up waiting").isBetween(2_900L, 10_000L);
+        assertThat(run.summary()).isEqualTo(ToolErrors.EXIT_CANNOT_RUN);
+        assertThat(out.toString()).isEmpty();
+        assertThat(err.toString().lines().toList()).last().asString().isEqualTo("produce: stopped, Kafka did not confirm"
+                + " writes within 3 s: 0 notifications written to produce.noid, 0 bad lines skipped (of 3 read), 0 failed,"
+                + " 3 handed to Kafka but not confirmed (may or may not be written), 0 lines not read (of 3)");
+    }
+
+    /**
+     * A TCP proxy on 127.0.0.1 that forwards the Kafka requests of each connection frame by frame (4-byte size, then
+     * the request: api key first) except InitProducerId (22), which it drops; answers are forwarded as they come.
+     */
+    private static final class NoProducerIdProxy implements AutoCloseable {
+        private static final short INIT_PRODUCER_ID = 22;
+        private final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+        private final java.util.concurrent.atomic.AtomicInteger dropped = new java.util.concurrent.atomic.AtomicInteger();
+
+        NoProducerIdProxy(int target) throws IOException {
+            daemon("proxy-accept", () -> {
+                try {
+                    while (true) {
+                        Socket client = server.accept();
+                        Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
+                        sockets.add(client);
+                        sockets.add(upstream);
+                        daemon("proxy-requests", () -> requests(client, upstream));
+                        daemon("proxy-answers", () -> {
+                            try {
+                                upstream.getInputStream().transferTo(client.getOutputStream());
+                            } catch (IOException closed) {
+                                // a side closed
+                            }
+                        });
+                    }
+                } catch (IOException closed) {
+                    // close()
+                }
+            });
+        }
+
+        private void requests(Socket client, Socket upstream) {
+            try {
+                DataInputStream in = new DataInputStream(client.getInputStream());
+                DataOutputStream to = new DataOutputStream(upstream.getOutputStream());
+                while (true) {
+                    int size = in.readInt();
+                    byte[] request = in.readNBytes(size);
+                    if (request.length < size) {
+                        return;
+                    }
+                    short apiKey = (short) (((request[0] & 0xff) << 8) | (request[1] & 0xff));
+                    if (apiKey == INIT_PRODUCER_ID) {
+                        dropped.incrementAndGet();
+                        continue;
+                    }
+                    to.writeInt(size);
+                    to.write(request);
+                    to.flush();
+                }
+            } catch (IOException closed) {
+                // a side closed
+            }
+        }
+
+        private static void daemon(String name, Runnable r) {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            t.start();
+        }
+
+        int port() {
+            return server.getLocalPort();
+        }
+
+        int dropped() {
+            return dropped.get();
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+            for (Socket s : sockets) {
+                s.close();
+            }
+        }
+    }
+}
