@@ -92,9 +92,21 @@ public final class ChatEventCommand implements Callable<Integer> {
         CachedSchemaRegistryClient registry = CachedSchemaRegistryClient.fromSettings(s);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        try (KafkaProducer<String, SpecificRecord> producer = new KafkaProducer<>(KafkaClients.producer(s, "sluice-chat-event"),
+        java.util.Map<String, Object> props = KafkaClients.producer(s, "sluice-chat-event");
+        java.time.Duration bound = ProducerAnswers.confirmBound(props);
+        try (KafkaProducer<String, SpecificRecord> producer = new KafkaProducer<>(props,
                 new StringSerializer(), new SpecificAvroSerializer<>(registry))) {
-            RecordMetadata md = producer.send(record).get();
+            RecordMetadata md;
+            try {
+                // bounded: an answer that never comes (ProduceUnansweredIdIT) must not hold the command forever
+                md = producer.send(record).get(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                producer.close(java.time.Duration.ZERO);
+                err.println("chat-event: Kafka did not confirm writing " + type + " to " + record.topic() + " within "
+                        + bound.toSeconds() + " s (it may or may not be written)");
+                err.flush();
+                return 2;
+            }
             out.printf("chat-event: %s written to %s-%d@%d, key %s%n", type, md.topic(), md.partition(), md.offset(), record.key());
             out.flush();
             return 0;

@@ -12,7 +12,6 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -125,10 +124,7 @@ public final class ProduceCommand implements Callable<Integer> {
         }
 
         Map<String, Object> producerProps = KafkaClients.producer(s, "sluice-produce");
-        // the records' own bound is delivery.timeout.ms; the run waits that long and 5 s more for their answers
-        Object deliveryTimeout = producerProps.getOrDefault(
-                org.apache.kafka.clients.producer.ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
-        run.confirmBound(Duration.ofMillis(Long.parseLong(deliveryTimeout.toString().trim()) + 5_000));
+        run.confirmBound(ProducerAnswers.confirmBound(producerProps));
         Reachability.registry(s, Reachability.REGISTRY_TIMEOUT);
         Reachability.kafka(producerProps, List.of(target), Reachability.TIMEOUT);
         CachedSchemaRegistryClient registry = CachedSchemaRegistryClient.fromSettings(s);

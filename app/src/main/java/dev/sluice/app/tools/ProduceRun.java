@@ -65,10 +65,8 @@ final class ProduceRun {
     private final AtomicLong total = new AtomicLong();
     private final AtomicLong linesRead = new AtomicLong();
     private final AtomicReference<Exception> sendError = new AtomicReference<>();
-    /** Guards {@link #answered}: the callbacks notify the end of the run waiting for them. */
-    private final Object answers = new Object();
-    /** Guarded by {@link #answers}: the records handed over that have their answer (written or an error). */
-    private long answered;
+    /** The records handed over that have their answer (written or an error), awaited at the input's end. */
+    private final ProducerAnswers answers = new ProducerAnswers();
     /** The answers did not all come within {@link #confirmBound}: the producer was closed, the rest not confirmed. */
     private final AtomicBoolean gaveUp = new AtomicBoolean();
     /** The first send whose delivery timeout ran out: not confirmed (maybe written), and the loop ends. */
@@ -99,29 +97,6 @@ final class ProduceRun {
     /** Sets {@link #confirmBound}: the producer's {@code delivery.timeout.ms} plus a margin. */
     void confirmBound(Duration bound) {
         this.confirmBound = bound;
-    }
-
-    /**
-     * Until every record handed over has its answer, at most {@code bound} (the producer sends a batch after its
-     * linger.ms by itself); false when the bound ran out first.
-     */
-    private boolean awaitAnswers(Duration bound) throws IOException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        synchronized (answers) {
-            while (answered < handed.get()) {
-                long leftMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-                if (leftMs <= 0) {
-                    return false;
-                }
-                try {
-                    answers.wait(leftMs);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new java.io.InterruptedIOException("interrupted while waiting for Kafka's answers");
-                }
-            }
-        }
-        return true;
     }
 
     /** Asks the loop to stop before its next line (any thread). */
@@ -170,7 +145,7 @@ final class ProduceRun {
         }
         if (stop.get()) {
             producer.close(CLOSE_BOUND); // what was handed over gets this long; the rest is counted as unconfirmed
-        } else if (!awaitAnswers(confirmBound)) {
+        } else if (!answers.await(handed::get, confirmBound)) {
             // not flush(): an idempotent producer whose InitProducerId is never answered keeps its batches past
             // delivery.timeout.ms and flush() waits without end (ProduceUnansweredIdIT); what is left is not confirmed
             gaveUp.set(true);
@@ -213,10 +188,7 @@ final class ProduceRun {
             handed.incrementAndGet();
             try {
                 producer.send(new ProducerRecord<>(target, notification.getChatId(), notification), (md, ex) -> {
-                    synchronized (answers) {
-                        answered++;
-                        answers.notifyAll();
-                    }
+                    answers.answered();
                     if (ex == null) {
                         written.incrementAndGet();
                     } else if (ex instanceof org.apache.kafka.common.errors.TimeoutException) {

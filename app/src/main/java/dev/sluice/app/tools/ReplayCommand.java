@@ -10,6 +10,7 @@ import dev.sluice.schemas.SpecificAvroSerde;
 import dev.sluice.topology.DeadLetterHeaders;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -259,14 +260,21 @@ public final class ReplayCommand implements Callable<Integer> {
     private <K, V> long send(Settings s, String target, Serializer<K> keys, Serializer<V> values,
                              List<ProducerRecord<K, V>> records, PrintWriter err) {
         AtomicLong written = new AtomicLong();
+        AtomicLong handed = new AtomicLong();
         AtomicReference<Exception> failure = new AtomicReference<>();
-        try (KafkaProducer<K, V> producer = new KafkaProducer<>(KafkaClients.producer(s, "sluice-replay"), keys, values);
+        ProducerAnswers answers = new ProducerAnswers();
+        Map<String, Object> props = KafkaClients.producer(s, "sluice-replay");
+        Duration bound = ProducerAnswers.confirmBound(props);
+        boolean confirmed;
+        try (KafkaProducer<K, V> producer = new KafkaProducer<>(props, keys, values);
              Progress p = Progress.open(progress, "replay: writing " + target, records.size(), err)) {
             for (ProducerRecord<K, V> r : records) {
                 if (failure.get() != null) {
                     break;
                 }
+                handed.incrementAndGet();
                 producer.send(r, (md, e) -> {
+                    answers.answered();
                     if (e != null) {
                         failure.compareAndSet(null, e);
                     } else {
@@ -275,10 +283,22 @@ public final class ReplayCommand implements Callable<Integer> {
                     }
                 });
             }
-            producer.flush();
+            confirmed = answers.await(handed::get, bound);
+            if (!confirmed) {
+                producer.close(Duration.ZERO); // the rest: not confirmed (may or may not be written)
+            }
+        } catch (java.io.InterruptedIOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        if (!confirmed) {
+            err.println("replay: Kafka did not confirm writes to " + target + " within " + bound.toSeconds() + " s: "
+                    + written.get() + " of " + records.size() + " records written, "
+                    + (handed.get() - written.get()) + " not confirmed (may or may not be written)");
+            return -1;
         }
         if (failure.get() != null) {
-            err.println("replay: writing to " + target + " failed after " + written.get() + " records: " + failure.get().getMessage());
+            err.println("replay: writing to " + target + " failed after " + written.get() + " of " + records.size()
+                    + " records: " + dev.sluice.app.logging.RedactingCliErrors.describe(failure.get()));
             return -1;
         }
         return written.get();

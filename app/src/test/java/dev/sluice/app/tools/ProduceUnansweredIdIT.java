@@ -84,6 +84,71 @@ class ProduceUnansweredIdIT {
     }
 
     /**
+     * The same for {@code sluice replay} (its writes ended with {@code flush()} too): a dead letter replayed through the
+     * proxy ends within delivery.timeout.ms + 5 s, saying what was not confirmed, exit 2.
+     */
+    @Test
+    @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aReplayKafkaNeverGivesAnIdEndsWithinTheConfirmBound() throws Exception {
+        int brokerPort = Ports.freePort();
+        try (NoProducerIdProxy proxy = new NoProducerIdProxy(brokerPort);
+             EmbeddedKafka kafka = EmbeddedKafka.startPersistent(dir.resolve("kafka"), brokerPort,
+                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()))) {
+            kafka.createTopics(1, "notifications.dlq", "notifications.backfill");
+            String bootstrap = "127.0.0.1:" + proxy.port();
+            // a dead letter as any producer writes it (not idempotent: no InitProducerId to wait for)
+            try (KafkaProducer<byte[], byte[]> seed = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    bootstrap, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false", ProducerConfig.ACKS_CONFIG, "all"),
+                    new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                    new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+                seed.send(new org.apache.kafka.clients.producer.ProducerRecord<>("notifications.dlq",
+                        "7".getBytes(StandardCharsets.UTF_8), "{\"id\":\"x\"}".getBytes(StandardCharsets.UTF_8))).get();
+            }
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            long start = System.nanoTime();
+            int exit = new picocli.CommandLine(new ReplayCommand()).setOut(new PrintWriter(out, true))
+                    .setErr(new PrintWriter(err, true)).execute("--from", "notifications.dlq", "--progress", "NONE",
+                            "-D", "bootstrap.servers=" + bootstrap, "-D", "kafka.delivery.timeout.ms=1500",
+                            "-D", "kafka.request.timeout.ms=1000");
+            long took = (System.nanoTime() - start) / 1_000_000;
+            assertThat(exit).as(out + " / " + err).isEqualTo(2);
+            assertThat(proxy.dropped()).as(out + " / " + err).isPositive();
+            assertThat(took).as("ms").isLessThan(30_000);
+            assertThat(err.toString()).contains("replay: Kafka did not confirm writes to notifications.backfill within"
+                    + " 6 s: 0 of 1 records written, 1 not confirmed (may or may not be written)");
+        }
+    }
+
+    /** And for {@code sluice chat-event}, which waited on the send's future without a bound. */
+    @Test
+    @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aChatEventKafkaNeverGivesAnIdEndsWithinTheConfirmBound() throws Exception {
+        AvroTrust.ensure();
+        int brokerPort = Ports.freePort();
+        try (NoProducerIdProxy proxy = new NoProducerIdProxy(brokerPort);
+             EmbeddedKafka kafka = EmbeddedKafka.startPersistent(dir.resolve("kafka"), brokerPort,
+                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()));
+             dev.sluice.testkit.InProcessSchemaRegistry registry = dev.sluice.testkit.InProcessSchemaRegistry.start()) {
+            kafka.createTopics(1, "chat.events");
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            long start = System.nanoTime();
+            int exit = new picocli.CommandLine(new ChatEventCommand()).setOut(new PrintWriter(out, true))
+                    .setErr(new PrintWriter(err, true)).setCaseInsensitiveEnumValuesAllowed(true).execute("BLOCKED",
+                            "--bot", "alerts", "--chat", "42", "-D", "bootstrap.servers=127.0.0.1:" + proxy.port(),
+                            "-D", "schema.registry.url=" + registry.url(), "-D", "kafka.delivery.timeout.ms=1500",
+                            "-D", "kafka.request.timeout.ms=1000");
+            long took = (System.nanoTime() - start) / 1_000_000;
+            assertThat(exit).as(out + " / " + err).isEqualTo(2);
+            assertThat(proxy.dropped()).isPositive();
+            assertThat(took).as("ms").isLessThan(30_000);
+            assertThat(err.toString()).contains("chat-event: Kafka did not confirm writing BLOCKED to chat.events within 6 s"
+                    + " (it may or may not be written)");
+        }
+    }
+
+    /**
      * A TCP proxy on 127.0.0.1 that forwards the Kafka requests of each connection frame by frame (4-byte size, then
      * the request: api key first) except InitProducerId (22), which it drops; answers are forwarded as they come.
      */
