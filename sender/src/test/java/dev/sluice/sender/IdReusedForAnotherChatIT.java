@@ -209,13 +209,7 @@ class IdReusedForAnotherChatIT {
     @org.junit.jupiter.api.Test
     void anIdGrantedForAnotherChatAfterThisMessagesFirstDecisionIsNotSentOverItsMark() {
         wire(true, true);
-        redisBudget.penalizeChat("bot", "43", Duration.ofMillis(400)); // what a 429 of chat 43 writes
-        long offset = nextOffset++;
-        offsets.received(tp, offset);
-        PendingMessage for43 = new PendingMessage(tp, offset, message("x1", "43"));
-        assertThat(processor.process(for43)).as("chat 43 waits; its mark was read: none yet")
-                .isInstanceOf(Step.RetryAt.class);
-        assertThat(for43.sentMarkChecked()).isTrue();
+        PendingMessage for43 = firstDecisionRefused("x1", "43");
 
         assertThat(run(message("x1", "42"))).isEqualTo(Step.DONE);
         awaitMark("x1", "DONE|");
@@ -240,13 +234,7 @@ class IdReusedForAnotherChatIT {
     @org.junit.jupiter.api.Test
     void aCopyOfAMessageDecidedBeforeItsTwinWasSentIsNotSentAgain() {
         wire(true, true);
-        redisBudget.penalizeChat("bot", "42", Duration.ofMillis(400)); // what a 429 of chat 42 writes
-        long offset = nextOffset++;
-        offsets.received(tp, offset);
-        PendingMessage first = new PendingMessage(tp, offset, message("d1", "42"));
-        assertThat(processor.process(first)).as("chat 42 waits; the mark was read: none yet")
-                .isInstanceOf(Step.RetryAt.class);
-        assertThat(first.sentMarkChecked()).isTrue();
+        PendingMessage first = firstDecisionRefused("d1", "42");
 
         assertThat(run(message("d1", "42"))).as("the twin, after the gate").isEqualTo(Step.DONE);
         awaitMark("d1", "DONE|");
@@ -369,6 +357,21 @@ class IdReusedForAnotherChatIT {
             assertThat(SenderWiring.foldMarkWrites(config, other, otherMarks)).isTrue();
             assertThat(other.tryAcquire(request).granted()).isTrue();
         }
+    }
+
+    /**
+     * Message {@code id} for {@code chat} after its first decision: refused, as its chat waits out a 429's gate of 400 ms
+     * (what a 429 of that chat writes), its mark read then (none yet).
+     */
+    private PendingMessage firstDecisionRefused(String id, String chat) {
+        redisBudget.penalizeChat("bot", chat, Duration.ofMillis(400));
+        long offset = nextOffset++;
+        offsets.received(tp, offset);
+        PendingMessage p = new PendingMessage(tp, offset, message(id, chat));
+        assertThat(processor.process(p)).as("chat " + chat + " waits; the mark was read: none yet")
+                .isInstanceOf(Step.RetryAt.class);
+        assertThat(p.sentMarkChecked()).isTrue();
+        return p;
     }
 
     private void assertReuseFailed(DeliveryResult r, String id, String chat) {

@@ -6,21 +6,16 @@ import dev.sluice.avro.Notification;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.testkit.EmbeddedKafka;
 import dev.sluice.testkit.InProcessSchemaRegistry;
-import dev.sluice.testkit.Ports;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -94,14 +89,11 @@ class ProduceFailedSendsIT {
         ProduceRun run = new ProduceRun(new NotificationJson(Clock.systemUTC()), "produce.unanswered", 3,
                 new PrintWriter(out, true), new PrintWriter(err, true));
         String input = line(1, "t") + line(2, "t") + line(3, "t");
-        // a broker reached only through a proxy (its advertised address): cutting the proxy leaves the producer with
-        // the partition's leader known and no way to reach it (a broker stopped in order would tell it the leader is gone)
-        int brokerPort = Ports.freePort();
-        try (CuttableProxy proxy = new CuttableProxy(brokerPort);
-             EmbeddedKafka lost = EmbeddedKafka.startPersistent(dir.resolve("lost-kafka"), brokerPort,
-                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()))) {
+        // cutting the proxy leaves the producer with the partition's leader known and no way to reach it
+        try (KafkaProxy proxy = KafkaProxy.forwardingAll();
+             EmbeddedKafka lost = proxy.startBroker(dir.resolve("lost-kafka"))) {
             lost.createTopics(1, "produce.unanswered");
-            Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + proxy.port(),
+            Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, proxy.bootstrap(),
                     ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
             try (StopAtSecond producer = new StopAtSecond(props, run)) {
                 assertThat(producer.partitionsFor("produce.unanswered")).hasSize(1); // the leader: sends will not wait for it
@@ -128,12 +120,10 @@ class ProduceFailedSendsIT {
         ProduceRun run = new ProduceRun(new NotificationJson(Clock.systemUTC()), "produce.timedout", 3,
                 new PrintWriter(out, true), new PrintWriter(err, true));
         String input = line(1, "t") + line(2, "t") + line(3, "t");
-        int brokerPort = Ports.freePort();
-        try (CuttableProxy proxy = new CuttableProxy(brokerPort);
-             EmbeddedKafka lost = EmbeddedKafka.startPersistent(dir.resolve("timedout-kafka"), brokerPort,
-                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()))) {
+        try (KafkaProxy proxy = KafkaProxy.forwardingAll();
+             EmbeddedKafka lost = proxy.startBroker(dir.resolve("timedout-kafka"))) {
             lost.createTopics(1, "produce.timedout");
-            Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + proxy.port(),
+            Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, proxy.bootstrap(),
                     // not idempotent: an idempotent producer cut off before its InitProducerId answer keeps the batches
                     // unexpired and flush() waits without end (seen here once; see the session notes)
                     ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false",
@@ -154,75 +144,6 @@ class ProduceFailedSendsIT {
                         + " written to produce.timedout, 0 bad lines skipped (of 3 read), 0 failed, 3 handed to Kafka but"
                         + " not confirmed (may or may not be written; first: TimeoutException: ")
                 .endsWith("), 0 lines not read (of 3)");
-    }
-
-    /** A TCP proxy on 127.0.0.1 to a port; {@link #cut()} closes every connection and refuses new ones. */
-    private static final class CuttableProxy implements AutoCloseable {
-        private final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        private final List<Socket> sockets = new CopyOnWriteArrayList<>();
-        /** Guarded by this: set by {@link #cut()}; a connection accepted meanwhile is closed, not pumped. */
-        private boolean isCut;
-
-        CuttableProxy(int target) throws IOException {
-            Thread acceptor = new Thread(() -> {
-                try {
-                    while (true) {
-                        Socket client = server.accept();
-                        Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
-                        synchronized (this) {
-                            if (isCut) { // accepted while cut() ran: it closed the others before this was listed
-                                client.close();
-                                upstream.close();
-                                return;
-                            }
-                            sockets.add(client);
-                            sockets.add(upstream);
-                        }
-                        pump(client, upstream);
-                        pump(upstream, client);
-                    }
-                } catch (IOException closed) {
-                    // cut() or close()
-                }
-            }, "proxy-accept");
-            acceptor.setDaemon(true);
-            acceptor.start();
-        }
-
-        private static void pump(Socket from, Socket to) {
-            Thread t = new Thread(() -> {
-                try {
-                    from.getInputStream().transferTo(to.getOutputStream());
-                } catch (IOException ignored) {
-                    // a side closed
-                } finally {
-                    try {
-                        to.shutdownOutput();
-                    } catch (IOException ignored) {
-                        // closed already
-                    }
-                }
-            }, "proxy-pump");
-            t.setDaemon(true);
-            t.start();
-        }
-
-        int port() {
-            return server.getLocalPort();
-        }
-
-        synchronized void cut() throws IOException {
-            isCut = true;
-            server.close();
-            for (Socket s : sockets) {
-                s.close();
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            cut();
-        }
     }
 
     /** A real producer that, at its second send, stops the run as Ctrl-C's hook does first. */

@@ -5,23 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.avro.Notification;
 import dev.sluice.schemas.AvroTrust;
 import dev.sluice.testkit.EmbeddedKafka;
-import dev.sluice.testkit.Ports;
 import java.io.ByteArrayInputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -52,13 +43,10 @@ class ProduceUnansweredIdIT {
         ProduceRun run = new ProduceRun(new NotificationJson(Clock.systemUTC()), "produce.noid", 3,
                 new PrintWriter(out, true), new PrintWriter(err, true));
         run.confirmBound(Duration.ofSeconds(3));
-        int brokerPort = Ports.freePort();
         long took;
-        try (NoProducerIdProxy proxy = new NoProducerIdProxy(brokerPort);
-             EmbeddedKafka kafka = EmbeddedKafka.startPersistent(dir.resolve("kafka"), brokerPort,
-                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()))) {
+        try (KafkaProxy proxy = KafkaProxy.withoutProducerIds(); EmbeddedKafka kafka = proxy.startBroker(dir.resolve("kafka"))) {
             kafka.createTopics(1, "produce.noid");
-            Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + proxy.port(),
+            Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, proxy.bootstrap(),
                     ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
                     ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 1000, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 1500,
                     ProducerConfig.LINGER_MS_CONFIG, 0);
@@ -90,12 +78,9 @@ class ProduceUnansweredIdIT {
     @Test
     @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aReplayKafkaNeverGivesAnIdEndsWithinTheConfirmBound() throws Exception {
-        int brokerPort = Ports.freePort();
-        try (NoProducerIdProxy proxy = new NoProducerIdProxy(brokerPort);
-             EmbeddedKafka kafka = EmbeddedKafka.startPersistent(dir.resolve("kafka"), brokerPort,
-                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()))) {
+        try (KafkaProxy proxy = KafkaProxy.withoutProducerIds(); EmbeddedKafka kafka = proxy.startBroker(dir.resolve("kafka"))) {
             kafka.createTopics(1, "notifications.dlq", "notifications.backfill");
-            String bootstrap = "127.0.0.1:" + proxy.port();
+            String bootstrap = proxy.bootstrap();
             // a dead letter as any producer writes it (not idempotent: no InitProducerId to wait for)
             try (KafkaProducer<byte[], byte[]> seed = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
                     bootstrap, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false", ProducerConfig.ACKS_CONFIG, "all"),
@@ -125,10 +110,7 @@ class ProduceUnansweredIdIT {
     @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aChatEventKafkaNeverGivesAnIdEndsWithinTheConfirmBound() throws Exception {
         AvroTrust.ensure();
-        int brokerPort = Ports.freePort();
-        try (NoProducerIdProxy proxy = new NoProducerIdProxy(brokerPort);
-             EmbeddedKafka kafka = EmbeddedKafka.startPersistent(dir.resolve("kafka"), brokerPort,
-                     Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()));
+        try (KafkaProxy proxy = KafkaProxy.withoutProducerIds(); EmbeddedKafka kafka = proxy.startBroker(dir.resolve("kafka"));
              dev.sluice.testkit.InProcessSchemaRegistry registry = dev.sluice.testkit.InProcessSchemaRegistry.start()) {
             kafka.createTopics(1, "chat.events");
             StringWriter out = new StringWriter();
@@ -136,7 +118,7 @@ class ProduceUnansweredIdIT {
             long start = System.nanoTime();
             int exit = new picocli.CommandLine(new ChatEventCommand()).setOut(new PrintWriter(out, true))
                     .setErr(new PrintWriter(err, true)).setCaseInsensitiveEnumValuesAllowed(true).execute("BLOCKED",
-                            "--bot", "alerts", "--chat", "42", "-D", "bootstrap.servers=127.0.0.1:" + proxy.port(),
+                            "--bot", "alerts", "--chat", "42", "-D", "bootstrap.servers=" + proxy.bootstrap(),
                             "-D", "schema.registry.url=" + registry.url(), "-D", "kafka.delivery.timeout.ms=1500",
                             "-D", "kafka.request.timeout.ms=1000");
             long took = (System.nanoTime() - start) / 1_000_000;
@@ -145,86 +127,6 @@ class ProduceUnansweredIdIT {
             assertThat(took).as("ms").isLessThan(30_000);
             assertThat(err.toString()).contains("chat-event: Kafka did not confirm writing BLOCKED to chat.events within 6 s"
                     + " (it may or may not be written)");
-        }
-    }
-
-    /**
-     * A TCP proxy on 127.0.0.1 that forwards the Kafka requests of each connection frame by frame (4-byte size, then
-     * the request: api key first) except InitProducerId (22), which it drops; answers are forwarded as they come.
-     */
-    private static final class NoProducerIdProxy implements AutoCloseable {
-        private static final short INIT_PRODUCER_ID = 22;
-        private final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        private final List<Socket> sockets = new CopyOnWriteArrayList<>();
-        private final java.util.concurrent.atomic.AtomicInteger dropped = new java.util.concurrent.atomic.AtomicInteger();
-
-        NoProducerIdProxy(int target) throws IOException {
-            daemon("proxy-accept", () -> {
-                try {
-                    while (true) {
-                        Socket client = server.accept();
-                        Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
-                        sockets.add(client);
-                        sockets.add(upstream);
-                        daemon("proxy-requests", () -> requests(client, upstream));
-                        daemon("proxy-answers", () -> {
-                            try {
-                                upstream.getInputStream().transferTo(client.getOutputStream());
-                            } catch (IOException closed) {
-                                // a side closed
-                            }
-                        });
-                    }
-                } catch (IOException closed) {
-                    // close()
-                }
-            });
-        }
-
-        private void requests(Socket client, Socket upstream) {
-            try {
-                DataInputStream in = new DataInputStream(client.getInputStream());
-                DataOutputStream to = new DataOutputStream(upstream.getOutputStream());
-                while (true) {
-                    int size = in.readInt();
-                    byte[] request = in.readNBytes(size);
-                    if (request.length < size) {
-                        return;
-                    }
-                    short apiKey = (short) (((request[0] & 0xff) << 8) | (request[1] & 0xff));
-                    if (apiKey == INIT_PRODUCER_ID) {
-                        dropped.incrementAndGet();
-                        continue;
-                    }
-                    to.writeInt(size);
-                    to.write(request);
-                    to.flush();
-                }
-            } catch (IOException closed) {
-                // a side closed
-            }
-        }
-
-        private static void daemon(String name, Runnable r) {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            t.start();
-        }
-
-        int port() {
-            return server.getLocalPort();
-        }
-
-        int dropped() {
-            return dropped.get();
-        }
-
-        @Override
-        public void close() throws IOException {
-            server.close();
-            for (Socket s : sockets) {
-                s.close();
-            }
         }
     }
 }
