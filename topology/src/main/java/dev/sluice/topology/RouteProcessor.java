@@ -50,7 +50,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *       punctuator every {@code schedule.release.interval.ms}, scheduled only while the store holds one
  *       ({@link OnDemandPunctuator}), releases due notifications in that order back into this same routine (exactly
  *       once: the store delete and the output commit together);</li>
- *   <li>classify; CRITICAL → outbox now (ahead of what its chat has pending in digests, on purpose); COLLAPSIBLE →
+ *   <li>classify; CRITICAL, an edit or delete, or a replay ({@code sluice.replayed.from}: the sender checks its own
+ *       id's marks) → outbox now (ahead of what its chat has pending in digests, on purpose); COLLAPSIBLE →
  *       fold; ROUTINE → fold if its chat has a pending entry of its bot (its own key's: per-key order; another key's:
  *       per-chat order, it would overtake that digest), else sent on if the user opted out of digests, else fold if the bot is
  *       under pressure or the chat's policy GCRA refuses, else sent on.</li>
@@ -231,6 +232,12 @@ final class RouteProcessor extends ContextualProcessor<String, Notification, Str
         }
         if (RichMessageValidator.isEditOrDelete(n)) {
             sendOn(n, eventClass, now); // an edit or delete is never folded: a digest would lose what it asks
+            return;
+        }
+        if (n.getAttributes().containsKey(REPLAYED_FROM_ATTRIBUTE)) {
+            // a replay is never folded: a digest has an id of its own, so the sender would never read the sent marks of
+            // the replayed id and an earlier delivered attempt would reach the chat again (ReplayNotFoldedTest)
+            sendOn(n, eventClass, now);
             return;
         }
         switch (eventClass) {
