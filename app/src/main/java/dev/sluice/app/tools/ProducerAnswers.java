@@ -30,8 +30,17 @@ final class ProducerAnswers {
      * @return false when the bound ran out first (close the producer: the rest are not confirmed)
      */
     synchronized boolean await(LongSupplier handed, Duration bound) throws InterruptedIOException {
+        return awaitAtMost(handed, 0, bound);
+    }
+
+    /**
+     * Until at most {@code unanswered} of the {@code handed} sends wait for their answers, at most {@code bound}.
+     *
+     * @return false when the bound ran out first
+     */
+    synchronized boolean awaitAtMost(LongSupplier handed, long unanswered, Duration bound) throws InterruptedIOException {
         long deadline = System.nanoTime() + bound.toNanos();
-        while (answered < handed.getAsLong()) {
+        while (handed.getAsLong() - answered > unanswered) {
             long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             if (leftMs <= 0) {
                 return false;

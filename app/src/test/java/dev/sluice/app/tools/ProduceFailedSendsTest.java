@@ -149,4 +149,25 @@ class ProduceFailedSendsTest {
                 + " skipped (of 2 read), 0 failed, 2 handed to Kafka but not confirmed within 5 s (may or may not be written),"
                 + " 1 lines not read (of 3)\n");
     }
+    /**
+     * Outside trial (helper-62): with Kafka frozen mid-run, produce kept reading the file into the producer's buffer
+     * (265,224 records "not confirmed", "0 lines not read" of 300,000) and said nothing for ~100 s. At most
+     * {@code maxUnanswered} records wait for an answer; beyond that the loop waits (the confirm bound) and then stops
+     * reading: what is left is counted as not read, not handed over.
+     */
+    @Test
+    void whenKafkaStopsAnsweringTheRunStopsReadingAfterTheUnansweredBound() throws IOException {
+        ProduceRun run = run(10);
+        run.confirmBound(java.time.Duration.ofMillis(300));
+        run.maxUnanswered(3);
+        MockProducer<String, Notification> silent = new MockProducer<>(false, null, new StringSerializer(), NO_BYTES);
+        long start = System.nanoTime();
+        run.send(lines(10), silent, none());
+        assertThat((System.nanoTime() - start) / 1_000_000).as("ms").isBetween(290L, 5_000L);
+
+        assertThat(run.summary()).isEqualTo(ToolErrors.EXIT_CANNOT_RUN);
+        assertThat(err.toString()).isEqualTo("produce: stopped, Kafka did not confirm writes within 0 s: 0 notifications"
+                + " written to notifications, 0 bad lines skipped (of 3 read), 0 failed, 3 handed to Kafka but not confirmed"
+                + " (may or may not be written), 7 lines not read (of 10)\n");
+    }
 }
