@@ -84,7 +84,7 @@ public final class BudgetConfigKeys {
             "budget.redis.failover.policy", BudgetConfig.FailoverPolicy.class, BudgetConfig.FailoverPolicy.DRAINED_RESTART,
             "what the budget does when the Redis primary serving a bot changed (a Sentinel or Cluster failover, a "
                     + "restarted server): drained-restart = before its next decision there the bot starts drained "
-                    + "(nothing for max(1 s, budget.redis.probe.interval.ms) plus one burst), so grants the old primary "
+                    + "(nothing for max(1 s, budget.redis.probe.interval.ms) + 1 s plus one burst), so grants the old primary "
                     + "made but did not replicate are not handed out again within the provider's second; none = decide "
                     + "on whatever the new primary has (it may repeat the last grants)");
     public static final ConfigKey<BudgetConfig.EvictionCheck> EVICTION_CHECK = ConfigKey.oneOf(

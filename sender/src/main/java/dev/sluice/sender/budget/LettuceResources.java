@@ -23,6 +23,9 @@ public final class LettuceResources {
     /** Lettuce's timer until the first byte of the reply. */
     public static final String COMMAND_FIRST_RESPONSE = "lettuce.command.firstresponse";
 
+    /** The longest wait between two reconnect attempts: a Redis back is reconnected to within it. */
+    public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
+
     private LettuceResources() {
     }
 
@@ -32,7 +35,7 @@ public final class LettuceResources {
      */
     public static ClientResources create(MeterRegistry registry, String client) {
         DefaultClientResources.Builder b = DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS));
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS));
         if (registry != null) {
             b.commandLatencyRecorder(new MicrometerCommandLatencyRecorder(registry,
                     MicrometerOptions.builder().tags(Tags.of("client", client)).build()));

@@ -222,8 +222,11 @@ public final class RedisGcraBudget implements BudgetPort {
     @Override
     public void startDrained(String botId) {
         BudgetLimits l = config.limitsFor(botId);
-        // Telegram counts a second; the other replicas leave their fallback within one probe interval.
-        long holdMs = Math.max(1000, config.probeInterval().toMillis());
+        // Telegram counts a second; the other replicas leave their fallback within one probe interval after their client
+        // reconnected, and a client reconnects within Lettuce's longest reconnect delay: a probe that met the client
+        // still disconnected waits one more interval (RedisStallIT in a full verify: one sender resumed 1.56 s after the
+        // others, its fallback share next to their full shared rate, 4 x 429; the hold was max(1 s, probe interval))
+        long holdMs = Math.max(1000, config.probeInterval().toMillis()) + LettuceResources.MAX_RECONNECT_DELAY.toMillis();
         seedGlobalTat(botId, Duration.ofMillis((l.globalIntervalMicros() * l.globalBurst() + 999) / 1000 + holdMs));
     }
 
