@@ -205,15 +205,18 @@ final class ProduceRun {
             handed.incrementAndGet();
             try {
                 producer.send(new ProducerRecord<>(target, notification.getChatId(), notification), (md, ex) -> {
-                    answers.answered();
-                    if (ex == null) {
-                        written.incrementAndGet();
-                    } else if (ex instanceof org.apache.kafka.common.errors.TimeoutException) {
-                        timedOut.compareAndSet(null, ex); // maybe written: counted as not confirmed
-                    } else if (!abandonedAtClose(ex)) {
-                        failed.incrementAndGet();
-                        sendError.compareAndSet(null, ex);
-                    } // else: no answer from Kafka before the end, counted as not confirmed
+                    try {
+                        if (ex == null) {
+                            written.incrementAndGet();
+                        } else if (ex instanceof org.apache.kafka.common.errors.TimeoutException) {
+                            timedOut.compareAndSet(null, ex); // maybe written: counted as not confirmed
+                        } else if (!abandonedAtClose(ex)) {
+                            failed.incrementAndGet();
+                            sendError.compareAndSet(null, ex);
+                        } // else: no answer from Kafka before the end, counted as not confirmed
+                    } finally {
+                        answers.answered(); // last: the wait for it sees its counts
+                    }
                 });
             } catch (RuntimeException e) {
                 handed.decrementAndGet();

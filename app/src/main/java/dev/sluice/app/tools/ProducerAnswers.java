@@ -18,7 +18,7 @@ final class ProducerAnswers {
     static final Duration MARGIN = Duration.ofSeconds(5);
     private long answered;
 
-    /** One send got its answer (written or an error): call first in every callback. */
+    /** One send got its answer (written or an error): call last in every callback (a finally), after its counts. */
     synchronized void answered() {
         answered++;
         notifyAll();

@@ -274,12 +274,15 @@ public final class ReplayCommand implements Callable<Integer> {
                 }
                 handed.incrementAndGet();
                 producer.send(r, (md, e) -> {
-                    answers.answered();
-                    if (e != null) {
-                        failure.compareAndSet(null, e);
-                    } else {
-                        written.incrementAndGet();
-                        p.step(1);
+                    try {
+                        if (e != null) {
+                            failure.compareAndSet(null, e);
+                        } else {
+                            written.incrementAndGet();
+                            p.step(1);
+                        }
+                    } finally {
+                        answers.answered(); // last: the wait for it sees its counts and its progress step
                     }
                 });
             }
