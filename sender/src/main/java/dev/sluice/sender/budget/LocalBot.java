@@ -43,6 +43,29 @@ final class LocalBot {
                 limits.groupBurst());
     }
 
+    /**
+     * The TAT (scaled units of a policy of {@code count} per {@code periodMillis}) whose first grant comes at
+     * {@code firstGrantAtMs} and no burst after it: + one interval per burst slot beyond the first, as the Redis drain
+     * (GCRA grants while TAT - now <= (burst - 1) x interval; review: burst 10 waited 100 ms less without it).
+     */
+    static long drainedTat(long firstGrantAtMs, long count, long periodMillis, long burst) {
+        return Math.addExact(Math.multiplyExact(firstGrantAtMs, count), Math.multiplyExact(burst - 1, periodMillis));
+    }
+
+    /**
+     * A group's TAT {@code tat}, drained until one group interval after {@code sharedSentUntilMs} (the last instant a
+     * shared grant may reach the provider; MIN_VALUE: none) while that is ahead of {@code now}: the provider counts a
+     * group's calls in a sliding minute, shared ones included.
+     */
+    long groupTatAfter(long tat, long sharedSentUntilMs, long now) {
+        Rate r = group.rate();
+        long intervalMs = -Math.floorDiv(-r.periodMillis(), r.count());
+        if (sharedSentUntilMs == Long.MIN_VALUE || sharedSentUntilMs + intervalMs <= now) {
+            return tat; // nothing shared can share a minute with this group's next grant more closely than its rate
+        }
+        return Math.max(tat, drainedTat(sharedSentUntilMs + intervalMs, r.count(), r.periodMillis(), limits.groupBurst()));
+    }
+
     long multiplier(long now) {
         if (multiplierPpm >= PPM || now <= climbFromMs) {
             return multiplierPpm;

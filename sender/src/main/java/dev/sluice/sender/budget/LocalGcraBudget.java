@@ -146,7 +146,7 @@ public final class LocalGcraBudget implements BudgetPort {
         String globalKey = BudgetKeys.globalTat(botId);
         String backfillKey = BudgetKeys.backfillTat(botId);
         GcraPolicy.Result c = bot.chat.decide(tat(chatKey), now);
-        GcraPolicy.Result p = group ? bot.group.decide(groupTat(groupKey, bot, now), now) : null;
+        GcraPolicy.Result p = group ? bot.group.decide(bot.groupTatAfter(tat(groupKey), sharedSentUntilMs, now), now) : null;
         GcraPolicy.Result g = global.decide(tat(globalKey), now);
         if ((w = waitOf(c)) > wait) {
             limit = Limit.CHAT;
@@ -230,20 +230,6 @@ public final class LocalGcraBudget implements BudgetPort {
      */
     synchronized void sharedSentUntil(long untilMs) {
         sharedSentUntilMs = Math.max(sharedSentUntilMs, untilMs);
-    }
-
-    /** The group's TAT, at least drained until one interval after {@link #sharedSentUntilMs} while that is ahead. */
-    private long groupTat(String groupKey, LocalBot bot, long now) {
-        long tat = tat(groupKey);
-        Rate r = bot.group.rate();
-        long intervalMs = ceilDiv(r.periodMillis(), r.count());
-        if (sharedSentUntilMs == Long.MIN_VALUE || sharedSentUntilMs + intervalMs <= now) {
-            return tat; // nothing shared can share a minute with this group's next grant more closely than its rate
-        }
-        // as startDrained: + one interval per burst slot beyond the first, so the first grant comes at the floor
-        long floor = Math.addExact(Math.multiplyExact(sharedSentUntilMs + intervalMs, r.count()),
-                Math.multiplyExact(bot.limits.groupBurst() - 1L, r.periodMillis()));
-        return Math.max(tat, floor);
     }
 
     private static long waitOf(GcraPolicy.Result r) {
@@ -370,10 +356,7 @@ public final class LocalGcraBudget implements BudgetPort {
         long until = now + Math.max(1000, config.reservationMax().toMillis());
         String key = BudgetKeys.globalTat(botId);
         LocalBot bot = bot(botId);
-        // + one interval per burst slot, as the Redis drain: GCRA grants while TAT - now <= (burst - 1) x interval,
-        // so the first grant comes at `until`, not (burst - 1) intervals before it (review: burst 10 waited 100 ms)
-        long seeded = Math.addExact(Math.multiplyExact(until, bot.globalCount),
-                Math.multiplyExact(bot.limits.globalBurst() - 1L, BASE_PERIOD_MS));
+        long seeded = LocalBot.drainedTat(until, bot.globalCount, BASE_PERIOD_MS, bot.limits.globalBurst());
         if (tat(key) < seeded) { // EMPTY_TAT is Long.MIN_VALUE
             tats.put(key, new Entry(seeded, until));
         }

@@ -58,6 +58,8 @@ public final class ResilientBudget implements BudgetPort {
     /** Guarded by this: Redis budget clients built so far (the factory's calls, failed ones included). */
     private int clientsBuilt;
     private volatile boolean closed;
+    /** The last {@link LocalGcraBudget#sharedSentUntil} told to the fallback (a racing second telling is harmless). */
+    private volatile long sharedSentUntilTold = Long.MIN_VALUE;
 
     /**
      * Connects to Redis (lazily; Redis may be down now) and decides there, with the outage mode of
@@ -128,7 +130,11 @@ public final class ResilientBudget implements BudgetPort {
         if (outage.outageState() == BudgetState.FALLBACK_LOCAL) {
             // and a group's shared grants of the last minute: its first fallback grant waits one group interval after
             // the last instant a shared grant could go out (the outage's start + the reservation horizon)
-            fallback.sharedSentUntil(outage.outageStartMs() + config.reservationMax().toMillis());
+            long until = outage.outageStartMs() + config.reservationMax().toMillis();
+            if (until != sharedSentUntilTold) { // once per outage, not a monitor per fallback decision
+                fallback.sharedSentUntil(until);
+                sharedSentUntilTold = until;
+            }
         }
         if (outage.outageState() == BudgetState.PAUSED) {
             long waitMs = Math.max(1, config.probeInterval().toMillis());
