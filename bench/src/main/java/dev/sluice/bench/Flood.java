@@ -40,6 +40,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * acceptance (Sluice: the result's {@code sent_at}), p99 nearest rank. {@code routine_folded_share}: the
  * ROUTINE events that reached users inside a digest rather than one by one.
  *
+ * <p>Before it, the same incident (shape and rate) to other users, {@code --warmup-seconds} long (default: as long as
+ * the flood), settled to the last result: the flood then meets what a running system has (the JIT compiler done
+ * with the paths it takes: issue 21's cold runs spent a third of both cores in the bench JVM's C2 thread during the
+ * flood, and their slowest reminders through the topology were the first ones). {@code --warmup-seconds 0} measures
+ * that cold start. The JSON also carries the compiler threads' share of the CPU from the flood's start until it
+ * settled ({@link JitCpu}, this JVM and the senders).
+ *
  * <p>{@code --scale X} multiplies the event counts and the 40 s alike (same arrival rate), so the naive
  * backlog, and its critical p99, shrink by X too: a p99 of a scaled run is not the full run's.
  */
@@ -58,6 +65,9 @@ public final class Flood {
         int senders = args.integer("senders", 3);
         String threshold = args.string("pressure-threshold-ms", "2000");
         String digestFlushMs = args.string("digest-flush-ms", "60000");
+        // --warmup-seconds W: an incident of the same shape and rate, W s long, to other users before the measured one
+        // (0: only the short warm-up, so the flood meets a JIT that has compiled almost nothing of its paths)
+        double warmupSeconds = args.dbl("warmup-seconds", seconds);
         // --no-baseline: no naive FIFO (its row is empty), so a run ends when Sluice has settled
         boolean baseline = !args.flag("no-baseline");
 
@@ -85,11 +95,29 @@ public final class Flood {
                 Infra.say("flood: %d routine events to %d users and %d critical reminders in %.0f s; budget %.1f/s for both",
                         routine, users, criticals, seconds, rate);
                 warmUp(infra, collector);
-                List<Notification> produced = produce(infra, naive, routine, users, criticals, seconds);
+                if (warmupSeconds > 0) {
+                    int preRoutine = (int) Math.round(routine * warmupSeconds / seconds);
+                    int preCriticals = Math.max(1, (int) Math.round(criticals * warmupSeconds / seconds));
+                    Infra.say("warm-up incident: %d routine events to %d other users and %d critical reminders in %.1f s",
+                            preRoutine, users, preCriticals, warmupSeconds);
+                    List<Notification> pre = produce(infra, null, Phase.WARM_UP, preRoutine, users, preCriticals, warmupSeconds);
+                    if (!Settle.await("warm-up incident", pre.size(), () -> Settle.settled(collector, Phase.WARM_UP.tag()),
+                            infra.telegram, Duration.ofSeconds(600), Duration.ofSeconds(150))) {
+                        throw new IllegalStateException("the warm-up incident did not settle: no flood measured");
+                    }
+                }
+                long selfPid = ProcessHandle.current().pid();
+                long benchCpu0 = ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO).toMillis();
+                long benchJit0 = JitCpu.of(List.of(selfPid)).toMillis();
+                long senderCpu0 = group.cpu().toMillis();
+                long senderJit0 = JitCpu.of(group.pids()).toMillis();
+                List<Notification> produced = produce(infra, naive, Phase.FLOOD, routine, users, criticals, seconds);
                 long routineCount = produced.stream().filter(n -> n.getEventClass() == NotificationClass.ROUTINE).count();
-                boolean sluiceDone = Settle.await("sluice", produced.size(), () -> Settle.settled(collector, "fl")
-                                + Settle.settled(collector, "fc"), infra.telegram,
+                boolean sluiceDone = Settle.await("sluice", produced.size(), () -> Settle.settled(collector, Phase.FLOOD.tag()), infra.telegram,
                         Duration.ofSeconds(600), Duration.ofSeconds(150));
+                double benchJitShare = JitCpu.share(JitCpu.of(List.of(selfPid)).toMillis() - benchJit0,
+                        ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO).toMillis() - benchCpu0);
+                double senderJitShare = JitCpu.share(JitCpu.of(group.pids()).toMillis() - senderJit0, group.cpu().toMillis() - senderCpu0);
                 boolean naiveDone = !baseline || Settle.await("naive", produced.size(), naive::sentCount, infra.telegram,
                         Duration.ofSeconds((long) (produced.size() / rate * 1.5) + 120), Duration.ofSeconds(60));
                 if (naive != null) {
@@ -103,6 +131,7 @@ public final class Flood {
                 List<Long> topologyPart = new ArrayList<>();
                 List<Long> senderPart = new ArrayList<>();
                 List<String> slowest = new ArrayList<>();
+                List<long[]> topologyTimes = new ArrayList<>(); // {produced at ms, topology part ms}
                 long criticalNotDelivered = 0;
                 long foldedRoutine = 0;
                 Set<String> routineIds = produced.stream().filter(n -> n.getEventClass() == NotificationClass.ROUTINE)
@@ -116,6 +145,7 @@ public final class Flood {
                             Long seen = outbox.seenAtMs(r.getMessageId());
                             if (seen != null) {
                                 topologyPart.add(seen - created);
+                                topologyTimes.add(new long[] {created, seen - created});
                                 senderPart.add(sent - seen);
                                 if (sent - created > 2000) {
                                     long chatSendsWhileWaiting = infra.telegram.accepted().stream()
@@ -176,8 +206,20 @@ public final class Flood {
                     out.note("topology settings (--topology-settings): %s", args.topologySettings());
                 }
                 slowest.forEach(line -> out.note("over 2 s: %s", line));
+                out.note("JIT compiler threads' share of the CPU from the flood's start until Sluice settled (JitCpu, a lower bound):"
+                        + " this JVM (topology, broker, FakeTelegram) %.3f, the senders %.3f; warm-up incident %.1f s", benchJitShare,
+                        senderJitShare, warmupSeconds);
+                long floodStartMs = produced.isEmpty() ? 0 : produced.get(0).getCreatedAt().toEpochMilli();
+                out.note("slowest criticals through the topology (ms, produced at s into the flood, which started at %s): %s",
+                        Instant.ofEpochMilli(floodStartMs), topologyTimes.stream()
+                        .sorted((a, b) -> Long.compare(b[1], a[1])).limit(5)
+                        .map(t -> String.format(Locale.ROOT, "%d at %.3f", t[1], (t[0] - floodStartMs) / 1000.0))
+                        .collect(Collectors.joining(", ")));
                 out.put("sluice_critical_topology_p99_ms", percentile(topologyPart, 0.99))
-                        .put("sluice_critical_sender_p99_ms", percentile(senderPart, 0.99));
+                        .put("sluice_critical_sender_p99_ms", percentile(senderPart, 0.99))
+                        .put("warmup_seconds", warmupSeconds)
+                        .put("bench_jvm_jit_cpu_share", Utilisation.round(benchJitShare))
+                        .put("sender_jit_cpu_share", Utilisation.round(senderJitShare));
                 out.emit(args);
                 return sluiceDone && naiveDone ? 0 : 2;
             }
@@ -185,6 +227,15 @@ public final class Flood {
     }
 
     static final int WARM_UP_MESSAGES = 120;
+
+    /**
+     * One incident's ids and users: routine {@code <tag>-<n>}, critical {@code <tag>-c<n>}, users from {@code userBase}.
+     * The warm-up incident has the measured one's shape and rate, to users the flood does not touch.
+     */
+    record Phase(String tag, long userBase) {
+        static final Phase FLOOD = new Phase("fl", 5_000_000L);
+        static final Phase WARM_UP = new Phase("fp", 6_000_000L);
+    }
 
     /**
      * The incident hits a running system, not one that is starting: 120 notifications (a fifth of them reminders) to
@@ -230,8 +281,8 @@ public final class Flood {
      * Produces the events at their moments (routine evenly spread, criticals every 0.5 s) to Sluice and the naive FIFO
      * (none when {@code naive} is null).
      */
-    static List<Notification> produce(Infra infra, NaiveFifoSender naive, int routine, int users, int criticals, double seconds)
-            throws InterruptedException {
+    static List<Notification> produce(Infra infra, NaiveFifoSender naive, Phase phase, int routine, int users, int criticals,
+                                      double seconds) throws InterruptedException {
         record Planned(long offsetMs, boolean critical, int seq) {
         }
         List<Planned> plan = new ArrayList<>();
@@ -252,15 +303,15 @@ public final class Flood {
                 if (wait > 0) {
                     Thread.sleep(wait); // pacing the incident's arrival schedule
                 }
-                String user = Long.toString(5_000_000L + (p.critical() ? (p.seq() * 7L) % users : p.seq() % users));
+                String user = Long.toString(phase.userBase() + (p.critical() ? (p.seq() * 7L) % users : p.seq() % users));
                 Instant now = Instant.now();
                 Notification n = p.critical()
-                        ? Notification.newBuilder().setId("fc-" + p.seq()).setBotId("flood").setChatId(user).setUserId(user)
+                        ? Notification.newBuilder().setId(phase.tag() + "-c" + p.seq()).setBotId("flood").setChatId(user).setUserId(user)
                         .setKind("meeting.reminder").setEventClass(NotificationClass.CRITICAL).setEntity("meeting-" + p.seq())
-                        .setText("[fc] meeting in 10 min #" + p.seq()).setCreatedAt(now).setExpiresAt(now.plus(Duration.ofMinutes(10))).build()
-                        : Notification.newBuilder().setId("fl-" + p.seq()).setBotId("flood").setChatId(user).setUserId(user)
+                        .setText("[" + phase.tag() + "] meeting in 10 min #" + p.seq()).setCreatedAt(now).setExpiresAt(now.plus(Duration.ofMinutes(10))).build()
+                        : Notification.newBuilder().setId(phase.tag() + "-" + p.seq()).setBotId("flood").setChatId(user).setUserId(user)
                         .setKind("task.assigned").setEventClass(NotificationClass.ROUTINE).setEntity("project-42")
-                        .setText("[fl] task " + p.seq() + " assigned to you (#" + perUser.merge(user, 1, Integer::sum) + ")")
+                        .setText("[" + phase.tag() + "] task " + p.seq() + " assigned to you (#" + perUser.merge(user, 1, Integer::sum) + ")")
                         .setCreatedAt(now).build();
                 producer.send(new ProducerRecord<>(infra.topics.notifications(), user, n));
                 produced.add(n);

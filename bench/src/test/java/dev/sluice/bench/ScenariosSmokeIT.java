@@ -106,10 +106,15 @@ class ScenariosSmokeIT {
 
     @Test
     void flood() throws Exception {
-        JsonNode j = run(Flood::run, "flood", "--scale", "0.02", "--senders", "1", "--digest-flush-ms", "3000");
+        JsonNode j = run(Flood::run, "flood", "--scale", "0.02", "--senders", "1", "--digest-flush-ms", "3000",
+                "--warmup-seconds", "0.2"); // a warm-up incident a quarter of the scaled flood's length: the path, not the JIT
         assertThat(j.fieldNames()).toIterable().containsExactly("sluice_critical_p99_ms", "naive_critical_p99_ms", "routine_folded_share",
-                "sluice_critical_topology_p99_ms", "sluice_critical_sender_p99_ms");
+                "sluice_critical_topology_p99_ms", "sluice_critical_sender_p99_ms", "warmup_seconds", "bench_jvm_jit_cpu_share",
+                "sender_jit_cpu_share");
         assertThat(j.get("sluice_critical_p99_ms").asLong()).isNotNegative();
+        assertThat(j.get("warmup_seconds").asDouble()).isEqualTo(0.2);
+        assertThat(j.get("bench_jvm_jit_cpu_share").asDouble()).isBetween(0.0, 1.0);
+        assertThat(j.get("sender_jit_cpu_share").asDouble()).isBetween(0.0, 1.0);
         // the outbox watcher saw the reminders (-1 would mean none); the sender's part may be a few ms below 0
         // when the sender took a reminder before the watcher's poll did, so only the topology's part is bounded
         assertThat(j.get("sluice_critical_topology_p99_ms").asLong()).isNotNegative();
