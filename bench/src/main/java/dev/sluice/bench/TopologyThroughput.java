@@ -17,6 +17,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -34,6 +35,11 @@ import org.apache.kafka.streams.kstream.Produced;
  * pre-produced input. 50,000 ROUTINE notifications to 5,000 chats (keyed by chat id; no sender status, so no
  * pressure, and no policy limit: each one leaves on {@code outbox.live}). Rate: (n-1) / time between the
  * first and the last output record seen by a read_committed consumer (start-up excluded).
+ *
+ * <p>{@code --warmup-rounds W} (default 1): both apps first process the same input W times under other application
+ * ids (their own state and internal topics), and the round after them is measured. Without it the app that runs
+ * first also pays the JIT compiling Kafka Streams, the clients and the in-process broker (session 22: Sluice's
+ * stream-thread CPU per event 40-45 us cold, 13-18 us warm; the pass-through's 5.7-9.1 and 2.3-4.2).
  */
 public final class TopologyThroughput {
     static final String PASSTHROUGH_OUT = "bench.passthrough.out";
@@ -68,23 +74,27 @@ public final class TopologyThroughput {
                 common = common.with(e.getKey(), e.getValue());
             }
 
-            Infra.say("Sluice topology: %s", guarantee);
-            TopologyService topology = new TopologyService(TopologyConfig.from(common.with("application.id", "bench-topology")));
-            Rate sluice = measure(infra, infra.topics.outboxLive(), events, topology::start, topology, "bench-topology");
+            // --warmup-rounds W: both apps process the same input W times under other application ids first (the JIT
+            // compiles Kafka Streams, the clients and the broker for whichever app runs first); 0 = measure the cold JVM
+            int warmupRounds = args.integer("warmup-rounds", 1);
+            Rate sluice = null;
+            Rate base = null;
+            for (int round = 0; round <= warmupRounds; round++) {
+                String suffix = round < warmupRounds ? "-warm" + round : "";
+                String what = round < warmupRounds ? "warm-up round " + (round + 1) + " of " + warmupRounds + ", " : "";
+                Infra.say("%sSluice topology: %s", what, guarantee);
+                TopologyService topology = new TopologyService(TopologyConfig.from(common.with("application.id", "bench-topology" + suffix)));
+                sluice = measure(infra, infra.topics.outboxLive(), events, topology::start, topology, "bench-topology" + suffix);
 
-            Infra.say("pass-through Kafka Streams application: %s", guarantee);
-            StreamsBuilder b = new StreamsBuilder();
-            b.stream(infra.topics.notifications(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
-                    .to(PASSTHROUGH_OUT, Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
-            Properties p = new Properties();
-            p.put(StreamsConfig.APPLICATION_ID_CONFIG, "bench-passthrough");
-            p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafka.bootstrapServers());
-            p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
-            p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
-            p.put(StreamsConfig.STATE_DIR_CONFIG, infra.workDir.resolve("streams-pt").toString());
-            p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
-            KafkaStreams passthrough = new KafkaStreams(b.build(), p);
-            Rate base = measure(infra, PASSTHROUGH_OUT, events, passthrough::start, passthrough, "bench-passthrough");
+                Infra.say("%spass-through Kafka Streams application: %s", what, guarantee);
+                KafkaStreams passthrough = passthrough(infra, guarantee, "bench-passthrough" + suffix);
+                base = measure(infra, PASSTHROUGH_OUT, events, passthrough::start, passthrough, "bench-passthrough" + suffix);
+                if (round < warmupRounds && (sluice.count() < events || base.count() < events)) {
+                    Infra.say("warm-up round did not output every event (Sluice %d, pass-through %d of %d)", sluice.count(),
+                            base.count(), events);
+                    return 2;
+                }
+            }
 
             BenchResult out = new BenchResult("topology-throughput", "application", "events", "events/s", "first output after s",
                     "all output after s", "ratio to pass-through", "stream-thread CPU us/event");
@@ -97,17 +107,33 @@ public final class TopologyThroughput {
                     .put("ratio", Utilisation.round(sluice.perSecond() / base.perSecond()))
                     .put("sluice_stream_thread_cpu_us_per_event", Utilisation.round(sluice.cpuUsPerEvent()))
                     .put("passthrough_stream_thread_cpu_us_per_event", Utilisation.round(base.cpuUsPerEvent()))
-                    .put("cpu_ratio", Utilisation.round(base.cpuUsPerEvent() / sluice.cpuUsPerEvent()));
+                    .put("cpu_ratio", Utilisation.round(base.cpuUsPerEvent() / sluice.cpuUsPerEvent()))
+                    .put("warmup_rounds", warmupRounds);
             out.note("stream-thread CPU us/event: CPU time of the app's stream threads between its first and its last output"
                     + " record, over the records output in between (ThreadMXBean; robust to the machine's load, unlike events/s)");
-            out.note("%s, commit.interval.ms=100, 1 stream thread each, %d partitions, one embedded broker; input pre-produced, read from the start",
-                    guarantee, Infra.PARTITIONS);
+            out.note("%s, commit.interval.ms=100, 1 stream thread each, %d partitions, one embedded broker; input pre-produced, read from the start;"
+                    + " %d warm-up round(s) of both apps on the same input before the measured one", guarantee, Infra.PARTITIONS, warmupRounds);
             if (!args.topologySettings().isEmpty()) {
                 out.note("topology settings (--topology-settings): %s", args.topologySettings());
             }
             out.emit(args);
             return sluice.count() >= events && base.count() >= events ? 0 : 2;
         }
+    }
+
+    /** The pass-through application: {@code stream(notifications).to(out)}, bytes in and out, one stream thread. */
+    static KafkaStreams passthrough(Infra infra, String guarantee, String applicationId) {
+        StreamsBuilder b = new StreamsBuilder();
+        b.stream(infra.topics.notifications(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
+                .to(PASSTHROUGH_OUT, Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafka.bootstrapServers());
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+        p.put(StreamsConfig.STATE_DIR_CONFIG, infra.workDir.resolve("streams-pt").toString());
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        return new KafkaStreams(b.build(), p);
     }
 
     /** {@code cpuUsPerEvent}: the app's stream threads' CPU between its first and last output, per record output in between. */
@@ -131,16 +157,22 @@ public final class TopologyThroughput {
         return ns;
     }
 
-    /** Starts the app, counts committed output records until {@code expected} (bounded), closes the app. */
+    /**
+     * Starts the app, counts committed output records written to {@code topic} after the start (earlier rounds wrote
+     * the same topic: counting begins at its end) until {@code expected} (bounded), closes the app.
+     */
     static Rate measure(Infra infra, String topic, int expected, Runnable start, AutoCloseable app, String appIdPrefix) throws Exception {
         Properties c = new Properties();
         c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafka.bootstrapServers());
-        c.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-count-" + topic);
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topic));
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(i -> new TopicPartition(topic, i.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToEnd(partitions);
+            partitions.forEach(consumer::position); // resolves the end now, before the app writes anything
             long t0 = System.nanoTime();
             start.run();
             long count = 0;

@@ -127,7 +127,8 @@ class ScenariosSmokeIT {
     void topologyThroughput() throws Exception {
         JsonNode j = run(TopologyThroughput::run, "topology-throughput", "--events", "300");
         assertThat(j.fieldNames()).toIterable().containsExactly("sluice_events_per_s", "passthrough_events_per_s", "ratio",
-                "sluice_stream_thread_cpu_us_per_event", "passthrough_stream_thread_cpu_us_per_event", "cpu_ratio");
+                "sluice_stream_thread_cpu_us_per_event", "passthrough_stream_thread_cpu_us_per_event", "cpu_ratio", "warmup_rounds");
+        assertThat(j.get("warmup_rounds").asInt()).isEqualTo(1);
         assertThat(j.get("sluice_events_per_s").asDouble()).isPositive();
         assertThat(j.get("passthrough_events_per_s").asDouble()).isPositive();
     }
