@@ -57,6 +57,15 @@ public final class ResilientBudget implements BudgetPort {
     private volatile BudgetPort shared;
     /** Guarded by this: Redis budget clients built so far (the factory's calls, failed ones included). */
     private int clientsBuilt;
+    /**
+     * A rebuild is logged at WARN at most once a minute, with how many went to DEBUG since: through an outage the probe
+     * rebuilds a client that could not connect once a probe interval (by default every second).
+     */
+    static final long REBUILD_WARN_INTERVAL_MS = 60_000;
+    private final Clock clock;
+    /** Guarded by this: when the last rebuild WARN was written ({@code Long.MIN_VALUE}: never), rebuilds at DEBUG since. */
+    private long rebuildWarnedAtMs = Long.MIN_VALUE;
+    private int rebuildsAtDebug;
     private volatile boolean closed;
     /** The last {@link LocalGcraBudget#sharedSentUntil} told to the fallback (a racing second telling is harmless). */
     private volatile long sharedSentUntilTold = Long.MIN_VALUE;
@@ -103,7 +112,8 @@ public final class ResilientBudget implements BudgetPort {
         this.sharedFactory = Objects.requireNonNull(sharedFactory, "sharedFactory");
         this.config = Objects.requireNonNull(config, "config");
         Objects.requireNonNull(listener, "listener");
-        this.fallback = new LocalGcraBudget(config.fallbackShare(), Objects.requireNonNull(clock, "clock"), BudgetState.FALLBACK_LOCAL);
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.fallback = new LocalGcraBudget(config.fallbackShare(), clock, BudgetState.FALLBACK_LOCAL);
         this.outage = new RedisOutage(config, listener, clock);
     }
 
@@ -281,7 +291,7 @@ public final class ResilientBudget implements BudgetPort {
         }
         if (shared == null) {
             if (clientsBuilt++ > 0) {
-                log.warn("budget: building Redis client #{} (the last one could not connect or was closed)", clientsBuilt);
+                logRebuild();
             }
             shared = sharedFactory.get();
             if (markWrites != null) {
@@ -289,6 +299,23 @@ public final class ResilientBudget implements BudgetPort {
             }
         }
         return shared;
+    }
+
+    private void logRebuild() { // under this monitor (shared())
+        long now = clock.millis();
+        if (rebuildWarnedAtMs != Long.MIN_VALUE && now - rebuildWarnedAtMs < REBUILD_WARN_INTERVAL_MS) {
+            rebuildsAtDebug++;
+            log.debug("budget: building Redis client #{} (the last one could not connect or was closed)", clientsBuilt);
+            return;
+        }
+        if (rebuildsAtDebug == 0) {
+            log.warn("budget: building Redis client #{} (the last one could not connect or was closed)", clientsBuilt);
+        } else {
+            log.warn("budget: building Redis client #{} (the last one could not connect or was closed; {} more rebuilds"
+                    + " in the last {} s, at DEBUG)", clientsBuilt, rebuildsAtDebug, (now - rebuildWarnedAtMs) / 1000);
+        }
+        rebuildWarnedAtMs = now;
+        rebuildsAtDebug = 0;
     }
 
     /** Drops {@code failed} if it is still the client in use (never a newer one another thread built meanwhile). */

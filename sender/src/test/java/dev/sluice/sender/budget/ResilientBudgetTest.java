@@ -266,4 +266,50 @@ class ResilientBudgetTest {
             assertThat(sharedWrites).containsExactlyInAnyOrder("drained:now", "drained:bot", "drained:later");
         }
     }
+
+    @Test
+    void a_client_that_cannot_connect_is_rebuilt_every_probe_but_logged_at_warn_once_a_minute() {
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ResilientBudget.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender = new ch.qos.logback.core.read.ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        ManualClock clock = new ManualClock();
+        BudgetConfig config = BudgetConfig.builder(new BudgetLimits(30, 3, 1000, 1000))
+                .probeInterval(Duration.ofMillis(50)).build();
+        try (ResilientBudget b = new ResilientBudget(() -> {
+            factoryCalls.incrementAndGet();
+            throw new BudgetUnavailableException("no Redis", new RedisConnectionException("refused"));
+        }, config, listener, clock)) {
+            // the probe rebuilds the client once a probe interval (real time: the circuit's wait in OPEN)
+            await().atMost(Duration.ofSeconds(5)).until(() -> {
+                b.tryAcquire("bot", "1");
+                return factoryCalls.get() >= 6;
+            });
+            assertThat(rebuildWarnings(appender)).as("the first rebuild at WARN, the next ones within a minute at DEBUG")
+                    .containsExactly("budget: building Redis client #2 (the last one could not connect or was closed)");
+            clock.advance(Duration.ofMillis(ResilientBudget.REBUILD_WARN_INTERVAL_MS));
+            int before = factoryCalls.get();
+            await().atMost(Duration.ofSeconds(5)).until(() -> {
+                b.tryAcquire("bot", "1");
+                return factoryCalls.get() > before;
+            });
+            List<String> warnings = rebuildWarnings(appender);
+            assertThat(warnings).hasSize(2);
+            assertThat(warnings.get(1)).matches("budget: building Redis client #\\d+ \\(the last one could not connect or was"
+                    + " closed; \\d+ more rebuilds in the last 60 s, at DEBUG\\)");
+            int atDebug = Integer.parseInt(warnings.get(1).replaceAll(".*closed; (\\d+) more.*", "$1"));
+            int second = Integer.parseInt(warnings.get(1).replaceAll(".*client #(\\d+) .*", "$1"));
+            assertThat(atDebug).as("every rebuild between the two WARN lines counted").isEqualTo(second - 3);
+        } finally {
+            logger.detachAppender(appender);
+        }
+    }
+
+    private static List<String> rebuildWarnings(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender) {
+        synchronized (appender.list) {
+            return appender.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .filter(m -> m.startsWith("budget: building Redis client")).toList();
+        }
+    }
 }
