@@ -176,11 +176,14 @@ public final class ResultsCommand implements Callable<Integer> {
                 for (String id : missing) {
                     if (otherStatuses.containsKey(id)) {
                         summaryTo.println("results: no " + String.join(" or ", wantedStatus) + " result for " + id
+                                + (from == null ? "" : " written since " + from)
                                 + " (it has: " + String.join(", ", otherStatuses.get(id)) + ")");
                     }
                 }
                 if (!none.isEmpty()) {
+                    // with --since an older result was not read: say so, it may well exist
                     summaryTo.println("results: no result (yet) for " + String.join(", ", none)
+                            + (from == null ? "" : " written since " + from + " (older ones not read: drop --since)")
                             + (dlq ? "" : " (dead letters too: --dlq)"));
                 }
             }

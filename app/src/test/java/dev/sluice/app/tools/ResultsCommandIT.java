@@ -151,6 +151,12 @@ class ResultsCommandIT {
                 Run future1 = run(connect, "--since", Instant.now().plusSeconds(3600).toString());
                 assertThat(future1.out()).isEqualTo("results: 0 shown from delivery.results" + System.lineSeparator());
                 assertThat(run(connect, "--since", "1h").out()).contains("results: 4 shown");
+                // outside trial (session 21): an id whose result is older than --since read as "no result" without a word
+                Instant window = Instant.now().plusSeconds(3600);
+                Run olderThanWindow = run(connect, "--id", "e-1", "--since", window.toString());
+                assertThat(olderThanWindow.exit()).isEqualTo(ResultsCommand.EXIT_ID_WITHOUT_RESULT);
+                assertThat(olderThanWindow.out()).contains("results: no result (yet) for e-1 written since " + window
+                        + " (older ones not read: drop --since)");
 
                 // --follow: prints what exists, then what arrives, until --follow-seconds
                 CompletableFuture<Run> following = CompletableFuture.supplyAsync(() -> run(connect, "--follow", "--follow-seconds", "20", "--id", "d-3"));
