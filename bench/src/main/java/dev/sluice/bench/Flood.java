@@ -106,18 +106,15 @@ public final class Flood {
                         throw new IllegalStateException("the warm-up incident did not settle: no flood measured");
                     }
                 }
-                long selfPid = ProcessHandle.current().pid();
-                long benchCpu0 = ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO).toMillis();
-                long benchJit0 = JitCpu.of(List.of(selfPid)).toMillis();
-                long senderCpu0 = group.cpu().toMillis();
-                long senderJit0 = JitCpu.of(group.pids()).toMillis();
+                JitCpu.Window benchJit = JitCpu.window(() -> ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO),
+                        List.of(ProcessHandle.current().pid()));
+                JitCpu.Window senderJit = JitCpu.window(group::cpu, group.pids());
                 List<Notification> produced = produce(infra, naive, Phase.FLOOD, routine, users, criticals, seconds);
                 long routineCount = produced.stream().filter(n -> n.getEventClass() == NotificationClass.ROUTINE).count();
                 boolean sluiceDone = Settle.await("sluice", produced.size(), () -> Settle.settled(collector, Phase.FLOOD.tag()), infra.telegram,
                         Duration.ofSeconds(600), Duration.ofSeconds(150));
-                double benchJitShare = JitCpu.share(JitCpu.of(List.of(selfPid)).toMillis() - benchJit0,
-                        ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO).toMillis() - benchCpu0);
-                double senderJitShare = JitCpu.share(JitCpu.of(group.pids()).toMillis() - senderJit0, group.cpu().toMillis() - senderCpu0);
+                double benchJitShare = benchJit.share();
+                double senderJitShare = senderJit.share();
                 boolean naiveDone = !baseline || Settle.await("naive", produced.size(), naive::sentCount, infra.telegram,
                         Duration.ofSeconds((long) (produced.size() / rate * 1.5) + 120), Duration.ofSeconds(60));
                 if (naive != null) {

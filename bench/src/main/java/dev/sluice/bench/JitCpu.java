@@ -32,6 +32,18 @@ final class JitCpu {
         return Duration.ofMillis(ms);
     }
 
+    /** A window opened now over the processes {@code pids} whose CPU {@code cpu} reads; {@link Window#share()} closes it. */
+    static Window window(java.util.function.Supplier<Duration> cpu, List<Long> pids) {
+        return new Window(cpu, pids, cpu.get().toMillis(), of(pids).toMillis());
+    }
+
+    /** The compiler threads' share of the processes' CPU since the window opened. */
+    record Window(java.util.function.Supplier<Duration> cpu, List<Long> pids, long cpuMsAtStart, long jitMsAtStart) {
+        double share() {
+            return JitCpu.share(of(pids).toMillis() - jitMsAtStart, cpu.get().toMillis() - cpuMsAtStart);
+        }
+    }
+
     /** The compiler threads' share of a window's CPU: their CPU over it / all CPU over it (0 when none was used). */
     static double share(long jitMs, long cpuMs) {
         return cpuMs == 0 ? 0 : (double) jitMs / cpuMs;

@@ -59,7 +59,7 @@ final class LocalBot {
      */
     long groupTatAfter(long tat, long sharedSentUntilMs, long now) {
         Rate r = group.rate();
-        long intervalMs = -Math.floorDiv(-r.periodMillis(), r.count());
+        long intervalMs = LocalGcraBudget.ceilDiv(r.periodMillis(), r.count());
         if (sharedSentUntilMs == Long.MIN_VALUE || sharedSentUntilMs + intervalMs <= now) {
             return tat; // nothing shared can share a minute with this group's next grant more closely than its rate
         }

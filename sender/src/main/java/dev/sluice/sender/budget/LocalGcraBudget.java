@@ -90,7 +90,7 @@ public final class LocalGcraBudget implements BudgetPort {
         return Math.min(Rate.MAX_COUNT, Math.max(1, (long) Math.floor(ratePer * 1000)));
     }
 
-    private static long ceilDiv(long x, long y) {
+    static long ceilDiv(long x, long y) {
         return -Math.floorDiv(-x, y);
     }
 

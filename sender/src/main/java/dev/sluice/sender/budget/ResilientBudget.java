@@ -62,10 +62,7 @@ public final class ResilientBudget implements BudgetPort {
      * rebuilds a client that could not connect once a probe interval (by default every second).
      */
     static final long REBUILD_WARN_INTERVAL_MS = 60_000;
-    private final Clock clock;
-    /** Guarded by this: when the last rebuild WARN was written ({@code Long.MIN_VALUE}: never), rebuilds at DEBUG since. */
-    private long rebuildWarnedAtMs = Long.MIN_VALUE;
-    private int rebuildsAtDebug;
+    private final dev.sluice.sender.ThrottledWarning rebuildWarning;
     private volatile boolean closed;
     /** The last {@link LocalGcraBudget#sharedSentUntil} told to the fallback (a racing second telling is harmless). */
     private volatile long sharedSentUntilTold = Long.MIN_VALUE;
@@ -112,7 +109,8 @@ public final class ResilientBudget implements BudgetPort {
         this.sharedFactory = Objects.requireNonNull(sharedFactory, "sharedFactory");
         this.config = Objects.requireNonNull(config, "config");
         Objects.requireNonNull(listener, "listener");
-        this.clock = Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(clock, "clock");
+        this.rebuildWarning = new dev.sluice.sender.ThrottledWarning(log, REBUILD_WARN_INTERVAL_MS, clock::millis);
         this.fallback = new LocalGcraBudget(config.fallbackShare(), clock, BudgetState.FALLBACK_LOCAL);
         this.outage = new RedisOutage(config, listener, clock);
     }
@@ -291,7 +289,8 @@ public final class ResilientBudget implements BudgetPort {
         }
         if (shared == null) {
             if (clientsBuilt++ > 0) {
-                logRebuild();
+                rebuildWarning.warn("budget: building Redis client #" + clientsBuilt
+                        + " (the last one could not connect or was closed)");
             }
             shared = sharedFactory.get();
             if (markWrites != null) {
@@ -299,23 +298,6 @@ public final class ResilientBudget implements BudgetPort {
             }
         }
         return shared;
-    }
-
-    private void logRebuild() { // under this monitor (shared())
-        long now = clock.millis();
-        if (rebuildWarnedAtMs != Long.MIN_VALUE && now - rebuildWarnedAtMs < REBUILD_WARN_INTERVAL_MS) {
-            rebuildsAtDebug++;
-            log.debug("budget: building Redis client #{} (the last one could not connect or was closed)", clientsBuilt);
-            return;
-        }
-        if (rebuildsAtDebug == 0) {
-            log.warn("budget: building Redis client #{} (the last one could not connect or was closed)", clientsBuilt);
-        } else {
-            log.warn("budget: building Redis client #{} (the last one could not connect or was closed; {} more rebuilds"
-                    + " in the last {} s, at DEBUG)", clientsBuilt, rebuildsAtDebug, (now - rebuildWarnedAtMs) / 1000);
-        }
-        rebuildWarnedAtMs = now;
-        rebuildsAtDebug = 0;
     }
 
     /** Drops {@code failed} if it is still the client in use (never a newer one another thread built meanwhile). */
