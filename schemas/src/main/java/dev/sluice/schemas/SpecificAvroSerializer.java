@@ -1,8 +1,6 @@
 package dev.sluice.schemas;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -100,18 +98,20 @@ public final class SpecificAvroSerializer<T extends SpecificRecord> implements S
         }
         int id = target.id();
         SpecificDatumWriter<T> writer = target.writer();
-        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
-        out.write(WireFormat.MAGIC_BYTE);
-        out.writeBytes(ByteBuffer.allocate(4).putInt(id).array());
+        ReusableOutput out = ReusableOutput.OF_THREAD.get();
+        out.start(id);
+        byte[] bytes;
         try {
-            BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
-            writer.write(data, encoder);
-            encoder.flush();
+            writer.write(data, out.encoder);
+            out.encoder.flush();
+            bytes = out.bytes();
         } catch (IOException | RuntimeException e) {
             throw new SerializationException("cannot write " + schema.getFullName() + " as Avro (topic " + topic
                     + ", schema id " + id + "): " + e.getMessage(), e);
+        } finally {
+            out.finish();
         }
-        return out.toByteArray();
+        return bytes;
     }
 
     /** Registers (or looks up) {@code schema} under the topic's subject, and keeps it with its writer for the topic. */
@@ -127,6 +127,71 @@ public final class SpecificAvroSerializer<T extends SpecificRecord> implements S
             targets.put(topic, target);
         }
         return target;
+    }
+
+    /**
+     * The bytes of one record being written, and the Avro encoder writing into them, kept per thread (issue 21: a new
+     * {@code ByteArrayOutputStream} per record grew from 128 bytes by copies, with a lock per write, and a new encoder and
+     * header buffer: ~3 % of the topology's stream thread). Not synchronized: used by its own thread only, one record at a
+     * time ({@link #start} to {@link #bytes}). Bounded: a buffer grown past {@link #KEPT_MAX_BYTES} by a large record is
+     * dropped after it, so a thread keeps at most that much.
+     */
+    static final class ReusableOutput extends java.io.OutputStream {
+        static final int INITIAL_BYTES = 512;
+        static final int KEPT_MAX_BYTES = 64 * 1024;
+        static final ThreadLocal<ReusableOutput> OF_THREAD = ThreadLocal.withInitial(ReusableOutput::new);
+        private byte[] buf = new byte[INITIAL_BYTES];
+        private int count;
+        final BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(this, null);
+
+        /** Empties the buffer and writes the wire format's header: the magic byte and the schema id (big-endian). */
+        void start(int schemaId) {
+            count = 0;
+            ensure(WireFormat.HEADER_LENGTH);
+            buf[0] = WireFormat.MAGIC_BYTE;
+            buf[1] = (byte) (schemaId >>> 24);
+            buf[2] = (byte) (schemaId >>> 16);
+            buf[3] = (byte) (schemaId >>> 8);
+            buf[4] = (byte) schemaId;
+            count = WireFormat.HEADER_LENGTH;
+        }
+
+        /** A copy of what was written since {@link #start}. */
+        byte[] bytes() {
+            return java.util.Arrays.copyOf(buf, count);
+        }
+
+        /** After a record: a buffer grown past the bound is replaced (see the class comment). */
+        void finish() {
+            if (buf.length > KEPT_MAX_BYTES) {
+                buf = new byte[INITIAL_BYTES];
+                count = 0;
+            }
+        }
+
+        int keptBytes() {
+            return buf.length;
+        }
+
+        @Override
+        public void write(int b) {
+            ensure(1);
+            buf[count++] = (byte) b;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            ensure(len);
+            System.arraycopy(b, off, buf, count, len);
+            count += len;
+        }
+
+        private void ensure(int more) {
+            int need = count + more;
+            if (need > buf.length) {
+                buf = java.util.Arrays.copyOf(buf, Math.max(need, buf.length * 2));
+            }
+        }
     }
 
     /**

@@ -235,6 +235,50 @@ class SpecificAvroSerdeTest {
     }
 
     @Test
+    void theBufferKeptPerThreadWritesEachRecordExactlyAndStaysBounded() throws Exception {
+        // Issue 21: one output buffer per thread, reused. A large record then small ones on the same thread: each is exactly
+        // the wire format of Avro's own bytes (nothing left over from the record before), and a buffer grown past the bound
+        // by the large record is not kept. Two threads writing at once get their own records' bytes.
+        Notification small = notification();
+        Notification large = Notification.newBuilder(small).setText("x".repeat(200_000)).build();
+        org.apache.avro.specific.SpecificDatumWriter<Notification> avroWriter = new org.apache.avro.specific.SpecificDatumWriter<>(
+                Notification.getClassSchema(), org.apache.avro.specific.SpecificData.getForClass(Notification.class));
+        byte[] smallAvro = encode(avroWriter, small);
+        byte[] largeAvro = encode(avroWriter, large);
+        var serializer = serde.serializer();
+        for (Notification n : List.of(small, large, small, small)) {
+            byte[] ours = serializer.serialize(TOPIC, n);
+            assertThat(ours[0]).isEqualTo(WireFormat.MAGIC_BYTE);
+            assertThat(java.nio.ByteBuffer.wrap(ours, 1, 4).getInt()).isEqualTo(registry.register(TOPIC + "-value", Notification.getClassSchema()));
+            assertThat(Arrays.copyOfRange(ours, WireFormat.HEADER_LENGTH, ours.length)).isEqualTo(n == small ? smallAvro : largeAvro);
+            assertThat(serde.deserializer().deserialize(TOPIC, ours)).isEqualTo(n);
+            assertThat(SpecificAvroSerializer.ReusableOutput.OF_THREAD.get().keptBytes())
+                    .isLessThanOrEqualTo(SpecificAvroSerializer.ReusableOutput.KEPT_MAX_BYTES);
+        }
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            List<java.util.concurrent.Future<Boolean>> done = new java.util.ArrayList<>();
+            for (Notification n : List.of(small, large)) {
+                byte[] expected = n == small ? smallAvro : largeAvro;
+                done.add(two.submit(() -> {
+                    for (int i = 0; i < 200; i++) {
+                        byte[] ours = serializer.serialize(TOPIC, n);
+                        if (!Arrays.equals(Arrays.copyOfRange(ours, WireFormat.HEADER_LENGTH, ours.length), expected)) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }));
+            }
+            for (var f : done) {
+                assertThat(f.get(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            }
+        } finally {
+            two.shutdownNow();
+        }
+    }
+
+    @Test
     void theIdKeptPerTopicFollowsTheSchemaTheSubjectAndTheTopic() {
         // One serializer for two record types and two topics: each record carries the id of its own schema under its topic's
         // subject, however the writes alternate; a reconfigure to keys switches the subject.
