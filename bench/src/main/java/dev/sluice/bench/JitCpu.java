@@ -44,6 +44,56 @@ final class JitCpu {
         }
     }
 
+    /**
+     * A warm-up that waits for the JIT to settle (issue 19, session 23: under {@code many-bots} on 2 cores the senders'
+     * compiler threads stayed at ~30 % of their CPU for 3 minutes and fell to ~5 % after 4, so a fixed 120 s warm-up
+     * measured them at 3-30 % from run to run). Waits {@code minSeconds}, then step by step until the compiler threads'
+     * share of the processes' CPU over the last step is at most {@code maxShare}, or {@code maxSeconds} in all.
+     */
+    record Settle(int minSeconds, int maxSeconds, double maxShare, int stepSeconds) {
+        Settle {
+            if (minSeconds < 0 || maxSeconds < minSeconds || stepSeconds < 1 || !(maxShare >= 0)) {
+                throw new IllegalArgumentException("warm-up: need 0 <= --warmup-seconds <= --warmup-max-seconds, a step >= 1 s"
+                        + " and --settle-jit-share >= 0; got " + minSeconds + ", " + maxSeconds + ", " + stepSeconds + ", " + maxShare);
+            }
+        }
+
+        /** The seconds waited and the compiler threads' share over the last step (what decided the end). */
+        record Warmed(int seconds, double lastStepJitShare, boolean settled) {
+            String describe() {
+                return String.format(java.util.Locale.ROOT, "%d s warm-up (JIT %.1f%% of the CPU in its last step%s)", seconds,
+                        100 * lastStepJitShare, settled ? "" : ", not settled at --warmup-max-seconds");
+            }
+        }
+
+        /** Warms up the processes {@code pids} whose CPU {@code cpu} reads (the caller's thread sleeps). */
+        Warmed warm(java.util.function.Supplier<Duration> cpu, List<Long> pids) throws InterruptedException {
+            return warm(cpu, () -> of(pids));
+        }
+
+        /** As {@link #warm(java.util.function.Supplier, List)}, the compiler threads' CPU read by {@code jit}. */
+        Warmed warm(java.util.function.Supplier<Duration> cpu, java.util.function.Supplier<Duration> jit)
+                throws InterruptedException {
+            int step = Math.min(stepSeconds, Math.max(1, minSeconds));
+            int waited = Math.max(0, minSeconds - step);
+            Thread.sleep(waited * 1000L);
+            while (true) {
+                long cpu0 = cpu.get().toMillis();
+                long jit0 = jit.get().toMillis();
+                Thread.sleep(step * 1000L);
+                waited += step;
+                double share = JitCpu.share(jit.get().toMillis() - jit0, cpu.get().toMillis() - cpu0);
+                if (waited >= minSeconds && share <= maxShare) {
+                    return new Warmed(waited, share, true);
+                }
+                if (waited >= maxSeconds) {
+                    return new Warmed(waited, share, false);
+                }
+                step = Math.min(stepSeconds, maxSeconds - waited);
+            }
+        }
+    }
+
     /** The compiler threads' share of a window's CPU: their CPU over it / all CPU over it (0 when none was used). */
     static double share(long jitMs, long cpuMs) {
         return cpuMs == 0 ? 0 : (double) jitMs / cpuMs;

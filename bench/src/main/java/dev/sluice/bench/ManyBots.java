@@ -18,9 +18,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * Issue 7, scenario {@code many-bots}: 200 bots, each with a backlog of a minute at its 30 msg/s (60 chats per
- * bot) in {@code outbox.live}, drained by 3 sender processes sharing one Redis. After a warm-up (120 s unless
- * {@code --warmup-seconds}: a sender's JIT compiler threads were still a third of its CPU 80 s after start in session
- * 14, so a 15 s warm-up measured the compiler; the output prints the compiler threads' share of the window) it measures,
+ * bot) in {@code outbox.live}, drained by 3 sender processes sharing one Redis. After a warm-up (at least
+ * {@code --warmup-seconds}, 120 by default, then in 15 s steps until the senders' JIT compiler threads used at most
+ * {@code --settle-jit-share} (0.05) of their CPU over the last step, at most {@code --warmup-max-seconds}, 3 x the
+ * minimum: a sender's compiler threads were still a third of its CPU 80 s after start in session 14 and ~30 % for 3
+ * minutes in session 23; the output prints the warm-up used and the compiler threads' share of the window) it measures,
  * over a window: messages FakeTelegram accepted per second (all bots), sender CPU per delivered message (the
  * children's user+system CPU from the OS), redis-server CPU per delivered message (INFO cpu), and, in a
  * MONITOR sample after the window, Redis round trips per delivered message (client commands, script-internal
@@ -53,7 +55,7 @@ public final class ManyBots {
     private record Measured(String mode, int shards, double perS, double cpuMsPerMsg, double cpuCores, double roundTrips,
                             double evalPerMsg, List<Double> redisUsPerMsgPerShard, long p429, String note,
                             MarkFigures marks, Map<String, Double> commandsPerMsg, double callsInclScriptsPerMsg,
-                            ManyBotsBaseline.Figures baseline, double jitCpuShare) {
+                            ManyBotsBaseline.Figures baseline, double jitCpuShare, JitCpu.Settle.Warmed warmed) {
         double redisUsPerMsgTotal() {
             return redisUsPerMsgPerShard.stream().mapToDouble(Double::doubleValue).sum();
         }
@@ -115,10 +117,11 @@ public final class ManyBots {
                         String.format(java.util.Locale.ROOT, "paced %.0f/s per bot", b.ratePerBot()), b.cpuMsPerMsg(),
                         b.cpuCores(), b.redisCommandsPerMsg(), 0.0, b.redisUsPerMsg(), "-", b.p429());
                 out.note("sender CPU per delivered message: %.2f x the bare baseline's", m.cpuMsPerMsg() / b.cpuMsPerMsg());
-                out.note("bare baseline: %d x 429 over its whole run, by scope %s", b.p429(), b.p429ByScope());
+                out.note("bare baseline: %d x 429 over its whole run, by scope %s; %s", b.p429(), b.p429ByScope(),
+                        b.warmed().describe());
             }
             out.note("%s: JIT compiler threads used %.1f%% of the senders' CPU in the window%s (a lower bound, threads alive "
-                    + "at its ends; high: the JIT has not settled, lengthen --warmup-seconds)", mode, 100 * m.jitCpuShare(),
+                    + "at its ends; high: the JIT has not settled, lengthen --warmup-max-seconds)", mode, 100 * m.jitCpuShare(),
                     b == null ? "" : String.format(java.util.Locale.ROOT, ", the baseline's %.1f%%", 100 * b.jitCpuShare()));
             out.note("%s: %s", mode, m.note());
             out.note("%s: client commands per delivered message in the MONITOR sample, by command: %s; INFO commandstats "
@@ -135,6 +138,7 @@ public final class ManyBots {
             j.put("redis_commands_per_msg_by_command", roundAll(m.commandsPerMsg()));
             j.put("redis_calls_incl_script_per_msg", Utilisation.round(m.callsInclScriptsPerMsg()));
             j.put("jit_cpu_share", Utilisation.round(m.jitCpuShare()));
+            j.put("warmup_seconds", m.warmed().seconds());
             if (b != null) {
                 j.put("baseline", baselineJson(b));
             }
@@ -165,6 +169,7 @@ public final class ManyBots {
                 .put("redis_cpu_us_per_msg", Utilisation.round(first.redisUsPerMsgTotal()))
                 .put("provider_429", first.p429())
                 .put("jit_cpu_share", Utilisation.round(first.jitCpuShare()))
+                .put("warmup_seconds", first.warmed().seconds())
                 .put("redis_commands_per_msg_by_command", roundAll(first.commandsPerMsg()));
         ManyBotsBaseline.Figures b = first.baseline();
         if (b != null) { // absent with --no-baseline
@@ -174,6 +179,7 @@ public final class ManyBots {
                     .put("baseline_redis_cpu_us_per_msg", Utilisation.round(b.redisUsPerMsg()))
                     .put("baseline_provider_429", b.p429())
                     .put("baseline_jit_cpu_share", Utilisation.round(b.jitCpuShare()))
+                    .put("baseline_warmup_seconds", b.warmed().seconds())
                     .put("cpu_vs_baseline", Utilisation.round(b.cpuMsPerMsg() == 0 ? 0 : first.cpuMsPerMsg() / b.cpuMsPerMsg()));
         }
         out.note("redis-server CPU per message: INFO used_cpu_user+used_cpu_sys over the window / messages accepted in it,"
@@ -193,6 +199,7 @@ public final class ManyBots {
         j.put("provider_429", b.p429());
         j.put("provider_429_by_scope", b.p429ByScope());
         j.put("jit_cpu_share", Utilisation.round(b.jitCpuShare()));
+        j.put("warmup_seconds", b.warmed().seconds());
         return j;
     }
 
@@ -236,11 +243,14 @@ public final class ManyBots {
     private static Measured measure(BenchArgs args, String mode, int bots, boolean baseline) throws Exception {
         java.nio.file.Path jfr = jfrDir(args);
         int seconds = args.scaled("seconds", 60, 5);
-        // long enough for C2 to settle (session 14: 15 s gave 0.72 ms CPU/msg, 120 s 0.22 on the same code)
+        // at least 120 s (session 14: 15 s gave 0.72 ms CPU/msg, 120 s 0.22 on the same code), then until the JIT settled
+        // (session 23: ~30 % of the senders' CPU for 3 minutes, ~5 % after 4), at most 3 x the minimum
         int warmup = args.scaled("warmup-seconds", 120, 3);
+        JitCpu.Settle settle = new JitCpu.Settle(warmup, args.integer("warmup-max-seconds", 3 * warmup),
+                args.dbl("settle-jit-share", 0.05), 15);
         int sample = args.scaled("monitor-seconds", 10, 2);
         int senders = args.integer("senders", 3);
-        int perBot = args.integer("backlog-per-bot", 30 * (warmup + seconds + sample + 10));
+        int perBot = args.integer("backlog-per-bot", 30 * (settle.maxSeconds() + seconds + sample + 10));
         int chatsPerBot = args.integer("chats-per-bot", 60);
         try (Infra infra = Infra.start(FakeTelegramLimits.telegram())) {
             List<String> botIds = new ArrayList<>();
@@ -290,7 +300,7 @@ public final class ManyBots {
             long windowEnd;
             try (Senders s = Senders.start(withJfr(SenderProcess.Kind.SLUICE, jfr), "many-" + mode, senders, settings,
                     tokens, infra.workDir, "512m")) {
-                Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot's lanes filled
+                JitCpu.Settle.Warmed warmed = settle.warm(s::cpu, s.pids()); // JIT, partition assignment, lanes filled
                 long accepted0 = infra.telegram.accepted().size();
                 long cpu0 = s.cpu().toMillis();
                 long jit0 = JitCpu.of(s.pids()).toMillis();
@@ -323,11 +333,11 @@ public final class ManyBots {
                 String note = String.format(java.util.Locale.ROOT, "%d sender JVMs (-Xmx512m, defaults: sender.max.in.flight=16, "
                                 + "8 per bot; budget.reservation.max.ms=%d, budget.reservation.routine.max.ms=%d, "
                                 + "budget.arrival.guard.limit.per.s=%d, "
-                                + "budget.global.arrival.margin.ms=%d), %d s warm-up, %d s window, %d s MONITOR sample on %d "
+                                + "budget.global.arrival.margin.ms=%d), %s, %d s window, %d s MONITOR sample on %d "
                                 + "node(s) (%d client commands, %d script-internal calls, %d messages accepted in it)",
                         senders, budget.reservationMax().toMillis(), budget.reservationRoutineMax().toMillis(),
                         budget.arrivalGuardLimitPerS(),
-                        budget.globalArrivalMargin().toMillis(), warmup, seconds, sample, shards.size(), clientCommands, scriptCalls, inSample)
+                        budget.globalArrivalMargin().toMillis(), warmed.describe(), seconds, sample, shards.size(), clientCommands, scriptCalls, inSample)
                         + "; provider 429s over the whole run, by scope: " + ProviderTrace.of429s(infra.telegram, 5);
                 List<MarkMemory.Marks> marks = new ArrayList<>();
                 for (RedisProbe p : shards) {
@@ -342,7 +352,7 @@ public final class ManyBots {
                         delivered == 0 ? 0 : (double) (evalsha1 - evalsha0) / delivered, perShard,
                         infra.telegram.rejected429Count(), note, MarkFigures.of(marks, usedBefore), byCommand,
                         delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered, null,
-                        JitCpu.share(jit1 - jit0, cpu1 - cpu0));
+                        JitCpu.share(jit1 - jit0, cpu1 - cpu0), warmed);
             }
             summariseJfr(jfr, "many-" + mode, windowStart, windowEnd);
             long stateChanges = budgetStateChanges(infra.workDir, "many-" + mode, senders);
@@ -352,17 +362,17 @@ public final class ManyBots {
                     + "; budget state changes in the senders' logs over the whole run (a Redis call that failed or timed "
                     + "out leaves SHARED): " + stateChanges + ", Redis budget clients rebuilt: " + rebuilt, real.marks(),
                     real.commandsPerMsg(),
-                    real.callsInclScriptsPerMsg(), null, real.jitCpuShare());
+                    real.callsInclScriptsPerMsg(), null, real.jitCpuShare(), real.warmed());
             if (!baseline) {
                 return real;
             }
             ManyBotsBaseline.Figures b = ManyBotsBaseline.measure(infra, withJfr(SenderProcess.Kind.BARE, jfr), settings,
-                    tokens, args.integer("baseline-senders", senders), args.dbl("baseline-rate-per-bot", 28), warmup, seconds,
+                    tokens, args.integer("baseline-senders", senders), args.dbl("baseline-rate-per-bot", 28), settle, seconds,
                     shards);
             summariseJfr(jfr, "bare", b.windowStartMs(), b.windowEndMs());
             return new Measured(real.mode(), real.shards(), real.perS(), real.cpuMsPerMsg(), real.cpuCores(),
                     real.roundTrips(), real.evalPerMsg(), real.redisUsPerMsgPerShard(), real.p429(), real.note(),
-                    real.marks(), real.commandsPerMsg(), real.callsInclScriptsPerMsg(), b, real.jitCpuShare());
+                    real.marks(), real.commandsPerMsg(), real.callsInclScriptsPerMsg(), b, real.jitCpuShare(), real.warmed());
         }
     }
 

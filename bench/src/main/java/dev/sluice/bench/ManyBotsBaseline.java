@@ -10,7 +10,7 @@ import java.util.Map;
  * Issue 19: the bare-baseline half of {@code many-bots}. After the real senders of a run stopped, the same number of
  * {@link BareSender} JVMs (same heap, GC and JVM options) drain the same {@code outbox.live} backlog from its start
  * under their own consumer group, against the same FakeTelegram and its limits, and the same figures are measured over
- * a window of the same length after the same warm-up: delivered/s, the children's CPU per delivered message, Redis
+ * a window of the same length after a warm-up by the same rule (the JIT settled, {@link JitCpu.Settle}): delivered/s, the children's CPU per delivered message, Redis
  * commands (every client command and script-internal call from {@code INFO commandstats}; the baseline makes none) and
  * redis-server CPU per delivered message, and the 429s FakeTelegram answered them (the whole baseline run), with the
  * scope of each (the bot's sliding second, a chat, a group, or a penalty of one of them the call met).
@@ -22,7 +22,7 @@ final class ManyBotsBaseline {
     record Figures(int processes, double ratePerBot, double perS, double cpuMsPerMsg, double cpuCores,
                    double redisCommandsPerMsg, double redisUsPerMsg, long p429,
                    Map<TelegramLimiter.Scope, Long> p429ByScope, long windowStartMs, long windowEndMs,
-                   double jitCpuShare) {
+                   double jitCpuShare, JitCpu.Settle.Warmed warmed) {
     }
 
     private ManyBotsBaseline() {
@@ -33,7 +33,7 @@ final class ManyBotsBaseline {
      * @param ratePerBot     each bot's rate over all baseline processes, msg/s (each paces at its share)
      */
     static Figures measure(Infra infra, SenderProcess.Kind kind, Map<String, String> senderSettings,
-                           Map<String, String> tokens, int processes, double ratePerBot, int warmup, int seconds,
+                           Map<String, String> tokens, int processes, double ratePerBot, JitCpu.Settle settle, int seconds,
                            List<RedisProbe> shards) throws Exception {
         Map<String, String> settings = new LinkedHashMap<>(senderSettings);
         settings.put("sender.group.id", "sluice-bare-bench");
@@ -42,7 +42,7 @@ final class ManyBotsBaseline {
         Map<TelegramLimiter.Scope, Long> byScopeBefore = infra.telegram.rejected429ByScope();
         Figures f;
         try (Senders s = Senders.start(kind, "bare", processes, settings, tokens, infra.workDir, "512m")) {
-            Thread.sleep(warmup * 1000L); // warm-up: JIT, partition assignment, every bot paced
+            JitCpu.Settle.Warmed warmed = settle.warm(s::cpu, s.pids()); // JIT, partition assignment, every bot paced
             long accepted0 = infra.telegram.accepted().size();
             long cpu0 = s.cpu().toMillis();
             long jit0 = JitCpu.of(s.pids()).toMillis();
@@ -62,7 +62,7 @@ final class ManyBotsBaseline {
                     delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
                     delivered == 0 ? 0 : (double) (calls1 - calls0) / delivered,
                     delivered == 0 ? 0 : (redisCpu1 - redisCpu0) * 1e6 / delivered, 0, Map.of(), start,
-                    System.currentTimeMillis(), JitCpu.share(jit1 - jit0, cpu1 - cpu0));
+                    System.currentTimeMillis(), JitCpu.share(jit1 - jit0, cpu1 - cpu0), warmed);
         }
         Map<TelegramLimiter.Scope, Long> byScope = new java.util.EnumMap<>(TelegramLimiter.Scope.class);
         infra.telegram.rejected429ByScope().forEach((scope, n) -> {
@@ -73,6 +73,6 @@ final class ManyBotsBaseline {
         });
         return new Figures(f.processes(), f.ratePerBot(), f.perS(), f.cpuMsPerMsg(), f.cpuCores(),
                 f.redisCommandsPerMsg(), f.redisUsPerMsg(), infra.telegram.rejected429Count() - p429Before, byScope,
-                f.windowStartMs(), f.windowEndMs(), f.jitCpuShare());
+                f.windowStartMs(), f.windowEndMs(), f.jitCpuShare(), f.warmed());
     }
 }

@@ -43,14 +43,17 @@ class ScenariosSmokeIT {
         // the bare baseline as many-bots runs it by default: 3 uncoordinated JVMs, each at its share of 28/s per bot
         // (issue 19: paced from the take time alone they got 12,012 x 429 in a full run and 789 in a 20-bot run);
         // 0 x 429 is its contract
+        // the warm-up settles the JIT between 5 and 10 s (5 s after start the compiler is busy: it ends at the maximum)
         JsonNode j = run(ManyBots::run, "many-bots", "--bots", "3", "--senders", "1", "--warmup-seconds", "5",
-                "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "360", "--chats-per-bot", "30",
+                "--warmup-max-seconds", "10", "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "360", "--chats-per-bot", "30",
                 "--baseline-senders", "3", "--arrival-guard", "30");
         assertThat(j.fieldNames()).toIterable().containsExactly("bots", "delivered_per_s", "cpu_ms_per_msg",
-                "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "provider_429", "jit_cpu_share",
+                "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "provider_429", "jit_cpu_share", "warmup_seconds",
                 "redis_commands_per_msg_by_command", "baseline_delivered_per_s", "baseline_cpu_ms_per_msg",
                 "baseline_redis_round_trips_per_msg", "baseline_redis_cpu_us_per_msg", "baseline_provider_429",
-                "baseline_jit_cpu_share", "cpu_vs_baseline");
+                "baseline_jit_cpu_share", "baseline_warmup_seconds", "cpu_vs_baseline");
+        assertThat(j.get("warmup_seconds").asInt()).isBetween(5, 10);
+        assertThat(j.get("baseline_warmup_seconds").asInt()).isBetween(5, 10);
         assertThat(j.get("bots").asInt()).isEqualTo(3);
         assertThat(j.get("delivered_per_s").asDouble()).isPositive();
         assertThat(j.get("cpu_ms_per_msg").asDouble()).isPositive();
@@ -83,7 +86,7 @@ class ScenariosSmokeIT {
         // 8 s warm-up: at load ~30 on 2 cores a sender started 3 s before the window delivered nothing in it;
         // 20 s of backlog at 30/s: the MONITOR sample (after 8 + 4 s) falls inside it
         JsonNode j = run(ManyBots::run, "many-bots-both", "--redis", "both", "--bots", "3", "--senders", "1",
-                "--warmup-seconds", "8", "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "600",
+                "--warmup-seconds", "8", "--warmup-max-seconds", "8", "--seconds", "4", "--monitor-seconds", "2", "--backlog-per-bot", "600",
                 "--chats-per-bot", "30", "--no-baseline");
                 // the senders' defaults: reservations, the arrival guard at FakeTelegram's 30 and the global margin (with
                 // the guard off and no margin, bots at exactly 30/s got 2 x 429 in one full verify)
@@ -92,7 +95,9 @@ class ScenariosSmokeIT {
             JsonNode m = j.get(mode);
             assertThat(m.fieldNames()).toIterable().as(mode).containsExactly("delivered_per_s", "cpu_ms_per_msg",
                     "redis_round_trips_per_msg", "redis_cpu_us_per_msg", "redis_cpu_us_per_msg_per_shard", "provider_429",
-                    "redis_commands_per_msg_by_command", "redis_calls_incl_script_per_msg", "jit_cpu_share", "sent_marks");
+                    "redis_commands_per_msg_by_command", "redis_calls_incl_script_per_msg", "jit_cpu_share", "warmup_seconds",
+                    "sent_marks");
+            assertThat(m.get("warmup_seconds").asInt()).as(mode + ": a fixed warm-up (minimum = maximum)").isEqualTo(8);
             assertThat(m.get("delivered_per_s").asDouble()).as(mode).isPositive();
             assertThat(m.get("sent_marks").get("marks").asLong()).as(mode).isPositive();
             assertThat(m.get("sent_marks").get("done_memory_usage_bytes").asDouble()).as(mode).isPositive();
