@@ -83,6 +83,10 @@ final class JitCpu {
                 Thread.sleep(step * 1000L);
                 waited += step;
                 double share = JitCpu.share(jit.get().toMillis() - jit0, cpu.get().toMillis() - cpu0);
+                if (waited >= minSeconds) {
+                    Infra.say("warm-up %d s: the JIT used %.1f%% of the CPU in the last %d s (settled at <= %.1f%%)", waited,
+                            100 * share, step, 100 * maxShare);
+                }
                 if (waited >= minSeconds && share <= maxShare) {
                     return new Warmed(waited, share, true);
                 }
