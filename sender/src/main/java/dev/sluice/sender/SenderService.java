@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * rebalances) and, when it ends, the shutdown of the Kafka clients; {@code sluice-sender-dispatch-*} runs the
  * {@link Dispatcher}, which waits on a condition exactly until the earliest {@code readyAt} or new input;
  * {@code sluice-sender-send-*} run {@link DeliveryProcessor} steps; {@code sluice-sender-status-*} runs the
- * {@link StatusPublisher}. Nothing sleeps in a loop. The start/close state is guarded by this object's monitor.
+ * {@link StatusPublisher} and the budget's idle probe ({@link dev.sluice.sender.budget.BudgetPort#probe}). Nothing sleeps in a loop. The start/close state is guarded by this object's monitor.
  *
  * <p>Offsets: per partition only up to the lowest message without an acknowledged result (see
  * {@link OffsetTracker}, {@link OutboxPoller}). Backpressure: per bot first, then a global bound of buffered
@@ -127,6 +127,18 @@ public final class SenderService implements AutoCloseable {
         }
         long period = config.statusInterval().toMillis();
         statusTimer.scheduleAtFixedRate(status::publish, period, period, TimeUnit.MILLISECONDS);
+        // an idle sender learns that Redis is back without a message to decide (BudgetPort#probe); a no-op while shared
+        long probeMs = Math.max(100, config.budgetConfig().probeInterval().toMillis());
+        statusTimer.scheduleWithFixedDelay(this::probeBudget, probeMs, probeMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** On the status thread; an exception would end the schedule, so none leaves (ResilientBudget throws none of Redis's). */
+    private void probeBudget() {
+        try {
+            wiring.budget.probe();
+        } catch (RuntimeException e) {
+            log.debug("budget probe: {}", e.toString());
+        }
     }
 
     /** True from {@link #start} until the consumer loop ended (closed, or failed): a liveness/readiness input. */

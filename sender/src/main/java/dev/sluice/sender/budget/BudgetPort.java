@@ -137,6 +137,19 @@ public interface BudgetPort extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * Whether the shared store answers, asked without a decision: called on a timer (the sender's status thread, every
+     * {@code budget.redis.probe.interval.ms}), so a budget deciding without Redis learns that Redis is back although no
+     * message asks it anything (an idle sender reported {@code fallback_local} until its next message, sessions 21-22),
+     * and replays what the outage left (drained starts, penalties) then rather than before the next message's decision.
+     * {@link ResilientBudget} probes only while it is not {@link dev.sluice.metrics.BudgetState#SHARED} and its breaker lets a call
+     * through; {@link RedisGcraBudget} PINGs every primary. A no-op for budgets without a shared store.
+     *
+     * @throws BudgetUnavailableException when the store cannot be reached (only from a budget without a breaker)
+     */
+    default void probe() {
+    }
+
     /** A live request for one message. */
     default Decision tryAcquire(String botId, String chatId) {
         return tryAcquire(new BudgetRequest(botId, chatId, Lane.LIVE));

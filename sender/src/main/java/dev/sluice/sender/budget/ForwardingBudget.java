@@ -9,7 +9,7 @@ import java.util.Optional;
 /**
  * Base of every budget decorator ({@link LimitKeyBudget}, {@code QuotaBudget}): each {@link BudgetPort} method,
  * the capabilities included (reservations, the late-answer report of the arrival guard, the drained start, the
- * folded sent-mark check, the Redis round-trip count), goes to the delegate unless the subclass overrides it. A
+ * folded sent-mark check, the Redis round-trip count, the idle probe), goes to the delegate unless the subclass overrides it. A
  * decorator therefore never turns a capability off by inheriting a {@link BudgetPort} default (finding F7); one
  * that cannot keep a capability overrides it and says why in its Javadoc.
  *
@@ -76,6 +76,11 @@ public abstract class ForwardingBudget implements BudgetPort {
     @Override
     public long redisRoundTrips() {
         return delegate.redisRoundTrips();
+    }
+
+    @Override
+    public void probe() {
+        delegate.probe();
     }
 
     @Override

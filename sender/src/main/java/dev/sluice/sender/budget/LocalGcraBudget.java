@@ -368,6 +368,11 @@ public final class LocalGcraBudget implements BudgetPort {
         return false;
     }
 
+    /** Nothing to probe: this budget's state is in the process. */
+    @Override
+    public void probe() {
+    }
+
     /** No sent marks are read here; the sender reads them itself. */
     @Override
     public java.util.Optional<String> sentMarksRedisUrl() {

@@ -284,6 +284,16 @@ public final class RedisGcraBudget implements BudgetPort {
         return java.util.Optional.of(redisUrl);
     }
 
+    /** One PING to every primary (on a Redis Cluster each node serving slots: a bot's node may be the one that is down). */
+    @Override
+    public void probe() {
+        try {
+            session.pingPrimaries();
+        } catch (io.lettuce.core.RedisException e) {
+            throw new BudgetUnavailableException("Redis probe failed: " + e.getMessage(), e);
+        }
+    }
+
     private List<Object> call(byte[][] keys, byte[][] args) {
         return script.call(keys, args);
     }

@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * while the breaker lets a call through, else to the outage mode (the fallback, or a refusal); penalties to the
  * fallback always and to Redis (or kept for the resume); the late-answer report and the drained start to Redis while
  * shared (a drained start missed is made on resume, a report missed is dropped); the sent-mark writes to every Redis
- * client it builds; the routine-horizon answer to the Redis client while one is connected; {@link #close()} to the
- * Redis client and the fallback. Its own: {@link #reserves()} (true), {@link #sentMarksRedisUrl()},
+ * client it builds; the routine-horizon answer to the Redis client while one is connected; the idle probe to the Redis client while
+ * Redis cannot decide ({@link #probe}); {@link #close()} to the Redis client and the fallback. Its own: {@link #reserves()} (true), {@link #sentMarksRedisUrl()},
  * {@link #redisRoundTrips()} (its calls to the Redis budget) and {@link #state()}.
  *
  * <p>The Redis client is created lazily (a sender starts even when Redis is down) and kept through timeouts and lost
@@ -181,6 +181,26 @@ public final class ResilientBudget implements BudgetPort {
                 s.reportLateAnswer(botId, grantSeq);
                 return Boolean.TRUE;
             });
+        }
+    }
+
+    /**
+     * While Redis cannot decide: one call to it (a PING of every primary, {@link RedisGcraBudget#probe}) when the breaker
+     * lets one through (its probe interval elapsed, or fewer failures than open it). On success what the outage left is
+     * replayed first (the drained starts, the penalties: {@link RedisOutage#resumeIfNeeded}, as before a first shared
+     * decision) and the state is {@link BudgetState#SHARED} again, so an idle sender says so. Nothing while shared: the
+     * decisions are the probe then. Never throws a Redis failure (recorded on the breaker like a decision's).
+     */
+    @Override
+    public void probe() {
+        if (closed || outage.state() == BudgetState.SHARED || !outage.permitsCall()) {
+            return;
+        }
+        if (callShared(s -> {
+            s.probe();
+            return Boolean.TRUE;
+        }) != null) {
+            outage.decidedShared();
         }
     }
 

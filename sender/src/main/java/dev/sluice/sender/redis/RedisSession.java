@@ -167,6 +167,24 @@ public final class RedisSession<K, V> implements AutoCloseable {
         return out;
     }
 
+    /**
+     * One PING to every primary (each cluster primary serving slots, or the one server; through Sentinel, the master it
+     * named), each bounded by the command timeout.
+     *
+     * @throws RedisException the first node's failure (the nodes after it are not asked)
+     */
+    public void pingPrimaries() {
+        if (connection instanceof StatefulRedisClusterConnection<K, V> cluster) {
+            for (RedisClusterNode node : cluster.getPartitions()) {
+                if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.hasNoSlots()) {
+                    cluster.getConnection(node.getNodeId()).sync().ping();
+                }
+            }
+        } else {
+            commands.ping();
+        }
+    }
+
     /** The value of {@code field:} in an INFO reply. */
     public static Optional<String> fieldOf(String info, String field) {
         if (info != null) {

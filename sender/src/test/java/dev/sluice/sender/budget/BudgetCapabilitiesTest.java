@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 class BudgetCapabilitiesTest {
     /** The BudgetPort methods with a default that means "capability off". */
     private static final List<String> CAPABILITIES = List.of("reportLateAnswer", "sentMarksRedisUrl", "startDrained",
-            "reserves", "redisRoundTrips", "foldMarkWrites");
+            "reserves", "redisRoundTrips", "foldMarkWrites", "probe");
 
     @Test
     void no_production_budget_inherits_a_capability_default() throws Exception {
@@ -77,7 +77,8 @@ class BudgetCapabilitiesTest {
         b.reportLateAnswer("tg", 4);
         b.startDrained("sms");
         b.startDrained("tg");
-        assertThat(inner.calls).containsExactly("late ext:sms 3", "late tg 4", "drained ext:sms", "drained tg");
+        b.probe();
+        assertThat(inner.calls).containsExactly("late ext:sms 3", "late tg 4", "drained ext:sms", "drained tg", "probe");
 
         b.tryAcquire(BudgetRequest.live("tg", "1").checkingSentMark("m-1").reservingUpTo(Duration.ofMillis(500)));
         b.tryAcquire(BudgetRequest.live("sms", "1").checkingSentMark("m-2").reservingUpTo(Duration.ofMillis(500)));
@@ -133,6 +134,11 @@ class BudgetCapabilitiesTest {
         @Override
         public long redisRoundTrips() {
             return 7;
+        }
+
+        @Override
+        public void probe() {
+            calls.add("probe");
         }
 
         @Override

@@ -58,6 +58,21 @@ class RedisClusterBudgetIT extends BudgetContract {
         assertThat(primaries).as("six bots' slots on at least two primaries").hasSizeGreaterThanOrEqualTo(2);
     }
 
+    /**
+     * The idle probe ({@link BudgetPort#probe}) asks every primary: a cluster with one shard down is not Redis back for
+     * the bots of that shard. Its own cluster without replicas (nothing fails over), so the shared one stays whole.
+     */
+    @Test
+    void the_probe_pings_every_primary_so_one_shard_down_fails_it() throws Exception {
+        try (RedisCluster own = RedisCluster.start(3, 0);
+             BudgetPort b = new RedisGcraBudget("redis-cluster://" + own.seeds(), BudgetConfig.builder(new BudgetLimits(30, 1, 1, 1))
+                     .build(), Duration.ofMillis(500))) {
+            b.probe();
+            own.kill9(own.primaries().get(2));
+            org.assertj.core.api.Assertions.assertThatThrownBy(b::probe).isInstanceOf(BudgetUnavailableException.class);
+        }
+    }
+
     @Test
     void a_node_without_the_script_runs_it_by_eval_and_keeps_deciding() throws Exception {
         try (BudgetPort b = budget(new BudgetLimits(1000, 10, 1000, 10))) {

@@ -21,6 +21,7 @@ class ResilientBudgetTest {
     private final AtomicBoolean closedUnderCall = new AtomicBoolean();
     private final AtomicInteger sharedCalls = new AtomicInteger();
     private final AtomicInteger factoryCalls = new AtomicInteger();
+    private final AtomicInteger probes = new AtomicInteger();
     private final List<String> events = new ArrayList<>();
     private final BudgetListener listener = new BudgetListener() {
         @Override
@@ -72,6 +73,14 @@ class ResilientBudgetTest {
             @Override
             public BudgetState state() {
                 return BudgetState.SHARED;
+            }
+
+            @Override
+            public void probe() {
+                probes.incrementAndGet();
+                if (down.get()) {
+                    throw new BudgetUnavailableException("down", new RedisConnectionException("Connection refused"));
+                }
             }
 
             @Override
@@ -245,6 +254,42 @@ class ResilientBudgetTest {
                     "penalize:bot:CHAT:9:6000");
             b.tryAcquire("bot", "again");
             assertThat(sharedWrites).as("resumed once").hasSize(3);
+        }
+    }
+
+    /**
+     * Sessions 21-22: a sender with nothing to send stayed FALLBACK_LOCAL after Redis came back, until its next message
+     * (its status and metrics said so the whole time), and the outage's drained starts and penalties waited for that
+     * message too. The probe (the sender's status thread calls it every probe interval) asks Redis without a decision.
+     */
+    @Test
+    void an_idle_budget_learns_from_its_probe_that_redis_is_back_and_replays_the_outage_then() {
+        ManualClock clock = new ManualClock();
+        try (ResilientBudget b = budget(BudgetConfig.OutageMode.LOCAL_FALLBACK, clock)) {
+            assertThat(b.tryAcquire("bot", "1").granted()).isTrue();
+            b.probe();
+            assertThat(probes.get()).as("shared: the decisions are the probe, none of its own").isZero();
+            down.set(true);
+            b.tryAcquire("bot", "2");
+            b.penalize("bot", PenaltyScope.CHAT, "9", Duration.ofSeconds(10));
+            assertThat(b.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+            b.probe(); // Redis still down: recorded on the breaker, nothing thrown, still the fallback
+            assertThat(b.state()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+            int decisions = sharedCalls.get();
+            clock.advance(Duration.ofSeconds(4));
+            down.set(false);
+            await().atMost(Duration.ofSeconds(2)).until(() -> {
+                b.probe(); // no message: only the probe asks Redis
+                return b.state() == BudgetState.SHARED;
+            });
+            assertThat(b.circuitState()).isEqualTo(CircuitBreaker.State.CLOSED);
+            assertThat(sharedWrites).as("the outage's drained start and what is left of its penalty, before SHARED")
+                    .containsExactlyInAnyOrder("drained:bot", "penalize:bot:CHAT:9:6000");
+            assertThat(sharedCalls.get() - decisions).as("the resume's two writes, no decision").isEqualTo(2);
+            assertThat(events.get(events.size() - 1)).isEqualTo("state:SHARED");
+            int probesWhenShared = probes.get();
+            b.probe();
+            assertThat(probes.get()).isEqualTo(probesWhenShared);
         }
     }
 
