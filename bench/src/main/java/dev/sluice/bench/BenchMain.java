@@ -37,7 +37,8 @@ public final class BenchMain {
             System.err.println("usage: java -jar sluice-bench.jar <scenario> [options]; scenarios: " + SCENARIOS.keySet());
             System.err.println("  budget-vs-bucket4j [--json FILE] [--seconds N] [--clients 1,16] [--rate R] [--burst B]");
             System.err.println("  utilisation|many-bots|flood|topology-throughput|chaos [--json FILE] [--scale X] (see BENCHMARKS.md)");
-            System.err.println("  many-bots also: [--no-baseline] [--jfr DIR] [--redis standalone|cluster|both]");
+            System.err.println("  many-bots also: [--no-baseline] [--jfr DIR] [--redis standalone|cluster|both] [--warmup-seconds MIN (120)]"
+                    + " [--warmup-max-seconds MAX (3 x MIN)] [--settle-jit-share S (0.05)]");
             System.err.println("  jfr-summary FILE.jfr... [--from EPOCH_MS --to EPOCH_MS] [--top N]");
             System.exit(2);
         }
