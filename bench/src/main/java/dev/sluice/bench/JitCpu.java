@@ -34,13 +34,19 @@ final class JitCpu {
 
     /** A window opened now over the processes {@code pids} whose CPU {@code cpu} reads; {@link Window#share()} closes it. */
     static Window window(java.util.function.Supplier<Duration> cpu, List<Long> pids) {
-        return new Window(cpu, pids, cpu.get().toMillis(), of(pids).toMillis());
+        return window(cpu, () -> of(pids));
+    }
+
+    /** As {@link #window(java.util.function.Supplier, List)}, the compiler threads' CPU read by {@code jit}. */
+    static Window window(java.util.function.Supplier<Duration> cpu, java.util.function.Supplier<Duration> jit) {
+        return new Window(cpu, jit, cpu.get().toMillis(), jit.get().toMillis());
     }
 
     /** The compiler threads' share of the processes' CPU since the window opened. */
-    record Window(java.util.function.Supplier<Duration> cpu, List<Long> pids, long cpuMsAtStart, long jitMsAtStart) {
+    record Window(java.util.function.Supplier<Duration> cpu, java.util.function.Supplier<Duration> jit, long cpuMsAtStart,
+                  long jitMsAtStart) {
         double share() {
-            return JitCpu.share(of(pids).toMillis() - jitMsAtStart, cpu.get().toMillis() - cpuMsAtStart);
+            return JitCpu.share(jit.get().toMillis() - jitMsAtStart, cpu.get().toMillis() - cpuMsAtStart);
         }
     }
 
@@ -78,11 +84,10 @@ final class JitCpu {
             int waited = Math.max(0, minSeconds - step);
             Thread.sleep(waited * 1000L);
             while (true) {
-                long cpu0 = cpu.get().toMillis();
-                long jit0 = jit.get().toMillis();
+                Window last = window(cpu, jit);
                 Thread.sleep(step * 1000L);
                 waited += step;
-                double share = JitCpu.share(jit.get().toMillis() - jit0, cpu.get().toMillis() - cpu0);
+                double share = last.share();
                 if (waited >= minSeconds) {
                     Infra.say("warm-up %d s: the JIT used %.1f%% of the CPU in the last %d s (settled at <= %.1f%%)", waited,
                             100 * share, step, 100 * maxShare);

@@ -355,8 +355,8 @@ public final class ManyBots {
                         JitCpu.share(jit1 - jit0, cpu1 - cpu0), warmed);
             }
             summariseJfr(jfr, "many-" + mode, windowStart, windowEnd);
-            long stateChanges = budgetStateChanges(infra.workDir, "many-" + mode, senders);
-            long rebuilt = logLines(infra.workDir, "many-" + mode, senders, "budget: building Redis client");
+            long stateChanges = SenderLogs.budgetStateChanges(infra.workDir, "many-" + mode, senders);
+            long rebuilt = SenderLogs.lines(infra.workDir, "many-" + mode, senders, "budget: building Redis client");
             real = new Measured(real.mode(), real.shards(), real.perS(), real.cpuMsPerMsg(), real.cpuCores(),
                     real.roundTrips(), real.evalPerMsg(), real.redisUsPerMsgPerShard(), real.p429(), real.note()
                     + "; budget state changes in the senders' logs over the whole run (a Redis call that failed or timed "
@@ -382,24 +382,5 @@ public final class ManyBots {
             out[i] = shards.get(i).cpuSeconds();
         }
         return out;
-    }
-
-    /** Lines {@code budget state A -> B} in the senders' logs ({@code <prefix>-<i>.log} in the work directory). */
-    static long budgetStateChanges(java.nio.file.Path workDir, String prefix, int senders) throws java.io.IOException {
-        return logLines(workDir, prefix, senders, "budget state ");
-    }
-
-    /** Lines containing {@code needle} in the senders' logs ({@code <prefix>-<i>.log} in the work directory). */
-    static long logLines(java.nio.file.Path workDir, String prefix, int senders, String needle) throws java.io.IOException {
-        long n = 0;
-        for (int i = 1; i <= senders; i++) {
-            java.nio.file.Path log = workDir.resolve(prefix + "-" + i + ".log");
-            if (java.nio.file.Files.exists(log)) {
-                try (var lines = java.nio.file.Files.lines(log, java.nio.charset.StandardCharsets.UTF_8)) {
-                    n += lines.filter(l -> l.contains(needle)).count();
-                }
-            }
-        }
-        return n;
     }
 }

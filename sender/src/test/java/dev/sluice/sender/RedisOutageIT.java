@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * the embedded broker) sending one bot's backlog to FakeTelegram, and restarted about 3 s later.
  * {@code local-fallback} keeps sending, never above the provider's limit in any second, and loses nothing;
  * {@code fail-closed} sends nothing while Redis is down, then delivers everything; both return to shared mode
- * by themselves. Rates scaled down (provider 20/s, shared budget 15/s; the fallback takes 15/3 per sender).
+ * by themselves, also a sender with nothing to send (its probe). Rates scaled down (provider 20/s, shared budget 15/s; the fallback takes 15/3 per sender).
  */
 @org.junit.jupiter.api.Tag("quiet") // real rates, little headroom: run alone (sender/pom.xml)
 class RedisOutageIT {
@@ -165,5 +165,45 @@ class RedisOutageIT {
 
         assertEachDeliveredOnceWithOneResult(prefix);
         assertThat(down).isLessThan(up);
+    }
+
+    /**
+     * Sessions 21-22 (noticed, left): a sender with nothing to send after an outage reported {@code fallback_local} (its
+     * budget state, status and metrics) until its next message, however long Redis had been back, and the outage's
+     * drained start of its bots waited for that message too. One sender: a message decided by the fallback while Redis
+     * is down, Redis restarted (empty), no message after: the sender's probe finds Redis, writes the bot's drained start
+     * there and says SHARED.
+     */
+    @Test
+    void an_idle_sender_says_shared_once_redis_is_back_and_replays_the_outage_without_a_message() {
+        String prefix = "outage-idle-" + System.nanoTime();
+        SenderIt.topics(prefix, 2);
+        Map<String, String> s = SenderIt.settings(prefix, prefix + "-senders", telegram.apiUrl(), Map.of(BOT, TOKEN));
+        s.put("redis.url", redis.url());
+        s.put("redis.command.timeout.ms", "200");
+        s.put("budget.redis.outage.mode", "local-fallback");
+        s.put("budget.redis.probe.interval.ms", "300");
+        s.put("sender.instance.id", prefix + "-1");
+        SenderService sender = new SenderService(SenderConfig.from(Settings.of(s)), new SimpleMeterRegistry());
+        senders.add(sender);
+        sender.start();
+        SenderIt.produce(prefix + ".outbox.live", List.of(SenderIt.message("idle-1", BOT, "5001").build()));
+        await().atMost(Duration.ofSeconds(30)).until(() -> telegram.accepted().size() == 1);
+        assertThat(sender.budgetState()).isEqualTo(BudgetState.SHARED);
+
+        redis.stop();
+        SenderIt.produce(prefix + ".outbox.live", List.of(SenderIt.message("idle-2", BOT, "5002").build()));
+        await("the fallback decides the message Redis cannot").atMost(Duration.ofSeconds(30))
+                .until(() -> telegram.accepted().size() == 2);
+        assertThat(sender.budgetState()).isEqualTo(BudgetState.FALLBACK_LOCAL);
+
+        redis.restart(); // empty: nothing of the bot in it
+        await("SHARED with no message to decide").atMost(Duration.ofSeconds(10))
+                .until(() -> sender.budgetState() == BudgetState.SHARED);
+        try (io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis.url()); var conn = client.connect()) {
+            assertThat(conn.sync().exists("sluice:{" + BOT + "}:bot"))
+                    .as("the outage's drained start of the bot, written by the resume the probe made").isEqualTo(1L);
+        }
+        assertThat(telegram.accepted()).hasSize(2);
     }
 }

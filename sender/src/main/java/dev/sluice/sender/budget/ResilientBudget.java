@@ -193,7 +193,7 @@ public final class ResilientBudget implements BudgetPort {
      */
     @Override
     public void probe() {
-        if (closed || outage.state() == BudgetState.SHARED || !outage.permitsCall()) {
+        if (closed || state() == BudgetState.SHARED || !outage.permitsCall()) {
             return;
         }
         if (callShared(s -> {

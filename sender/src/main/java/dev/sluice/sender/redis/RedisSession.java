@@ -149,20 +149,31 @@ public final class RedisSession<K, V> implements AutoCloseable {
      */
     public Map<String, String> infoOfPrimaries(String section, String field) {
         Map<String, String> out = new TreeMap<>();
+        primaries().forEach((where, node) -> {
+            try {
+                fieldOf(node.get().info(section), field).ifPresent(v -> out.put(where, v));
+            } catch (RedisException e) {
+                // that node is not reachable now: nothing known about it
+            }
+        });
+        return out;
+    }
+
+    /**
+     * Each primary (each cluster primary serving slots, or the one server) by {@code host:port}, with what opens its
+     * commands (a cluster node's connection is opened when asked, so an unreachable node fails there).
+     */
+    private Map<String, java.util.function.Supplier<RedisClusterCommands<K, V>>> primaries() {
+        Map<String, java.util.function.Supplier<RedisClusterCommands<K, V>>> out = new java.util.LinkedHashMap<>();
         if (connection instanceof StatefulRedisClusterConnection<K, V> cluster) {
             for (RedisClusterNode node : cluster.getPartitions()) {
-                if (!node.is(RedisClusterNode.NodeFlag.UPSTREAM) || node.hasNoSlots()) {
-                    continue;
-                }
-                String where = node.getUri().getHost() + ":" + node.getUri().getPort();
-                try {
-                    fieldOf(cluster.getConnection(node.getNodeId()).sync().info(section), field).ifPresent(v -> out.put(where, v));
-                } catch (RedisException e) {
-                    // that node is not reachable now: nothing known about it
+                if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.hasNoSlots()) {
+                    out.put(node.getUri().getHost() + ":" + node.getUri().getPort(),
+                            () -> cluster.getConnection(node.getNodeId()).sync());
                 }
             }
         } else {
-            fieldOf(commands.info(section), field).ifPresent(v -> out.put(endpoint.toString(), v));
+            out.put(endpoint.toString(), () -> commands);
         }
         return out;
     }
@@ -174,15 +185,7 @@ public final class RedisSession<K, V> implements AutoCloseable {
      * @throws RedisException the first node's failure (the nodes after it are not asked)
      */
     public void pingPrimaries() {
-        if (connection instanceof StatefulRedisClusterConnection<K, V> cluster) {
-            for (RedisClusterNode node : cluster.getPartitions()) {
-                if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.hasNoSlots()) {
-                    cluster.getConnection(node.getNodeId()).sync().ping();
-                }
-            }
-        } else {
-            commands.ping();
-        }
+        primaries().values().forEach(node -> node.get().ping());
     }
 
     /** The value of {@code field:} in an INFO reply. */
