@@ -323,6 +323,7 @@ public final class ManyBots {
                 long endMs = samples.stream().mapToLong(m -> m.startMillis() + m.millis()).max().orElse(0);
                 long inSample = infra.telegram.accepted().stream().filter(a -> a.acceptedAtMillis() >= startMs
                         && a.acceptedAtMillis() < endMs).count();
+                requireBacklogLeft(infra.telegram.accepted().size(), (long) bots * perBot, "the senders", "MONITOR sample");
                 long clientCommands = samples.stream().mapToLong(RedisProbe.MonitorSample::clientCommands).sum();
                 long scriptCalls = samples.stream().mapToLong(RedisProbe.MonitorSample::scriptCalls).sum();
                 long delivered = accepted1 - accepted0;
@@ -368,11 +369,23 @@ public final class ManyBots {
             }
             ManyBotsBaseline.Figures b = ManyBotsBaseline.measure(infra, withJfr(SenderProcess.Kind.BARE, jfr), settings,
                     tokens, args.integer("baseline-senders", senders), args.dbl("baseline-rate-per-bot", 28), settle, seconds,
-                    shards);
+                    shards, (long) bots * perBot);
             summariseJfr(jfr, "bare", b.windowStartMs(), b.windowEndMs());
             return new Measured(real.mode(), real.shards(), real.perS(), real.cpuMsPerMsg(), real.cpuCores(),
                     real.roundTrips(), real.evalPerMsg(), real.redisUsPerMsgPerShard(), real.p429(), real.note(),
                     real.marks(), real.commandsPerMsg(), real.callsInclScriptsPerMsg(), b, real.jitCpuShare(), real.warmed());
+        }
+    }
+
+    /**
+     * A window measured after the backlog ran dry measures idle senders (CI, stop 40: a smoke run's warm-up took its
+     * maximum and the MONITOR sample saw no message: 0 round trips per message). Refuse the figures instead.
+     */
+    static void requireBacklogLeft(long acceptedSinceStart, long backlog, String who, String window) {
+        if (acceptedSinceStart >= backlog) {
+            throw new IllegalStateException(String.format(java.util.Locale.ROOT, "%s delivered the whole backlog (%d "
+                    + "messages) before the end of the %s: the figures would measure idle senders; raise --backlog-per-bot "
+                    + "or shorten --warmup-max-seconds", who, backlog, window));
         }
     }
 

@@ -31,14 +31,16 @@ final class ManyBotsBaseline {
     /**
      * @param senderSettings the real senders' settings (broker, registry, FakeTelegram, timeouts, buffer bounds)
      * @param ratePerBot     each bot's rate over all baseline processes, msg/s (each paces at its share)
+     * @param backlog        the messages the outbox holds for the bench (every bot's backlog): the window must end before it is drained
      */
     static Figures measure(Infra infra, SenderProcess.Kind kind, Map<String, String> senderSettings,
                            Map<String, String> tokens, int processes, double ratePerBot, JitCpu.Settle settle, int seconds,
-                           List<RedisProbe> shards) throws Exception {
+                           List<RedisProbe> shards, long backlog) throws Exception {
         Map<String, String> settings = new LinkedHashMap<>(senderSettings);
         settings.put("sender.group.id", "sluice-bare-bench");
         settings.put(BareSender.RATE_KEY, String.format(Locale.ROOT, "%.4f", ratePerBot / processes));
         long p429Before = infra.telegram.rejected429Count();
+        long acceptedBefore = infra.telegram.accepted().size();
         Map<TelegramLimiter.Scope, Long> byScopeBefore = infra.telegram.rejected429ByScope();
         Figures f;
         try (Senders s = Senders.start(kind, "bare", processes, settings, tokens, infra.workDir, "512m")) {
@@ -57,6 +59,7 @@ final class ManyBotsBaseline {
             double redisCpu1 = RedisProbe.cpuSeconds(shards);
             long calls1 = RedisProbe.totalCalls(shards);
             double window = (System.nanoTime() - t0) / 1e9;
+            ManyBots.requireBacklogLeft(accepted1 - acceptedBefore, backlog, "the baseline", "measured window");
             long delivered = accepted1 - accepted0;
             f = new Figures(processes, ratePerBot, delivered / window,
                     delivered == 0 ? 0 : (double) (cpu1 - cpu0) / delivered, (cpu1 - cpu0) / 1000.0 / window,
