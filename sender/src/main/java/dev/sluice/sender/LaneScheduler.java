@@ -2,14 +2,11 @@ package dev.sluice.sender;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableSet;
 import java.util.function.Function;
-import java.util.TreeSet;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
 
@@ -31,7 +28,8 @@ import org.apache.kafka.common.TopicPartition;
  * together (one budget round trip for several heads of one bot) even when they are scattered among other lanes.
  *
  * <p>Pure and single-threaded: time is passed in by the caller (injectable clock), and the owner guards
- * all calls with one lock. Operations are O(log lanes).
+ * all calls with one lock. The waiting lanes are in {@link ReadyQueue}s (FIFO buckets per millisecond of
+ * {@code readyAt}): operations are O(log distinct readyAt values), O(1) when a lane joins the latest-used bucket.
  *
  * @param <M> the message type held in lanes
  */
@@ -60,7 +58,10 @@ public final class LaneScheduler<M> {
         final LaneKey key;
         final ArrayDeque<M> queue = new ArrayDeque<>();
         long readyAt;
-        long seq;
+        /** Its place in {@code ready} or {@code urgentReady} while it waits (null while busy). */
+        ReadyQueue.Entry<Lane<M>> waiting;
+        /** Its place in its group's queue while it waits and is indexed (null otherwise). */
+        ReadyQueue.Entry<Lane<M>> indexed;
         /** The group of the head while the lane waits (null: none, or not indexed). */
         String group;
         /** Whether the waiting head is served with the urgent lanes (set when the lane is enqueued). */
@@ -76,11 +77,10 @@ public final class LaneScheduler<M> {
 
     private final Predicate<? super M> urgent;
     private final Map<LaneKey, Lane<M>> lanes = new HashMap<>();
-    /** Ready lanes that hold an urgent message; served first. */
-    private final NavigableSet<Lane<M>> urgentReady = new TreeSet<>(byReadyAt());
-    /** All other ready lanes. */
-    private final NavigableSet<Lane<M>> ready = new TreeSet<>(byReadyAt());
-    private long nextSeq;
+    /** Waiting lanes that hold an urgent message (or whose head is served first); served first. */
+    private final ReadyQueue<Lane<M>> urgentReady = new ReadyQueue<>();
+    /** All other waiting lanes. */
+    private final ReadyQueue<Lane<M>> ready = new ReadyQueue<>();
     private int buffered;
 
     private final Predicate<? super M> mayAdvance;
@@ -88,7 +88,7 @@ public final class LaneScheduler<M> {
     private final Function<? super M, String> groupOf;
     private final Predicate<? super M> servedFirst;
     /** Waiting lanes (urgent or not) by the group of their head, by {@code readyAt}. */
-    private final Map<String, NavigableSet<Lane<M>>> waitingByGroup = new HashMap<>();
+    private final Map<String, ReadyQueue<Lane<M>>> waitingByGroup = new HashMap<>();
 
     /** A scheduler where no message is urgent: lanes are served by {@code readyAt} alone. */
     public LaneScheduler() {
@@ -133,13 +133,14 @@ public final class LaneScheduler<M> {
             lane.queue.add(message);
             if (isUrgent && lane.urgentCount++ == 0 && !lane.busy) {
                 // The lane waits in the ordinary set: move it. It keeps a limit's wait (a budget refusal, a 429),
-                // but not a mere turn in the pacing of routine lanes.
-                (lane.first ? urgentReady : ready).remove(lane);
+                // but not a mere turn in the pacing of routine lanes. Its place among lanes of the same readyAt is
+                // where it lands (before: its first enqueueing's, a difference only among lanes of one millisecond).
+                (lane.first ? urgentReady : ready).remove(lane.waiting);
                 unindex(lane);
                 if (lane.readyAt > nowMs && mayAdvance.test(lane.queue.peekFirst())) {
                     lane.readyAt = nowMs;
                 }
-                urgentReady.add(lane);
+                lane.waiting = urgentReady.add(lane, lane.readyAt);
                 index(lane);
             }
         }
@@ -152,11 +153,12 @@ public final class LaneScheduler<M> {
      * the lane rescheduled.
      */
     public Head<M> pollReady(long nowMs) {
-        NavigableSet<Lane<M>> from = isReady(urgentReady, nowMs) ? urgentReady : isReady(ready, nowMs) ? ready : null;
+        ReadyQueue<Lane<M>> from = isReady(urgentReady, nowMs) ? urgentReady : isReady(ready, nowMs) ? ready : null;
         if (from == null) {
             return null;
         }
-        Lane<M> lane = from.pollFirst();
+        Lane<M> lane = from.poll();
+        lane.waiting = null;
         unindex(lane);
         lane.busy = true;
         return new Head<>(lane, lane.queue.peekFirst());
@@ -167,12 +169,14 @@ public final class LaneScheduler<M> {
      * null; as {@link #pollReady} otherwise. Always null when lanes are not indexed by group.
      */
     public Head<M> pollReadyOf(String group, long nowMs) {
-        NavigableSet<Lane<M>> of = waitingByGroup.get(group);
-        if (of == null || of.first().readyAt > nowMs) {
+        ReadyQueue<Lane<M>> of = waitingByGroup.get(group);
+        ReadyQueue.Entry<Lane<M>> first = of == null ? null : of.peek();
+        if (first == null || first.readyAtMs > nowMs) {
             return null;
         }
-        Lane<M> lane = of.first();
-        setOf(lane).remove(lane);
+        Lane<M> lane = first.element;
+        setOf(lane).remove(lane.waiting);
+        lane.waiting = null;
         unindex(lane);
         lane.busy = true;
         return new Head<>(lane, lane.queue.peekFirst());
@@ -180,9 +184,7 @@ public final class LaneScheduler<M> {
 
     /** The earliest {@code readyAt} of any waiting lane, or {@link Long#MAX_VALUE} when none waits. */
     public long nextReadyAtMs() {
-        long urgentAt = urgentReady.isEmpty() ? Long.MAX_VALUE : urgentReady.first().readyAt;
-        long otherAt = ready.isEmpty() ? Long.MAX_VALUE : ready.first().readyAt;
-        return Math.min(urgentAt, otherAt);
+        return Math.min(readyAtOf(urgentReady.peek()), readyAtOf(ready.peek()));
     }
 
     /** True if the lane of {@code head} holds an urgent message (its head or one queued behind it). */
@@ -235,7 +237,8 @@ public final class LaneScheduler<M> {
             if (lane.key.partition().equals(partition)) {
                 it.remove();
                 if (!lane.busy) {
-                    setOf(lane).remove(lane);
+                    setOf(lane).remove(lane.waiting);
+                    lane.waiting = null;
                     unindex(lane);
                 }
                 lane.dropped = true;
@@ -268,9 +271,8 @@ public final class LaneScheduler<M> {
 
     private void enqueue(Lane<M> lane, long readyAtMs) {
         lane.readyAt = readyAtMs;
-        lane.seq = nextSeq++;
         lane.first = servedFirst.test(lane.queue.peekFirst());
-        setOf(lane).add(lane);
+        lane.waiting = setOf(lane).add(lane, readyAtMs);
         lane.group = groupOf == null ? null : groupOf.apply(lane.queue.peekFirst());
         index(lane);
     }
@@ -281,43 +283,34 @@ public final class LaneScheduler<M> {
      */
     private void index(Lane<M> lane) {
         if (lane.group != null && !lane.first) {
-            waitingByGroup.computeIfAbsent(lane.group, g -> new TreeSet<>(byReadyAt())).add(lane);
+            lane.indexed = waitingByGroup.computeIfAbsent(lane.group, g -> new ReadyQueue<>()).add(lane, lane.readyAt);
         }
     }
 
     /** Removes a lane from its group's set before it is handed out, dropped or its readyAt changes. */
     private void unindex(Lane<M> lane) {
-        if (lane.group == null) {
+        if (lane.indexed == null) {
             return;
         }
-        NavigableSet<Lane<M>> of = waitingByGroup.get(lane.group);
-        if (of != null && of.remove(lane) && of.isEmpty()) {
+        ReadyQueue<Lane<M>> of = waitingByGroup.get(lane.group);
+        of.remove(lane.indexed);
+        lane.indexed = null;
+        if (of.isEmpty()) {
             waitingByGroup.remove(lane.group);
         }
     }
 
-    private NavigableSet<Lane<M>> setOf(Lane<M> lane) {
+    private ReadyQueue<Lane<M>> setOf(Lane<M> lane) {
         return lane.urgentCount > 0 || lane.first ? urgentReady : ready;
     }
 
-    private static boolean isReady(NavigableSet<? extends Lane<?>> set, long nowMs) {
-        return !set.isEmpty() && set.first().readyAt <= nowMs;
+    private static boolean isReady(ReadyQueue<?> queue, long nowMs) {
+        return readyAtOf(queue.peek()) <= nowMs;
     }
 
-    /**
-     * By {@code readyAt}, then by the order of enqueueing ({@code seq}): one comparator shared by every set (issue 19:
-     * the sets are updated on every hand-out and settle; a composed comparator built per set cost a lambda chain per
-     * comparison and an allocation per group set).
-     */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static <M> Comparator<Lane<M>> byReadyAt() {
-        return (Comparator) BY_READY_AT;
+    private static long readyAtOf(ReadyQueue.Entry<?> first) {
+        return first == null ? Long.MAX_VALUE : first.readyAtMs;
     }
-
-    private static final Comparator<Lane<?>> BY_READY_AT = (a, b) -> {
-        int c = Long.compare(a.readyAt, b.readyAt);
-        return c != 0 ? c : Long.compare(a.seq, b.seq);
-    };
 
     private Lane<M> checkBusy(Head<M> head) {
         Lane<M> lane = head.lane;
