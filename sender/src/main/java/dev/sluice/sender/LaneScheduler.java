@@ -62,6 +62,8 @@ public final class LaneScheduler<M> {
         ReadyQueue.Entry<Lane<M>> waiting;
         /** Its place in its group's queue while it waits and is indexed (null otherwise). */
         ReadyQueue.Entry<Lane<M>> indexed;
+        /** The group it was last indexed in (kept after: a chat's lane is nearly always of one bot). */
+        Group<M> lastGroup;
         /** The group of the head while the lane waits (null: none, or not indexed). */
         String group;
         /** Whether the waiting head is served with the urgent lanes (set when the lane is enqueued). */
@@ -87,8 +89,19 @@ public final class LaneScheduler<M> {
     /** The group of a message (null: none); null when lanes are not indexed by group. */
     private final Function<? super M, String> groupOf;
     private final Predicate<? super M> servedFirst;
-    /** Waiting lanes (urgent or not) by the group of their head, by {@code readyAt}. */
-    private final Map<String, ReadyQueue<Lane<M>>> waitingByGroup = new HashMap<>();
+    /** Waiting lanes (urgent or not) by the group of their head, by {@code readyAt}; a group leaves when empty. */
+    private final Map<String, Group<M>> waitingByGroup = new HashMap<>();
+
+    /** The waiting lanes of one group; {@code registered} while it is in {@code waitingByGroup}. */
+    private static final class Group<M> {
+        final String name;
+        final ReadyQueue<Lane<M>> waiting = new ReadyQueue<>();
+        boolean registered = true;
+
+        Group(String name) {
+            this.name = name;
+        }
+    }
 
     /** A scheduler where no message is urgent: lanes are served by {@code readyAt} alone. */
     public LaneScheduler() {
@@ -169,8 +182,8 @@ public final class LaneScheduler<M> {
      * null; as {@link #pollReady} otherwise. Always null when lanes are not indexed by group.
      */
     public Head<M> pollReadyOf(String group, long nowMs) {
-        ReadyQueue<Lane<M>> of = waitingByGroup.get(group);
-        ReadyQueue.Entry<Lane<M>> first = of == null ? null : of.peek();
+        Group<M> of = waitingByGroup.get(group);
+        ReadyQueue.Entry<Lane<M>> first = of == null ? null : of.waiting.peek();
         if (first == null || first.readyAtMs > nowMs) {
             return null;
         }
@@ -283,7 +296,13 @@ public final class LaneScheduler<M> {
      */
     private void index(Lane<M> lane) {
         if (lane.group != null && !lane.first) {
-            lane.indexed = waitingByGroup.computeIfAbsent(lane.group, g -> new ReadyQueue<>()).add(lane, lane.readyAt);
+            // the lane's last group when still registered and the same: no hash of a new bot id string per enqueue
+            Group<M> g = lane.lastGroup;
+            if (g == null || !g.registered || !g.name.equals(lane.group)) {
+                g = waitingByGroup.computeIfAbsent(lane.group, Group::new);
+                lane.lastGroup = g;
+            }
+            lane.indexed = g.waiting.add(lane, lane.readyAt);
         }
     }
 
@@ -292,11 +311,12 @@ public final class LaneScheduler<M> {
         if (lane.indexed == null) {
             return;
         }
-        ReadyQueue<Lane<M>> of = waitingByGroup.get(lane.group);
-        of.remove(lane.indexed);
+        Group<M> g = lane.lastGroup;
+        g.waiting.remove(lane.indexed);
         lane.indexed = null;
-        if (of.isEmpty()) {
-            waitingByGroup.remove(lane.group);
+        if (g.waiting.isEmpty()) {
+            waitingByGroup.remove(g.name);
+            g.registered = false;
         }
     }
 

@@ -4,7 +4,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
@@ -24,7 +23,7 @@ public final class OffsetTracker {
     static final int MAX_METADATA_CHARS = 3000;
 
     private static final class PartitionState {
-        final TreeSet<Long> pending = new TreeSet<>();
+        final PendingOffsets pending = new PendingOffsets();
         final Set<Long> alreadyDone = new HashSet<>();
         long nextOffset = -1;
         long committed = -1;
@@ -147,7 +146,7 @@ public final class OffsetTracker {
     private static String doneAbove(PartitionState s, long from) {
         StringBuilder sb = new StringBuilder(METADATA_PREFIX);
         long cursor = from;
-        for (long p : s.pending.tailSet(from, true)) {
+        for (long p = s.pending.nextAtOrAfter(from); p >= 0; p = s.pending.nextAtOrAfter(p + 1)) {
             if (!appendRange(sb, cursor, p - 1)) {
                 return sb.toString();
             }
