@@ -8,9 +8,12 @@ import java.util.TreeMap;
 /**
  * Waiting elements ordered by {@code readyAt} (epoch milliseconds), then by the order they were added: the order of a
  * {@code TreeSet} by {@code (readyAt, sequence number)}, kept as FIFO buckets of one millisecond each in a map by
- * {@code readyAt}. Many lanes share a millisecond (every lane enqueued "now", the routine lanes aligned to their bot's
- * pacing window), so the map holds a few hundred keys where the set held one node per lane, and an add to the
- * latest-used bucket touches no tree at all (issue 19: 12,000 lanes in red-black trees were ~10 % of a sender's CPU).
+ * {@code readyAt}. Lanes share a millisecond (lanes enqueued in the same millisecond, the routine lanes aligned to their
+ * bot's pacing window), so the map holds fewer keys than the set held lanes, its keys compare as plain longs instead
+ * of through a comparator reading two lanes, and an add to the latest-used bucket touches no tree (issue 19: 12,000
+ * lanes in red-black trees were ~10 % of a sender's samples). Still the scheduler's largest cost: the map's insertions
+ * of new milliseconds (~5 % of a sender's samples under many-bots, session 24); a wheel of near-term slots would
+ * remove them.
  *
  * <p>Removal is lazy: {@link #remove} marks the entry and the entry leaves its bucket when it reaches the front, or at a
  * compaction. Bounded: when removed entries outnumber the live ones (and exceed {@link #COMPACT_MIN_REMOVED}), every
