@@ -95,7 +95,8 @@ public final class LaneScheduler<M> {
     /** The waiting lanes of one group; {@code registered} while it is in {@code waitingByGroup}. */
     private static final class Group<M> {
         final String name;
-        final ReadyQueue<Lane<M>> waiting = new ReadyQueue<>();
+        /** Without a wheel: an array of slots per bot would cost memory per bot (10,000 bots: 10,000 arrays). */
+        final ReadyQueue<Lane<M>> waiting = new ReadyQueue<>(0);
         boolean registered = true;
 
         Group(String name) {

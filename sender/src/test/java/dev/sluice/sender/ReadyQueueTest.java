@@ -3,8 +3,13 @@ package dev.sluice.sender;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.SplittableRandom;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class ReadyQueueTest {
     private final ReadyQueue<String> q = new ReadyQueue<>();
@@ -39,6 +44,63 @@ class ReadyQueueTest {
         assertThat(q.peek().readyAtMs).isEqualTo(3);
         assertThat(q.poll()).isEqualTo("d");
         assertThat(q.poll()).isNull();
+    }
+
+    /**
+     * Against a TreeSet by (readyAt, order of adding) under random runs whose readyAt values go from the past to far
+     * beyond the wheel (a 429's retry_after) while time moves on: with the main wheel, a small one (most adds beyond
+     * it) and none. Every peek and poll must be the set's first.
+     */
+    @ParameterizedTest
+    @CsvSource({"1024,1", "1024,2", "64,3", "64,4", "0,5", "128,6"})
+    void every_answer_is_an_ordered_sets_over_a_long_random_run(int wheelSlots, long seed) {
+        record Model(long readyAt, long seq, ReadyQueue.Entry<Long> entry) {
+        }
+        SplittableRandom random = new SplittableRandom(seed);
+        ReadyQueue<Long> queue = new ReadyQueue<>(wheelSlots);
+        TreeSet<Model> model = new TreeSet<>(Comparator.comparingLong(Model::readyAt).thenComparingLong(Model::seq));
+        List<Model> held = new ArrayList<>();
+        long now = 1_000_000;
+        long seq = 0;
+        for (int step = 0; step < 100_000; step++) {
+            int op = random.nextInt(100);
+            if (op < 45) {
+                int kind = random.nextInt(20);
+                long at = kind == 0 ? now + random.nextLong(1_000, 60_000) // a retry_after
+                        : kind == 1 ? now - random.nextLong(0, 2_000) // rescheduled into the past
+                        : kind < 8 ? now // enqueued now
+                        : now + random.nextLong(0, 600); // a reservation's slot
+                Long id = seq;
+                Model m = new Model(at, seq++, queue.add(id, at));
+                model.add(m);
+                held.add(m);
+            } else if (op < 60 && !held.isEmpty()) {
+                Model m = held.remove(random.nextInt(held.size()));
+                if (model.remove(m)) { // else it was polled
+                    queue.remove(m.entry());
+                }
+            } else if (op < 85) {
+                ReadyQueue.Entry<Long> head = queue.peek();
+                Model first = model.isEmpty() ? null : model.first();
+                assertThat(head == null ? null : head.element).as("step %d: peek", step).isEqualTo(first == null ? null : first.seq());
+                if (first != null && first.readyAt() <= now) {
+                    assertThat(queue.poll()).as("step %d: poll", step).isEqualTo(first.seq());
+                    model.remove(first);
+                }
+            } else {
+                now += random.nextInt(0, 40);
+            }
+            assertThat(queue.size()).as("step %d: size", step).isEqualTo(model.size());
+            if (step % 64 == 0) { // heldEntries walks every bucket
+                assertThat(queue.heldEntries()).as("step %d: held", step)
+                        .isLessThanOrEqualTo(2 * model.size() + ReadyQueue.COMPACT_MIN_REMOVED + 1);
+            }
+        }
+        while (!model.isEmpty()) {
+            assertThat(queue.poll()).isEqualTo(model.pollFirst().seq());
+        }
+        assertThat(queue.poll()).isNull();
+        assertThat(queue.heldEntries()).isZero();
     }
 
     @Test
