@@ -29,7 +29,8 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <p>Pure and single-threaded: time is passed in by the caller (injectable clock), and the owner guards
  * all calls with one lock. The waiting lanes are in {@link ReadyQueue}s (FIFO buckets per millisecond of
- * {@code readyAt}): operations are O(log distinct readyAt values), O(1) when a lane joins the latest-used bucket.
+ * {@code readyAt}; the main queues' near term in a wheel of slots): O(1) for a readyAt within about a second of the
+ * waiting lanes' earliest, O(log distinct readyAt values) beyond it and in the per-group queues.
  *
  * @param <M> the message type held in lanes
  */
