@@ -128,8 +128,9 @@ public final class EmbeddedKafka implements AutoCloseable {
     private static EmbeddedKafka startOnce(Map<String, String> brokerOverrides, Path dir, int fixedBrokerPort, boolean keep) {
         KafkaRaftServer server = null;
         try {
-            int brokerPort = fixedBrokerPort > 0 ? fixedBrokerPort : Ports.freePort();
-            int controllerPort = Ports.freePort();
+            int[] free = Ports.freePorts(2); // distinct: two freePort() calls can return the same port
+            int brokerPort = fixedBrokerPort > 0 ? fixedBrokerPort : free[0];
+            int controllerPort = fixedBrokerPort == free[1] ? free[0] : free[1];
             Map<String, String> props = defaultProps(dir, brokerPort, controllerPort);
             props.putAll(brokerOverrides);
             Properties properties = new Properties();

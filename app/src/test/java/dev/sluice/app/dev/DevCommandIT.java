@@ -52,10 +52,11 @@ class DevCommandIT {
     void runsUntilSigtermThenLeavesNothingAndKeepsItsDataForTheNextStart() throws Exception {
         AvroTrust.ensure();
         Path data = tmp.resolve("data");
-        int kafkaPort = Ports.freePort();
-        int registryPort = Ports.freePort();
-        int redisPort = Ports.freePort();
-        int telegramPort = Ports.freePort();
+        int[] free = Ports.freePorts(4);
+        int kafkaPort = free[0];
+        int registryPort = free[1];
+        int redisPort = free[2];
+        int telegramPort = free[3];
         List<Integer> ports = List.of(kafkaPort, registryPort, redisPort, telegramPort);
         List<String> args = List.of("dev", "--data-dir", data.toString(), "--senders", "1",
                 "--kafka-port", "" + kafkaPort, "--registry-port", "" + registryPort, "--redis-port", "" + redisPort,

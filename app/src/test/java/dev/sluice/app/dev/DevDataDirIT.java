@@ -56,9 +56,10 @@ class DevDataDirIT {
     void aSecondDevOnADirInUseRefusesAndAKilledDevsRedisIsStoppedByTheNextStart() throws Exception {
         AvroTrust.ensure();
         Path data = tmp.resolve("data");
-        int redisPort = Ports.freePort();
-        List<String> args = List.of("dev", "--data-dir", data.toString(), "--senders", "1", "--kafka-port", "" + Ports.freePort(),
-                "--registry-port", "" + Ports.freePort(), "--redis-port", "" + redisPort, "--telegram-port", "" + Ports.freePort());
+        int[] free = Ports.freePorts(4); // distinct: four freePort() calls once gave one port twice ("given twice")
+        int redisPort = free[2];
+        List<String> args = List.of("dev", "--data-dir", data.toString(), "--senders", "1", "--kafka-port", "" + free[0],
+                "--registry-port", "" + free[1], "--redis-port", "" + redisPort, "--telegram-port", "" + free[3]);
 
         Path outA = tmp.resolve("a.out");
         Process a = start(args, outA, tmp.resolve("a.err"));
