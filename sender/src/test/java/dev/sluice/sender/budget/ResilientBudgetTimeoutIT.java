@@ -68,8 +68,13 @@ class ResilientBudgetTimeoutIT {
 
     /** A fresh redis-server, the counted budget on it (first call granted) and an admin connection, for {@code test}. */
     private void withBudgetAndAdmin(WithAdmin test) throws Exception {
+        withBudgetAndAdmin(BudgetConfig.OutageMode.LOCAL_FALLBACK, test);
+    }
+
+    /** As {@link #withBudgetAndAdmin(WithAdmin)}, with the given outage mode. */
+    private void withBudgetAndAdmin(BudgetConfig.OutageMode outageMode, WithAdmin test) throws Exception {
         BudgetConfig config = BudgetConfig.builder(new BudgetLimits(1_000_000, 1_000_000, 1_000_000, 1_000_000))
-                .probeInterval(Duration.ofMillis(100)).circuitMinimumCalls(1).build();
+                .probeInterval(Duration.ofMillis(100)).circuitMinimumCalls(1).outageMode(outageMode).build();
         try (RedisInstance redis = RedisLauncher.localProcess().launch();
              ResilientBudget budget = budget(redis, config)) {
             RedisClient adminClient = RedisClient.create(redis.url());
@@ -154,6 +159,48 @@ class ResilientBudgetTimeoutIT {
             }
             assertThat(clientsBuilt.get()).as("Redis budget clients built: Lettuce reconnects its own connection")
                     .isEqualTo(1);
+        });
+    }
+
+    /**
+     * A server that answers PING but refuses what a decision does (at maxmemory with noeviction every script that may
+     * write is refused with OOM; so are a paused server's writes, a replica's after a failover, a primary short of its
+     * min-replicas): the idle probe does not take the budget back to SHARED while it lasts (suspected in session 24: the
+     * probe itself is a PING). It holds because the first shared call after an outage drains the bots decided in it (a
+     * script that writes), and that call fails like a decision; once the server runs scripts again the budget is
+     * SHARED and the bot decided in the outage starts drained.
+     */
+    @Test
+    void a_server_that_answers_ping_but_refuses_scripts_is_not_shared_until_it_runs_them() throws Exception {
+        withBudgetAndAdmin(BudgetConfig.OutageMode.FAIL_CLOSED, (budget, admin) -> {
+            admin.configSet("maxmemory-policy", "noeviction");
+            admin.configSet("maxmemory", "1");
+            assertThat(admin.ping()).isEqualTo("PONG");
+            await().atMost(Duration.ofSeconds(5)).until(() -> {
+                budget.tryAcquire(BOT, "oom");
+                return budget.state() == BudgetState.PAUSED;
+            });
+            synchronized (listener) {
+                states.clear();
+            }
+            // idle: only the probe talks to Redis, for 15 probe intervals
+            long until = System.nanoTime() + Duration.ofMillis(1500).toNanos();
+            while (System.nanoTime() < until) {
+                budget.probe();
+                assertThat(budget.state()).as("the budget after a probe of a server refusing scripts").isEqualTo(BudgetState.PAUSED);
+                Thread.sleep(20);
+            }
+            synchronized (listener) {
+                assertThat(states).as("state changes while the server refused scripts").isEmpty();
+            }
+            admin.configSet("maxmemory", "0");
+            await().atMost(Duration.ofSeconds(5)).until(() -> {
+                budget.probe();
+                return budget.state() == BudgetState.SHARED;
+            });
+            assertThat(budget.tryAcquire(BOT, "after").limit()).as("the bot decided in the outage starts drained")
+                    .isEqualTo(Limit.GLOBAL);
+            assertThat(budget.tryAcquire("other-bot", "after").granted()).isTrue();
         });
     }
 
