@@ -171,6 +171,64 @@ class OutcomesIT {
         }
     }
 
+    /**
+     * Session 25, found from outside: a connection that ended after the provider accepted (a proxy closed it without the
+     * answer) was taken for a connect error; the message was sent five times and ended FAILED. Now an end of stream after
+     * the request was written whole is maybe delivered, like a read timeout: UNCERTAIN and not resent for a routine
+     * message, resent for a class whose policy says so; on a fresh connection (the sender's first call) and on a warm
+     * pooled one alike. A pooled connection idle for seconds that ends before the answer is taken for a stale keep-alive
+     * connection the server closed before reading (DropConnection: nothing accepted): retried on a fresh connection.
+     */
+    @Test
+    void a_connection_dropped_after_the_provider_accepted_is_uncertain_not_sent_again() throws Exception {
+        String prefix = "o-drop";
+        String bot = "odrop";
+        SenderIt.topics(prefix, 2);
+        try (FakeTelegram telegram = FakeTelegram.start()) {
+            telegram.enqueueForChat("640", TelegramBehaviour.acceptThenDrop());
+            Map<String, String> s = settings(prefix, telegram, bot, 7);
+            s.put("sender.resend.uncertain.classes", "CRITICAL");
+            try (SenderService sender = SenderIt.sender(s);
+                 SenderIt.Results results = new SenderIt.Results(prefix + ".delivery.results")) {
+                sender.start();
+                // the first call of the sender: a connection it opens
+                SenderIt.produce(prefix + ".outbox.live", List.of(SenderIt.message("fresh", bot, "640").build()));
+                assertThat(results.awaitResults(1, Duration.ofSeconds(30)).get("fresh").getStatus())
+                        .isEqualTo(DeliveryStatus.UNCERTAIN);
+                // warm pooled connections, then the answers of two accepted messages lost on them
+                List<OutboundMessage> warm = new ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    warm.add(SenderIt.message("warm-" + i, bot, "65" + i).build());
+                }
+                telegram.enqueueForChat("641", TelegramBehaviour.acceptThenDrop());
+                telegram.enqueueForChat("642", TelegramBehaviour.acceptThenDrop());
+                warm.add(SenderIt.message("routine", bot, "641").build());
+                warm.add(SenderIt.message("critical", bot, "642").setEventClass(NotificationClass.CRITICAL).build());
+                SenderIt.produce(prefix + ".outbox.live", warm);
+                Map<String, DeliveryResult> byId = results.awaitResults(11, Duration.ofSeconds(30));
+                assertThat(byId.get("routine").getStatus()).isEqualTo(DeliveryStatus.UNCERTAIN);
+                assertThat(byId.get("routine").getReason()).contains("may have been delivered");
+                assertThat(telegram.acceptedFor("641")).as("exactly one copy of the routine message").hasSize(1);
+                assertThat(telegram.acceptedFor("640")).as("exactly one copy of the first call's message").hasSize(1);
+                // CRITICAL's policy resends: the user may get it twice, but gets it
+                assertThat(byId.get("critical").getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+                assertThat(telegram.acceptedFor("642")).hasSize(2);
+
+                // idle pooled connections (longer than RequestWriteEvents.STALE_IDLE_NANOS), then a drop before
+                // anything was accepted: a stale connection's signature, so sent again on a fresh connection
+                long idleFrom = System.nanoTime();
+                await().pollDelay(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(3))
+                        .until(() -> System.nanoTime() - idleFrom >= 1_500_000_000L);
+                telegram.enqueueForChat("643", TelegramBehaviour.dropConnection());
+                SenderIt.produce(prefix + ".outbox.live", List.of(SenderIt.message("stale", bot, "643").build()));
+                DeliveryResult stale = results.awaitResults(12, Duration.ofSeconds(30)).get("stale");
+                assertThat(stale.getStatus()).isEqualTo(DeliveryStatus.DELIVERED);
+                assertThat(telegram.callsFor("643")).as("the dropped call and its retry").hasSize(2);
+                assertThat(telegram.acceptedFor("643")).hasSize(1);
+            }
+        }
+    }
+
     @Test
     void a_chat_penalised_for_hours_expires_at_its_deadline_while_its_partition_keeps_flowing_and_commits_past_it()
             throws Exception {

@@ -97,8 +97,11 @@ final class FakeTelegramMethods {
             long now = clock.millis();
             Forced forced = pollBehaviour(botId, chatId);
             Duration stall = null;
+            boolean dropAfter = false;
             if (forced != null && forced.behaviour() instanceof TelegramBehaviour.AcceptThenStall s) {
                 stall = s.stall();
+            } else if (forced != null && forced.behaviour() instanceof TelegramBehaviour.AcceptThenDrop) {
+                dropAfter = true;
             } else if (forced != null) {
                 return forcedAnswer(forced.behaviour(), forced.botWide(), botId, chatId, now);
             }
@@ -143,6 +146,7 @@ final class FakeTelegramMethods {
                 answer = ok(message(botId, chatId, shown, now, messageId));
             }
             answer.stall = stall;
+            answer.dropConnection = dropAfter; // accepted and recorded: only the answer is lost
             return answer;
         }
     }

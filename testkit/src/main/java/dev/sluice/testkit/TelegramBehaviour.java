@@ -8,7 +8,7 @@ import java.time.Duration;
  * behaviour answers one request (or {@code times} requests), then the fake behaves normally again.
  * Answers follow what the real Bot API returns (status code, {@code description}, {@code parameters}).
  * A queued behaviour is answered before the rate limits are consulted and spends no budget, except
- * {@link AcceptThenStall}, which goes through the limits like a normal send. The most specific queue
+ * {@link AcceptThenStall} and {@link AcceptThenDrop}, which go through the limits like a normal send. The most specific queue
  * wins: bot and chat, then chat (any bot), then bot (any chat).
  */
 public sealed interface TelegramBehaviour {
@@ -74,6 +74,14 @@ public sealed interface TelegramBehaviour {
         }
     }
 
+    /**
+     * The message goes through the normal limits and, if accepted, is recorded as delivered; then the connection is
+     * closed without any response (a load balancer or a network dropping the answer): the client sees an end of stream
+     * after its request, and cannot know the message was delivered.
+     */
+    record AcceptThenDrop() implements TelegramBehaviour {
+    }
+
     static TelegramBehaviour tooManyRequests(Duration retryAfter) {
         return new TooManyRequests(retryAfter);
     }
@@ -104,5 +112,9 @@ public sealed interface TelegramBehaviour {
 
     static TelegramBehaviour acceptThenStall(Duration stall) {
         return new AcceptThenStall(stall);
+    }
+
+    static TelegramBehaviour acceptThenDrop() {
+        return new AcceptThenDrop();
     }
 }

@@ -191,6 +191,16 @@ class FakeTelegramIT {
     }
 
     @Test
+    void acceptThenDropAcceptsAndAnswersNothing() {
+        fake = FakeTelegram.start();
+        fake.enqueueForChat("79", TelegramBehaviour.acceptThenDrop());
+        assertThatThrownBy(() -> post("/bot" + TOKEN + "/sendMessage", "application/json", "{\"chat_id\":79,\"text\":\"lost answer\"}"))
+                .isInstanceOf(java.io.IOException.class);
+        assertThat(fake.acceptedFor("79")).extracting(FakeTelegramAccepted::text).containsExactly("lost answer");
+        assertThat(fake.callsFor("79")).singleElement().satisfies(c -> assertThat(c.status()).isZero());
+    }
+
+    @Test
     void jsonFormMultipartAndQueryBodiesAreAccepted() throws Exception {
         fake = FakeTelegram.start(FakeTelegramLimits.unlimited());
         HttpResponse<String> json = post("/bot" + TOKEN + "/sendMessage", "application/json",

@@ -113,7 +113,7 @@ public final class TelegramTransport implements Transport {
         try {
             response = execute(botId, bot, request);
         } catch (RuntimeException e) {
-            return classifyException(e, tokens.get(botId));
+            return failed(e, tokens.get(botId));
         }
         return classify(response, tokens.get(botId));
     }
@@ -161,7 +161,7 @@ public final class TelegramTransport implements Transport {
             response = plain != null ? execute(botId, "sendMessage", plain) : execute(botId, bot, request(botId, message,
                     chatId, mode, target));
         } catch (RuntimeException e) {
-            return classifyException(e, token);
+            return failed(e, token);
         }
         if (editOrDelete && response != null && !response.ok() && response.errorCode() == 400
                 && response.description() != null && response.description().contains("message is not modified")) {
@@ -230,19 +230,40 @@ public final class TelegramTransport implements Transport {
         return new SendOutcome.TransientFailure(code == 0 ? null : code, description, false);
     }
 
+    /**
+     * A call that ended without an answer, classified on the thread that made it ({@link RequestWriteEvents}). A
+     * connection that ended on a pooled connection idle long enough to be stale is retried on a fresh one: the idle
+     * connections are evicted, so the retry cannot take another stale one.
+     */
+    private SendOutcome failed(RuntimeException e, BotToken token) {
+        SendOutcome outcome = classifyException(e, token);
+        if (outcome instanceof SendOutcome.TransientFailure f && !f.maybeDelivered() && RequestWriteEvents.staleSuspect()) {
+            http.connectionPool().evictAll();
+        }
+        return outcome;
+    }
+
+    /**
+     * Maybe delivered (UNCERTAIN unless the class's policy resends): a read or call timeout after the request began
+     * ({@link #isTimeoutAfterSending}), and any other failure after the request was written whole (an end of stream, a
+     * reset: the provider may have accepted it and the answer was lost on the way) unless the connection was a pooled one
+     * idle long enough to have been closed by the server before it read the request ({@link
+     * RequestWriteEvents#staleSuspect}). Session 25: a connection dropped after the provider accepted was taken for a
+     * connect error, and the message was sent five times and ended FAILED.
+     */
     static SendOutcome classifyException(RuntimeException e, BotToken token) {
         Throwable cause = e.getCause() instanceof IOException io ? io : e;
         String description = cause.getClass().getSimpleName() + ": " + token.redact(String.valueOf(cause.getMessage()));
-        return new SendOutcome.TransientFailure(null, description,
-                isTimeoutAfterSending(cause) && RequestWriteEvents.startedWriting());
+        boolean maybeDelivered = isTimeoutAfterSending(cause) ? RequestWriteEvents.startedWriting()
+                : cause instanceof IOException && RequestWriteEvents.requestWritten() && !RequestWriteEvents.staleSuspect();
+        return new SendOutcome.TransientFailure(null, description, maybeDelivered);
     }
 
     /**
      * A read or call timeout: the request was written and no answer came, so the provider may have accepted
      * it (UNCERTAIN) — when the call had begun writing its request ({@link RequestWriteEvents}, checked by the caller):
-     * a call timeout while the call still waited for its connection sent nothing. A connect timeout, a refused
-     * connection, a reset or an end of stream without any answer count as connect errors: retried with backoff (issue 9
-     * keeps "connection reset" with the 5xx family).
+     * a call timeout while the call still waited for its connection sent nothing. A connect timeout or a refused
+     * connection is a connect error: retried with backoff. (A reset or an end of stream: {@link #classifyException}.)
      */
     static boolean isTimeoutAfterSending(Throwable cause) {
         String message = cause.getMessage() == null ? "" : cause.getMessage().toLowerCase(java.util.Locale.ROOT);
