@@ -140,14 +140,12 @@ final class ReadyQueue<E> {
         if (live == 0) {
             return null;
         }
-        Entry<E> inWheel = wheelHeld == 0 ? null : wheelFront();
-        int slot = frontSlot;
-        Entry<E> inMap = beyond.isEmpty() ? null : mapFront();
+        Entry<E> inWheel = wheelHeld == 0 ? null : wheelFront(); // sets frontSlot
+        Entry<E> inMap = beyond.isEmpty() ? null : mapFront(); // sets frontBucket
         if (inMap != null && (inWheel == null || inMap.readyAtMs <= inWheel.readyAtMs)) {
             frontSlot = -1;
             return inMap;
         }
-        frontSlot = slot;
         return inWheel;
     }
 

@@ -130,7 +130,7 @@ public final class EmbeddedKafka implements AutoCloseable {
         try {
             int[] free = Ports.freePorts(2); // distinct: two freePort() calls can return the same port
             int brokerPort = fixedBrokerPort > 0 ? fixedBrokerPort : free[0];
-            int controllerPort = fixedBrokerPort == free[1] ? free[0] : free[1];
+            int controllerPort = free[1] != brokerPort ? free[1] : free[0];
             Map<String, String> props = defaultProps(dir, brokerPort, controllerPort);
             props.putAll(brokerOverrides);
             Properties properties = new Properties();

@@ -20,13 +20,7 @@ public final class Ports {
      * @throws UncheckedIOException if no socket can be bound at all
      */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket()) {
-            socket.setReuseAddress(false);
-            socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free TCP port on 127.0.0.1", e);
-        }
+        return freePorts(1)[0];
     }
 
     /**
